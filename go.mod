@@ -1,0 +1,3 @@
+module github.com/distsync/distsync
+
+go 1.25.0
