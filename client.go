@@ -1,0 +1,225 @@
+// Package distsync is a toolkit of Redisson-style distributed synchronization
+// primitives on Redis: reentrant mutexes, read-write locks, fair locks,
+// semaphores and countdown latches, composable with multilock and redlock.
+//
+// A Client is the factory: it owns one connection (a rueidis client), one
+// lease watchdog that renews every lease its holders hold, and one pub/sub
+// notifier that wakes its waiters. Handles such as Client.Mutex are cheap and
+// make no I/O until used.
+//
+// Ownership travels in a context.Context: acquiring returns a context that
+// carries the owner (acquiring again with it re-enters) and that is cancelled
+// when the lease is lost. See DESIGN in the repository for the full model and
+// README for what each deployment guarantees.
+package distsync
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/rueidis"
+
+	"github.com/distsync/distsync/internal/core"
+	"github.com/distsync/distsync/internal/notify"
+	"github.com/distsync/distsync/mutex"
+	"github.com/distsync/distsync/watchdog"
+)
+
+// Errors. Every package of distsync returns these (wrapped); test with errors.Is.
+var (
+	ErrNotHeld         = core.ErrNotHeld
+	ErrNotAcquired     = core.ErrNotAcquired
+	ErrLeaseLost       = core.ErrLeaseLost
+	ErrLeaseExpired    = core.ErrLeaseExpired
+	ErrReleased        = core.ErrReleased
+	ErrInvalidName     = core.ErrInvalidName
+	ErrInvalidArgument = core.ErrInvalidArgument
+	ErrClosed          = core.ErrClosed
+	ErrUpgrade         = core.ErrUpgrade
+)
+
+// Defaults.
+const (
+	DefaultPrefix       = "distsync:"
+	DefaultLease        = 30 * time.Second
+	DefaultWaiterWindow = 30 * time.Second
+	DefaultFenceTTL     = time.Hour
+)
+
+// Options configure a Client. The zero value of each field means its default.
+type Options struct {
+	// Addrs are the server addresses ("host:port"): one for a standalone
+	// server, any nodes of a Cluster (detected automatically), or the
+	// Sentinels when MasterName is set. Default "127.0.0.1:6379".
+	Addrs []string
+	// Username and Password authenticate (ACL or requirepass).
+	Username string
+	Password string
+	// DB selects a database on a standalone server.
+	DB int
+	// TLS, when set, is used for every connection.
+	TLS *tls.Config
+	// MasterName is the Sentinel master set name; set it to connect through
+	// Sentinel (Addrs are then the Sentinels).
+	MasterName string
+	// RESP2 is for servers that speak only RESP2, such as the in-process
+	// server the demo uses: it turns off client-side caching and Cluster
+	// detection. Not for Redis Cluster.
+	RESP2 bool
+	// Prefix starts every key; default "distsync:".
+	Prefix string
+	// Lease is the watchdog lease: locks taken without an explicit lease
+	// hold it and the watchdog renews it every Lease/3. Default 30 s.
+	Lease time.Duration
+	// WaiterWindow is how long a waiter stays registered beyond the lease it
+	// was told, and its longest sleep when no lease bounds it. Default 30 s.
+	WaiterWindow time.Duration
+	// FenceTTL is how long a name's fencing counter outlives its last
+	// acquisition; after it, tokens continue from the server clock in
+	// microseconds. Default 1 h.
+	FenceTTL time.Duration
+	// Logger receives lost-lease and reconnect reports; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Client hands out distributed primitives that share one connection, one
+// watchdog and one notifier. It is safe for concurrent use.
+type Client struct {
+	core     *core.Core
+	notifier *notify.Notifier
+	watchdog *watchdog.Watchdog
+	owned    bool // the rueidis client is ours to close
+}
+
+// New connects to Redis as opts say and returns a Client. Close it when done.
+func New(opts Options) (*Client, error) {
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
+	addrs := opts.Addrs
+	if len(addrs) == 0 {
+		addrs = []string{"127.0.0.1:6379"}
+	}
+	ro := rueidis.ClientOption{
+		InitAddress: addrs,
+		Username:    opts.Username,
+		Password:    opts.Password,
+		SelectDB:    opts.DB,
+		TLSConfig:   opts.TLS,
+	}
+	if opts.MasterName != "" {
+		ro.Sentinel = rueidis.SentinelOption{MasterSet: opts.MasterName, Username: opts.Username, Password: opts.Password, TLSConfig: opts.TLS}
+	}
+	if opts.RESP2 {
+		ro.AlwaysRESP2 = true
+		ro.DisableCache = true
+		ro.ForceSingleClient = true
+	}
+	rc, err := rueidis.NewClient(ro)
+	if err != nil {
+		return nil, fmt.Errorf("distsync: connect: %w", err)
+	}
+	c := newClient(rc, opts)
+	c.owned = true
+	return c, nil
+}
+
+// FromClient returns a Client on a rueidis client the caller owns: Close
+// stops distsync's watchdog and notifier but leaves rc open. Connection
+// fields of opts (Addrs, credentials, TLS, MasterName, RESP2) are ignored.
+func FromClient(rc rueidis.Client, opts Options) (*Client, error) {
+	if rc == nil {
+		return nil, fmt.Errorf("%w: nil rueidis client", ErrInvalidArgument)
+	}
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
+	return newClient(rc, opts), nil
+}
+
+func (o *Options) check() error {
+	var errs []error
+	for what, d := range map[string]time.Duration{"Lease": o.Lease, "WaiterWindow": o.WaiterWindow, "FenceTTL": o.FenceTTL} {
+		if d < 0 {
+			errs = append(errs, fmt.Errorf("%w: negative %s %v", ErrInvalidArgument, what, d))
+		}
+	}
+	if o.Lease > 0 && o.Lease < 3*time.Millisecond {
+		errs = append(errs, fmt.Errorf("%w: Lease %v is shorter than 3ms", ErrInvalidArgument, o.Lease))
+	}
+	if o.DB < 0 {
+		errs = append(errs, fmt.Errorf("%w: negative DB %d", ErrInvalidArgument, o.DB))
+	}
+	return errors.Join(errs...)
+}
+
+func newClient(rc rueidis.Client, opts Options) *Client {
+	cfg := core.Config{
+		Client:       rc,
+		ID:           uuid.NewString(),
+		Prefix:       opts.Prefix,
+		Lease:        opts.Lease,
+		WaiterWindow: opts.WaiterWindow,
+		FenceTTL:     opts.FenceTTL,
+		Log:          opts.Logger,
+	}
+	if cfg.Prefix == "" {
+		cfg.Prefix = DefaultPrefix
+	}
+	if cfg.Lease == 0 {
+		cfg.Lease = DefaultLease
+	}
+	if cfg.WaiterWindow == 0 {
+		cfg.WaiterWindow = DefaultWaiterWindow
+	}
+	if cfg.FenceTTL == 0 {
+		cfg.FenceTTL = DefaultFenceTTL
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	sharded := rc.Mode() == rueidis.ClientModeCluster
+	c := &Client{
+		notifier: notify.New(rc, sharded, cfg.Log),
+		watchdog: watchdog.New(rc, cfg.Lease, cfg.Log),
+	}
+	c.core = &core.Core{Config: cfg, Sharded: sharded, Notifier: c.notifier, Watchdog: c.watchdog}
+	c.core.Holds = core.NewHolds(c.core)
+	return c
+}
+
+// ID returns the Client's random identity; every owner of this Client is
+// named "<ID>:<owner id>" in Redis.
+func (c *Client) ID() string { return c.core.ID }
+
+// Rueidis returns the underlying rueidis client.
+func (c *Client) Rueidis() rueidis.Client { return c.core.Client }
+
+// Watchdog returns the Client's lease watchdog (for its statistics).
+func (c *Client) Watchdog() *watchdog.Watchdog { return c.watchdog }
+
+// Mutex returns the reentrant mutex called name. It makes no I/O; an invalid
+// name returns ErrInvalidName.
+func (c *Client) Mutex(name string) (*mutex.Mutex, error) {
+	return mutex.New(c.core, name)
+}
+
+// Close stops the watchdog and the notifier and, if New created it, closes
+// the connection. Leases still held are no longer renewed and expire on the
+// server by themselves; waiters return ErrClosed. Close waits for every
+// goroutine the Client started.
+func (c *Client) Close() {
+	if c.core.Closed() != nil {
+		return
+	}
+	c.core.SetClosed()
+	c.notifier.Close()
+	c.watchdog.Close()
+	if c.owned {
+		c.core.Client.Close()
+	}
+}

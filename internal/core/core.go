@@ -1,0 +1,157 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/redis/rueidis"
+)
+
+// MaxNameLen bounds a primitive's name in bytes.
+const MaxNameLen = 1024
+
+// Config is what a Client hands to every primitive it creates.
+type Config struct {
+	Client rueidis.Client
+	// ID identifies the Client; owners are "<ID>:<owner id>".
+	ID string
+	// Prefix starts every key, e.g. "distsync:".
+	Prefix string
+	// Lease is the watchdog lease given to holds without an explicit lease.
+	Lease time.Duration
+	// WaiterWindow is how long a waiter stays registered after its last attempt
+	// beyond the remaining lease it was told; it is also its longest sleep when
+	// no lease bounds the wait.
+	WaiterWindow time.Duration
+	// FenceTTL is how long a name's fencing counter outlives its last use.
+	FenceTTL time.Duration
+	Log      *slog.Logger
+}
+
+// Core is the per-Client environment every primitive shares: the Redis client,
+// the identity, the notifier and the watchdog.
+type Core struct {
+	Config
+	// Sharded is true on Redis Cluster: notifications use SSUBSCRIBE/SPUBLISH.
+	Sharded  bool
+	Notifier Notifier
+	Watchdog Watchdog
+	Holds    *Holds
+	closed   atomic.Bool
+}
+
+// Notifier is the pub/sub fan-out the acquire loop waits on (internal/notify).
+type Notifier interface {
+	Subscribe(ctx context.Context, channel, waiter string) (Subscription, error)
+}
+
+// Subscription is one local waiter's view of a channel.
+type Subscription interface {
+	// C receives a value when the waiter should try again.
+	C() <-chan struct{}
+	// Done is closed when the notifier closed (its Client was closed).
+	Done() <-chan struct{}
+	Close()
+}
+
+// Watchdog renews leases (package watchdog).
+type Watchdog interface {
+	Add(r Renewal, sentAt time.Time, lost func(error)) Entry
+	Remove(e Entry)
+}
+
+// Entry is a lease registered with the watchdog.
+type Entry interface{}
+
+// Renewal is what the watchdog runs to extend one lease by the watchdog lease:
+// Script with Keys and Args (which include that lease), replying 1 when the
+// lease was extended and 0 when it is gone or held by another owner.
+type Renewal struct {
+	Script *Script
+	Keys   []string
+	Args   []string
+	// What names the lease in logs, e.g. `mutex "orders"`.
+	What string
+}
+
+// SetClosed marks the core closed; every later call returns ErrClosed.
+func (c *Core) SetClosed() { c.closed.Store(true) }
+
+// Closed reports ErrClosed after Close.
+func (c *Core) Closed() error {
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
+
+// PublishCmd is the command scripts use to notify waiters.
+func (c *Core) PublishCmd() string {
+	if c.Sharded {
+		return "SPUBLISH"
+	}
+	return "PUBLISH"
+}
+
+// ValidateName reports ErrInvalidName for names that are empty, longer than
+// MaxNameLen, not UTF-8, or contain a brace (which would break the hash tag
+// that keeps a primitive's keys in one Cluster slot).
+func ValidateName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: empty", ErrInvalidName)
+	case len(name) > MaxNameLen:
+		return fmt.Errorf("%w: %d bytes, at most %d", ErrInvalidName, len(name), MaxNameLen)
+	case !utf8.ValidString(name):
+		return fmt.Errorf("%w: not UTF-8", ErrInvalidName)
+	case strings.ContainsAny(name, "{}"):
+		return fmt.Errorf("%w: %q contains a brace", ErrInvalidName, name)
+	}
+	return nil
+}
+
+// Key returns the key of a primitive: prefix, the name as hash tag, then the
+// suffix: "distsync:{orders}" or "distsync:{orders}:fence".
+func (c *Core) Key(name, suffix string) string {
+	if suffix == "" {
+		return c.Prefix + "{" + name + "}"
+	}
+	return c.Prefix + "{" + name + "}:" + suffix
+}
+
+// Ms renders a duration as whole milliseconds for a script argument (at least 1).
+func Ms(d time.Duration) string {
+	ms := d.Milliseconds()
+	if ms < 1 {
+		ms = 1
+	}
+	return strconv.FormatInt(ms, 10)
+}
+
+// CheckDuration returns ErrInvalidArgument for a negative duration.
+func CheckDuration(what string, d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("%w: negative %s %v", ErrInvalidArgument, what, d)
+	}
+	return nil
+}
+
+// IOContext is the context for a release or cleanup: it keeps the values of
+// ctx (the owner) but not its cancellation, and is bounded by timeout.
+func IOContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), timeout)
+}
+
+// ReleaseTimeout bounds a release made on behalf of a cancelled context.
+const ReleaseTimeout = 5 * time.Second
+
+// Unwait removes waiter from the waiter set at key: a waiter that gave up.
+func (c *Core) Unwait(ctx context.Context, key, waiter string) {
+	c.Client.Do(ctx, c.Client.B().Zrem().Key(key).Member(waiter).Build())
+}

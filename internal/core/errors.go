@@ -1,0 +1,35 @@
+// Package core holds what every distsync primitive shares and users must not see:
+// the per-Client environment, errors, key naming and name validation, owner identity
+// carried in a context, and embedded Lua scripts.
+package core
+
+import "errors"
+
+// Sentinel errors. The root package and the primitives re-export them, so
+// errors.Is works whichever package a caller names.
+var (
+	// ErrNotHeld is returned when a caller releases or queries a lock it does not hold.
+	ErrNotHeld = errors.New("distsync: not held by this owner")
+	// ErrNotAcquired is returned when a try-acquire gives up: the wait budget was spent
+	// (or was zero) while another owner held the primitive.
+	ErrNotAcquired = errors.New("distsync: not acquired within the wait budget")
+	// ErrLeaseLost is the cause of a holder's context when its lease was lost:
+	// the key was deleted or taken over, or renewal failed until the lease ran out.
+	ErrLeaseLost = errors.New("distsync: lease lost")
+	// ErrLeaseExpired is the cause of a holder's context when an explicit lease,
+	// which the watchdog does not renew, has run out.
+	ErrLeaseExpired = errors.New("distsync: explicit lease expired")
+	// ErrReleased is the cause of a holder's context after the acquisition that
+	// returned it was released.
+	ErrReleased = errors.New("distsync: released")
+	// ErrInvalidName is returned for an empty or over-long primitive name.
+	ErrInvalidName = errors.New("distsync: invalid name")
+	// ErrInvalidArgument is returned for a negative duration, a count out of range
+	// and similar misuse.
+	ErrInvalidArgument = errors.New("distsync: invalid argument")
+	// ErrClosed is returned by every call on a Client that was closed.
+	ErrClosed = errors.New("distsync: client closed")
+	// ErrUpgrade is returned when the holder of a read lock asks for the write lock,
+	// which would deadlock.
+	ErrUpgrade = errors.New("distsync: read lock holder cannot take the write lock")
+)

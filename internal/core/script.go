@@ -1,0 +1,46 @@
+package core
+
+import (
+	"context"
+	_ "embed"
+
+	"github.com/redis/rueidis"
+)
+
+//go:embed lib.lua
+var lib string
+
+// Script is one Lua script: the shared library (lib.lua) followed by a body.
+// It runs with EVALSHA and falls back to EVAL when the server does not have it.
+type Script struct {
+	lua *rueidis.Lua
+	src string
+	sha string
+}
+
+// NewScript returns the script made of the shared library and body.
+func NewScript(body string) *Script {
+	src := lib + body
+	return &Script{lua: rueidis.NewLuaScript(src), src: src, sha: shaOf(src)}
+}
+
+// Exec runs the script once: one round trip when the server has it cached.
+func (s *Script) Exec(ctx context.Context, c rueidis.Client, keys, args []string) rueidis.RedisResult {
+	return s.lua.Exec(ctx, c, keys, args)
+}
+
+// EvalSHA builds the EVALSHA command, for pipelines (DoMulti).
+func (s *Script) EvalSHA(c rueidis.Client, keys, args []string) rueidis.Completed {
+	return c.B().Evalsha().Sha1(s.sha).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+}
+
+// Eval builds the EVAL command carrying the source, the fallback for NOSCRIPT.
+func (s *Script) Eval(c rueidis.Client, keys, args []string) rueidis.Completed {
+	return c.B().Eval().Script(s.src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+}
+
+// IsNoScript reports whether err is the server's NOSCRIPT error.
+func IsNoScript(err error) bool {
+	re, ok := rueidis.IsRedisErr(err)
+	return ok && re.IsNoScript()
+}

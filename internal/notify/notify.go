@@ -1,0 +1,338 @@
+// Package notify is a Client's pub/sub fan-out: one subscription per channel,
+// shared by every local waiter on that channel, reference-counted, and
+// re-established after a reconnect, when every waiter is woken to re-check.
+//
+// Messages are wake-ups. The payload says whom to wake:
+//
+//	""       every local waiter on the channel
+//	"n:<k>"  up to k local waiters, oldest first (k permits became available)
+//	"w:<id>" the local waiter registered as id (the head of a fair queue)
+package notify
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/distsync/distsync/internal/core"
+)
+
+// Linger is how long a subscription outlives its last waiter, so that waiters
+// that come and go on a busy lock do not pay a SUBSCRIBE each time.
+const Linger = 2 * time.Second
+
+// Stats counts deliveries, for tests and benchmarks.
+type Stats struct {
+	Messages atomic.Int64 // messages received
+	Wakes    atomic.Int64 // local waiters woken by messages
+}
+
+// Notifier fans out a Client's pub/sub messages to local waiters.
+type Notifier struct {
+	client  rueidis.Client
+	sharded bool
+	log     *slog.Logger
+
+	mu     sync.Mutex
+	chans  map[string]*channel
+	closed bool
+	done   chan struct{} // closed by Close
+	wg     sync.WaitGroup
+
+	stats Stats
+}
+
+type channel struct {
+	name    string
+	subs    []*Sub
+	active  chan struct{} // closed once the server confirmed the subscription
+	isUp    bool
+	failed  chan struct{} // closed when subscribing failed before it was ever up
+	err     error
+	cancel  context.CancelFunc
+	done    chan struct{} // closed when the subscription's goroutine has ended
+	closing bool
+	linger  *time.Timer
+}
+
+// Sub is one local waiter's subscription.
+type Sub struct {
+	n      *Notifier
+	ch     *channel
+	waiter string
+	c      chan struct{}
+}
+
+// New returns a notifier on c; sharded selects SSUBSCRIBE (Redis Cluster).
+func New(c rueidis.Client, sharded bool, log *slog.Logger) *Notifier {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Notifier{client: c, sharded: sharded, log: log, chans: map[string]*channel{}, done: make(chan struct{})}
+}
+
+// Stats returns the notifier's counters.
+func (n *Notifier) Stats() *Stats { return &n.stats }
+
+// Subscribe registers a local waiter (waiter may be "") on channel and returns
+// once the server has confirmed the channel's subscription, so that anything
+// published after Subscribe returns reaches the waiter. The first waiter of a
+// channel costs one SUBSCRIBE round trip; later ones share it.
+func (n *Notifier) Subscribe(ctx context.Context, name, waiter string) (core.Subscription, error) {
+	n.mu.Lock()
+	for {
+		if n.closed {
+			n.mu.Unlock()
+			return nil, core.ErrClosed
+		}
+		st := n.chans[name]
+		if st == nil || !st.closing {
+			break
+		}
+		// The previous subscription is being torn down: wait for it, so
+		// its UNSUBSCRIBE cannot cancel ours.
+		done := st.done
+		n.mu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		n.mu.Lock()
+	}
+	st := n.chans[name]
+	if st == nil {
+		st = n.start(name)
+	}
+	if st.linger != nil {
+		st.linger.Stop()
+		st.linger = nil
+	}
+	s := &Sub{n: n, ch: st, waiter: waiter, c: make(chan struct{}, 1)}
+	st.subs = append(st.subs, s)
+	n.mu.Unlock()
+
+	select {
+	case <-st.active:
+		return s, nil
+	case <-st.failed:
+		s.Close()
+		return nil, st.err
+	case <-ctx.Done():
+		s.Close()
+		return nil, ctx.Err()
+	}
+}
+
+// start begins the subscription of a channel; n.mu is held.
+func (n *Notifier) start(name string) *channel {
+	ctx, cancel := context.WithCancel(context.Background())
+	st := &channel{
+		name:   name,
+		active: make(chan struct{}),
+		failed: make(chan struct{}),
+		cancel: cancel,
+		done:   make(chan struct{}),
+	}
+	n.chans[name] = st
+	n.wg.Add(1)
+	go n.run(ctx, st)
+	return st
+}
+
+func (n *Notifier) run(ctx context.Context, st *channel) {
+	defer n.wg.Done()
+	defer close(st.done)
+	defer func() {
+		n.mu.Lock()
+		if n.chans[st.name] == st {
+			delete(n.chans, st.name)
+		}
+		if !st.isUp && st.err == nil {
+			// Closed before the server confirmed: release the waiters.
+			st.err = core.ErrClosed
+			close(st.failed)
+		}
+		n.mu.Unlock()
+	}()
+
+	var cmd rueidis.Completed
+	if n.sharded {
+		cmd = n.client.B().Ssubscribe().Channel(st.name).Build()
+	} else {
+		cmd = n.client.B().Subscribe().Channel(st.name).Build()
+	}
+	rctx := rueidis.WithOnSubscriptionHook(ctx, func(s rueidis.PubSubSubscription) {
+		if s.Kind == "subscribe" || s.Kind == "ssubscribe" {
+			n.up(st)
+		}
+	})
+	rctx = rueidis.WithOnReceiveReturnHook(rctx, func(err error, c rueidis.CommandClient) error {
+		if ctx.Err() != nil {
+			// Leaving: tell the server, on the connection that subscribed.
+			uctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			if n.sharded {
+				c.Do(uctx, c.B().Sunsubscribe().Channel(st.name).Build())
+			} else {
+				c.Do(uctx, c.B().Unsubscribe().Channel(st.name).Build())
+			}
+		}
+		return err
+	})
+	backoff := 50 * time.Millisecond
+	for {
+		err := n.client.Receive(rctx, cmd, func(m rueidis.PubSubMessage) { n.deliver(st, m.Message) })
+		if ctx.Err() != nil {
+			return
+		}
+		n.mu.Lock()
+		wasUp := st.isUp
+		if !wasUp {
+			if err == nil {
+				err = core.ErrClosed
+			}
+			st.err = err
+			close(st.failed)
+			st.closing = true
+		}
+		n.mu.Unlock()
+		if !wasUp {
+			return
+		}
+		n.log.Warn("distsync: subscription ended, resubscribing", "channel", st.name, "err", err)
+		// Waiters re-check when the subscription is back (see up); until then
+		// their own timers bound their sleep.
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		backoff = min(2*backoff, 2*time.Second)
+	}
+}
+
+// up runs when the server confirms the subscription: the first time it
+// releases the waiters blocked in Subscribe; after a reconnect it wakes every
+// waiter, since a release may have been published while it was down.
+func (n *Notifier) up(st *channel) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !st.isUp {
+		st.isUp = true
+		close(st.active)
+		return
+	}
+	for _, s := range st.subs {
+		s.wake()
+	}
+}
+
+func (n *Notifier) deliver(st *channel, msg string) {
+	n.stats.Messages.Add(1)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var woke int64
+	switch {
+	case strings.HasPrefix(msg, "w:"):
+		id := msg[2:]
+		for _, s := range st.subs {
+			if s.waiter == id && s.wake() {
+				woke++
+			}
+		}
+	case strings.HasPrefix(msg, "n:"):
+		k, err := strconv.ParseInt(msg[2:], 10, 64)
+		if err != nil {
+			k = int64(len(st.subs))
+		}
+		for _, s := range st.subs {
+			if woke >= k {
+				break
+			}
+			if s.wake() {
+				woke++
+			}
+		}
+	default:
+		for _, s := range st.subs {
+			if s.wake() {
+				woke++
+			}
+		}
+	}
+	n.stats.Wakes.Add(woke)
+}
+
+// wake signals the waiter; false when a signal was already pending.
+func (s *Sub) wake() bool {
+	select {
+	case s.c <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+// C receives a value when the waiter should try again.
+func (s *Sub) C() <-chan struct{} { return s.c }
+
+// Done is closed when the notifier is closed.
+func (s *Sub) Done() <-chan struct{} { return s.n.done }
+
+// Close removes the waiter. The channel's subscription ends Linger after its
+// last waiter left, unless another arrives.
+func (s *Sub) Close() {
+	n := s.n
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	st := s.ch
+	for i, o := range st.subs {
+		if o == s {
+			st.subs = append(st.subs[:i], st.subs[i+1:]...)
+			break
+		}
+	}
+	if len(st.subs) > 0 || st.closing || n.closed {
+		return
+	}
+	if st.linger != nil {
+		st.linger.Stop()
+	}
+	st.linger = time.AfterFunc(Linger, func() {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		if len(st.subs) == 0 && !st.closing && n.chans[st.name] == st {
+			st.closing = true
+			st.cancel()
+		}
+	})
+}
+
+// Close ends every subscription and waits for their goroutines.
+func (n *Notifier) Close() {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return
+	}
+	n.closed = true
+	close(n.done)
+	for _, st := range n.chans {
+		if st.linger != nil {
+			st.linger.Stop()
+		}
+		st.closing = true
+		st.cancel()
+	}
+	n.mu.Unlock()
+	n.wg.Wait()
+}

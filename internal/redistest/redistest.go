@@ -1,0 +1,305 @@
+// Package redistest starts real Redis servers for tests: a redis-server child
+// process on a free loopback port (or clusters and sentinel setups of them),
+// a redis:7 container through testcontainers-go where only a Docker daemon is
+// available, and, on a machine with neither, an in-process miniredis that
+// speaks RESP2 only. With DISTSYNC_REQUIRE_REDIS=1 (set by CI) the fallback is
+// an error instead.
+//
+// Use it from TestMain:
+//
+//	func TestMain(m *testing.M) { redistest.Main(m) }
+//
+// so that shared servers are stopped, goroutine leaks are reported and the log
+// says which Redis the tests ran against.
+package redistest
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/rueidis"
+	"go.uber.org/goleak"
+)
+
+// RequireEnv is the environment variable that, set to 1, turns "no real Redis
+// available" into a test failure instead of a fallback to miniredis or a skip.
+const RequireEnv = "DISTSYNC_REQUIRE_REDIS"
+
+// Option configures a server started by Start, StartCluster or StartSentinel.
+type Option func(*config)
+
+type config struct {
+	extra [][2]string // redis.conf lines in order; later lines win
+}
+
+// WithConfig adds a redis-server configuration directive, written as the line
+// "name value" into the server's config file, e.g. WithConfig("appendonly",
+// "yes") or WithConfig("replicaof", "127.0.0.1 6379"). It is ignored (with a
+// log line) by the miniredis fallback.
+func WithConfig(name, value string) Option {
+	return func(c *config) { c.extra = append(c.extra, [2]string{name, value}) }
+}
+
+type backend int
+
+const (
+	backendProcess backend = iota
+	backendContainer
+	backendMini
+)
+
+// Server is one redis-server process on a free loopback port, a redis:7
+// container, or the in-process miniredis fallback. Its methods are safe for
+// concurrent use.
+type Server struct {
+	backend backend
+	kind    string
+	addr    string
+
+	// backendProcess; fixed after start except proc.
+	bin      string
+	dir      string
+	port     int
+	args     []string // after the config file, e.g. "--sentinel"
+	cfgLines []string
+	cluster  bool // cluster-enabled node: ClientOption talks to this node only
+
+	mu   sync.Mutex
+	proc *proc // running process, nil when stopped
+
+	// backendMini
+	mini      *miniredis.Miniredis
+	clockStop chan struct{}
+	clockDone chan struct{}
+
+	// backendContainer
+	ctr containerHandle
+}
+
+// Start returns a fresh server owned by the test, stopped at tb.Cleanup.
+// It fails the test if no server can be started, or if only the miniredis
+// fallback is possible and DISTSYNC_REQUIRE_REDIS=1.
+func Start(tb testing.TB, opts ...Option) *Server {
+	tb.Helper()
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s, err := start(func() string { return tb.TempDir() }, cfg, tb.Logf)
+	if err != nil {
+		tb.Fatalf("redistest: %v", err)
+	}
+	tb.Cleanup(func() { s.Stop(); forget(s) })
+	return s
+}
+
+// start picks the backend: a redis-server binary, then Docker, then (unless
+// DISTSYNC_REQUIRE_REDIS=1) miniredis.
+func start(tempDir func() string, cfg config, logf func(string, ...any)) (*Server, error) {
+	var s *Server
+	var err error
+	switch {
+	case redisBinary() != "":
+		s, err = startProcess(redisBinary(), tempDir(), cfg, nil)
+	case dockerAvailable():
+		s, err = startContainer(cfg)
+	case os.Getenv(RequireEnv) == "1":
+		err = fmt.Errorf("%s=1 but no redis-server binary was found (looked on PATH, %s) and no Docker daemon answers; install one, e.g. apt-get install redis-server",
+			RequireEnv, strings.Join(binCandidates, ", "))
+	default:
+		if len(cfg.extra) > 0 {
+			logf("redistest: miniredis fallback ignores config %v", cfg.extra)
+		}
+		s, err = startMini()
+	}
+	if err != nil {
+		return nil, err
+	}
+	remember(s)
+	return s, nil
+}
+
+var reg struct {
+	mu        sync.Mutex
+	live      map[*Server]bool
+	kinds     []string
+	shared    *Server
+	sharedDir string
+}
+
+func remember(s *Server) {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	if reg.live == nil {
+		reg.live = map[*Server]bool{}
+	}
+	reg.live[s] = true
+	for _, k := range reg.kinds {
+		if k == s.kind {
+			return
+		}
+	}
+	reg.kinds = append(reg.kinds, s.kind)
+}
+
+func forget(s *Server) {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	delete(reg.live, s)
+}
+
+// sharedMu serialises the lazy start in Shared without holding reg.mu, which
+// remember needs.
+var sharedMu sync.Mutex
+
+// Shared returns one server per test binary, started lazily on first use and
+// stopped by Main. Tests sharing it must use distinct keys.
+func Shared(tb testing.TB) *Server {
+	tb.Helper()
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	reg.mu.Lock()
+	s := reg.shared
+	reg.mu.Unlock()
+	if s != nil {
+		return s
+	}
+	var dir string
+	s, err := start(func() string {
+		var err error
+		dir, err = os.MkdirTemp("", "redistest-shared-")
+		if err != nil {
+			tb.Fatalf("redistest: %v", err)
+		}
+		return dir
+	}, config{}, tb.Logf)
+	if err != nil {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
+		tb.Fatalf("redistest: shared server: %v", err)
+	}
+	reg.mu.Lock()
+	reg.shared, reg.sharedDir = s, dir
+	reg.mu.Unlock()
+	return s
+}
+
+// Main is for TestMain: it runs the tests, stops every server this package
+// started, fails the run if goroutines leaked (go.uber.org/goleak, ignoring
+// those alive before the tests), prints which Redis the tests ran against,
+// and exits with the result.
+func Main(m *testing.M) {
+	ignore := goleak.IgnoreCurrent()
+	code := m.Run()
+
+	reg.mu.Lock()
+	live := make([]*Server, 0, len(reg.live))
+	for s := range reg.live {
+		live = append(live, s)
+	}
+	sharedDir := reg.sharedDir
+	reg.shared, reg.sharedDir, reg.live = nil, "", nil
+	kinds := reg.kinds
+	reg.mu.Unlock()
+	for _, s := range live {
+		s.Stop()
+	}
+	if sharedDir != "" {
+		os.RemoveAll(sharedDir)
+	}
+
+	if err := goleak.Find(ignore); err != nil {
+		fmt.Fprintf(os.Stderr, "redistest: goroutines leaked by the tests: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	if len(kinds) > 0 {
+		msg := "redistest: tests ran against " + strings.Join(kinds, " and ")
+		for _, k := range kinds {
+			if k == miniKind {
+				msg += fmt.Sprintf(" -- no redis-server binary or Docker daemon was found; set %s=1 to make that an error", RequireEnv)
+				break
+			}
+		}
+		fmt.Fprintln(os.Stderr, msg)
+	}
+	os.Exit(code)
+}
+
+// Addr returns the server's address, "127.0.0.1:port" for processes and the
+// fallback.
+func (s *Server) Addr() string { return s.addr }
+
+// Port returns the server's TCP port.
+func (s *Server) Port() int { return s.port }
+
+// Kind describes the server, e.g. "redis-server 7.0.15 (/usr/bin/redis-server)"
+// or "miniredis (in-process fallback, RESP2)".
+func (s *Server) Kind() string { return s.kind }
+
+// Real reports whether s is a real Redis (a process or a container), false for
+// the miniredis fallback.
+func (s *Server) Real() bool { return s.backend != backendMini }
+
+// RESP2 reports whether clients must use RESP2, true for the fallback.
+func (s *Server) RESP2() bool { return s.backend == backendMini }
+
+// Dir returns the server's working directory (config, log, AOF files), or ""
+// when it is not a local process.
+func (s *Server) Dir() string { return s.dir }
+
+// ClientOption returns rueidis options ready to connect to s. For the fallback
+// it sets AlwaysRESP2, DisableCache and ForceSingleClient; for a cluster node
+// it sets ForceSingleClient, so that the client talks to that node only.
+func (s *Server) ClientOption() rueidis.ClientOption {
+	opt := rueidis.ClientOption{InitAddress: []string{s.addr}}
+	if s.backend == backendMini {
+		opt.AlwaysRESP2 = true
+		opt.DisableCache = true
+		opt.ForceSingleClient = true
+	}
+	if s.cluster {
+		opt.ForceSingleClient = true
+	}
+	return opt
+}
+
+// Client returns a raw rueidis client for s, closed at tb.Cleanup.
+func (s *Server) Client(tb testing.TB) rueidis.Client {
+	tb.Helper()
+	return newClient(tb, s.ClientOption())
+}
+
+func newClient(tb testing.TB, opt rueidis.ClientOption) rueidis.Client {
+	tb.Helper()
+	c, err := rueidis.NewClient(opt)
+	if err != nil {
+		tb.Fatalf("redistest: client for %v: %v", opt.InitAddress, err)
+	}
+	tb.Cleanup(c.Close)
+	return c
+}
+
+// RequireReal skips the test when s is the miniredis fallback, which can only
+// happen when DISTSYNC_REQUIRE_REDIS is not set to 1.
+func RequireReal(tb testing.TB, s *Server) {
+	tb.Helper()
+	if !s.Real() {
+		tb.Skipf("redistest: needs a real Redis, have %s", s.Kind())
+	}
+}
+
+// RequireProcess skips the test when s is not a local redis-server process
+// (the fallback or a container): Kill, Pause, Resume and Restart need one.
+func RequireProcess(tb testing.TB, s *Server) {
+	tb.Helper()
+	if s.backend != backendProcess {
+		tb.Skipf("redistest: needs a local redis-server process, have %s", s.Kind())
+	}
+}

@@ -1,0 +1,8 @@
+package mutex
+
+// SetAfterUnlock makes every unlock that the server applied report the error
+// f returns, as if the reply were lost; it returns a function that undoes it.
+func SetAfterUnlock(f func() error) (restore func()) {
+	afterUnlock.Store(&f)
+	return func() { afterUnlock.Store(nil) }
+}

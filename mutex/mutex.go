@@ -1,0 +1,311 @@
+// Package mutex is a reentrant distributed mutex on Redis, with Redisson's
+// RLock semantics: a hash of owner -> hold count under one key, a lease
+// renewed by the Client's watchdog, waiters woken by pub/sub, and a fencing
+// token per hold.
+//
+// Ownership travels in the context: Lock returns a context that carries the
+// owner, so locking again with it re-enters, and that is cancelled when the
+// lease is lost. Two goroutines that share a *Mutex but not a context contend,
+// as with sync.Mutex.
+package mutex
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/distsync/distsync/internal/acquire"
+	"github.com/distsync/distsync/internal/core"
+)
+
+// Errors, shared with every distsync package (errors.Is works across them).
+var (
+	ErrNotHeld         = core.ErrNotHeld
+	ErrNotAcquired     = core.ErrNotAcquired
+	ErrLeaseLost       = core.ErrLeaseLost
+	ErrLeaseExpired    = core.ErrLeaseExpired
+	ErrReleased        = core.ErrReleased
+	ErrInvalidName     = core.ErrInvalidName
+	ErrInvalidArgument = core.ErrInvalidArgument
+	ErrClosed          = core.ErrClosed
+)
+
+var (
+	//go:embed lock.lua
+	lockLua string
+	//go:embed unlock.lua
+	unlockLua string
+	//go:embed renew.lua
+	renewLua string
+	//go:embed forceunlock.lua
+	forceLua string
+
+	lockScript   = core.NewScript(lockLua)
+	unlockScript = core.NewScript(unlockLua)
+	renewScript  = core.NewScript(renewLua)
+	forceScript  = core.NewScript(forceLua)
+)
+
+// Mutex is a handle on one named lock. It is cheap, holds no connection, and
+// is safe for concurrent use; all state lives in Redis and in the contexts
+// Lock returns.
+type Mutex struct {
+	c       *core.Core
+	name    string
+	key     string // the lock hash
+	fence   string // the fencing counter
+	waiters string // the waiter set
+	channel string // release notifications
+}
+
+// New returns the mutex called name on c. Callers use Client.Mutex.
+func New(c *core.Core, name string) (*Mutex, error) {
+	if err := core.ValidateName(name); err != nil {
+		return nil, err
+	}
+	return &Mutex{
+		c:       c,
+		name:    name,
+		key:     c.Key(name, ""),
+		fence:   c.Key(name, "fence"),
+		waiters: c.Key(name, "waiters"),
+		channel: c.Key(name, "ch"),
+	}, nil
+}
+
+// Name returns the mutex's name.
+func (m *Mutex) Name() string { return m.name }
+
+// Key returns the Redis key of the lock; keys of one mutex share its hash tag.
+func (m *Mutex) Key() string { return m.key }
+
+// Lock blocks until the lock is held by the owner ctx carries (a new owner
+// when ctx carries none), or ctx is done. The lease is the Client's watchdog
+// lease, renewed until Unlock. Locking again with the returned context
+// re-enters and adds a hold count.
+//
+// The returned context carries the owner and is cancelled with cause
+// ErrLeaseLost if the lease is lost, and with ErrReleased when the matching
+// Unlock releases it; run the work the lock protects under it. Uncontended,
+// Lock is one round trip.
+func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
+	return m.lock(ctx, -1, 0)
+}
+
+// TryLock is Lock with a wait budget and a lease. With wait 0 it tries once
+// and returns ErrNotAcquired at once if another owner holds the lock; with
+// wait > 0 it waits at most that long. With lease 0 the watchdog renews the
+// lease until Unlock; with lease > 0 the lock simply expires after lease,
+// and the returned context ends then with cause ErrLeaseExpired. Negative
+// durations return ErrInvalidArgument.
+func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
+	if err := core.CheckDuration("wait", wait); err != nil {
+		return nil, m.errorf(err)
+	}
+	if err := core.CheckDuration("lease", lease); err != nil {
+		return nil, m.errorf(err)
+	}
+	return m.lock(ctx, wait, lease)
+}
+
+func (m *Mutex) lock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
+	if err := m.c.Closed(); err != nil {
+		return nil, m.errorf(err)
+	}
+	ctx, owner := m.c.Owner(ctx)
+	leaseArg := core.Ms(lease)
+	if lease == 0 {
+		leaseArg = core.Ms(m.c.Lease)
+	}
+	var token int64
+	var sentAt time.Time
+	try := func(actx context.Context, waiter string) (bool, time.Duration, error) {
+		sentAt = time.Now()
+		res, err := lockScript.Exec(actx, m.c.Client,
+			[]string{m.key, m.fence, m.waiters},
+			[]string{owner, leaseArg, waiter, core.Ms(m.c.WaiterWindow), core.Ms(m.c.FenceTTL)},
+		).AsIntSlice()
+		if err != nil {
+			return false, 0, err
+		}
+		if len(res) != 2 {
+			return false, 0, fmt.Errorf("unexpected lock reply %v", res)
+		}
+		if res[0] == 0 {
+			return false, time.Duration(res[1]) * time.Millisecond, nil
+		}
+		token = res[0]
+		return true, 0, nil
+	}
+	err := acquire.Do(ctx, acquire.Wait{
+		Notifier: m.c.Notifier,
+		Channel:  m.channel,
+		Waiter:   owner,
+		Budget:   wait,
+		Window:   m.c.WaiterWindow,
+		Leave:    func(lctx context.Context) { m.c.Unwait(lctx, m.waiters, owner) },
+	}, try)
+	if err != nil {
+		return nil, m.errorf(err)
+	}
+	lctx, _ := m.c.Holds.Grant(ctx, m.key, owner, m.what(), token, sentAt, lease, &core.Renewal{
+		Script: renewScript,
+		Keys:   []string{m.key},
+		Args:   []string{owner, core.Ms(m.c.Lease)},
+		What:   m.what(),
+	})
+	return lctx, nil
+}
+
+// Unlock releases one hold count of the owner ctx carries: pass the context
+// Lock returned, whose cancellation does not matter (the release runs on a
+// short context of its own). When the last count is released the lock is
+// deleted and waiters are notified; the context of the matching Lock is
+// cancelled with cause ErrReleased. Unlock returns ErrNotHeld when the owner
+// does not hold the lock, and never touches another owner's lock.
+//
+// Unlock is safe to retry: if an attempt fails after the server applied it
+// (the reply was lost), the retry with the same context returns nil and does
+// not release a second hold count. Releasing the same acquisition twice after
+// a success returns ErrNotHeld. Unlock is one round trip.
+func (m *Mutex) Unlock(ctx context.Context) error {
+	owner, ok := m.c.OwnerOf(ctx)
+	if !ok {
+		return m.errorf(core.ErrNotHeld)
+	}
+	acq := m.c.Holds.Lookup(ctx, m.key)
+	reqID, retried := "", false
+	if acq != nil {
+		var err error
+		if reqID, retried, err = acq.BeginRelease(); err != nil {
+			return m.errorf(err)
+		}
+	} else {
+		reqID = "once:" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	}
+	ictx, cancel := core.IOContext(ctx, core.ReleaseTimeout)
+	defer cancel()
+	r, err := unlockScript.Exec(ictx, m.c.Client,
+		[]string{m.key, m.waiters},
+		[]string{owner, reqID, m.channel, m.c.PublishCmd()},
+	).AsInt64()
+	if h := afterUnlock.Load(); h != nil && err == nil {
+		err = (*h)()
+	}
+	if err != nil {
+		return m.errorf(err)
+	}
+	switch {
+	case r == 1, r == -1 && retried:
+		// Released now, or by an earlier attempt whose reply was lost.
+		if acq != nil {
+			acq.Released(true)
+		}
+		return nil
+	case r == 0:
+		if acq != nil {
+			acq.Released(false)
+		}
+		return nil
+	default:
+		if acq != nil {
+			acq.Released(true)
+		}
+		return m.errorf(core.ErrNotHeld)
+	}
+}
+
+// ForceUnlock deletes the lock whoever holds it and wakes waiters. It reports
+// whether the lock was held. Holders in other processes learn of it at their
+// next renewal, when their contexts are cancelled with ErrLeaseLost.
+func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
+	if err := m.c.Closed(); err != nil {
+		return false, m.errorf(err)
+	}
+	r, err := forceScript.Exec(ctx, m.c.Client,
+		[]string{m.key, m.waiters},
+		[]string{m.channel, m.c.PublishCmd()},
+	).AsInt64()
+	if err != nil {
+		return false, m.errorf(err)
+	}
+	return r == 1, nil
+}
+
+// IsLocked reports whether any owner holds the lock (one EXISTS).
+func (m *Mutex) IsLocked(ctx context.Context) (bool, error) {
+	if err := m.c.Closed(); err != nil {
+		return false, m.errorf(err)
+	}
+	n, err := m.c.Client.Do(ctx, m.c.Client.B().Exists().Key(m.key).Build()).AsInt64()
+	if err != nil {
+		return false, m.errorf(err)
+	}
+	return n == 1, nil
+}
+
+// HoldCount returns how many times the owner ctx carries holds the lock
+// (0 when it does not; one HGET). Like Unlock it works on a cancelled
+// context, such as one whose hold was released.
+func (m *Mutex) HoldCount(ctx context.Context) (int, error) {
+	if err := m.c.Closed(); err != nil {
+		return 0, m.errorf(err)
+	}
+	owner, ok := m.c.OwnerOf(ctx)
+	if !ok {
+		return 0, nil
+	}
+	ictx, cancel := core.IOContext(ctx, core.ReleaseTimeout)
+	defer cancel()
+	n, err := m.c.Client.Do(ictx, m.c.Client.B().Hget().Key(m.key).Field(owner).Build()).AsInt64()
+	if rueidis.IsRedisNil(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, m.errorf(err)
+	}
+	return int(n), nil
+}
+
+// TTL returns the lock's remaining lease; 0 when it is not held, -1 when it
+// has no expiry (set by something other than distsync).
+func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) {
+	if err := m.c.Closed(); err != nil {
+		return 0, m.errorf(err)
+	}
+	ms, err := m.c.Client.Do(ctx, m.c.Client.B().Pttl().Key(m.key).Build()).AsInt64()
+	if err != nil {
+		return 0, m.errorf(err)
+	}
+	switch {
+	case ms == -2:
+		return 0, nil
+	case ms < 0:
+		return -1, nil
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// Token returns the fencing token of the hold that ctx (a context Lock
+// returned) carries. Tokens strictly increase with each new hold of a name,
+// across owners and processes, also after the name was idle; a re-entry keeps
+// the hold's token. Give it to the resource the lock protects so that it can
+// refuse writes from a holder that lost the lock (a stale, smaller token).
+// Token makes no round trip; it returns ErrNotHeld if ctx carries no hold.
+func (m *Mutex) Token(ctx context.Context) (int64, error) {
+	acq := m.c.Holds.Lookup(ctx, m.key)
+	if acq == nil || !acq.Held() {
+		return 0, m.errorf(core.ErrNotHeld)
+	}
+	return acq.Token, nil
+}
+
+func (m *Mutex) what() string { return fmt.Sprintf("mutex %q", m.name) }
+
+func (m *Mutex) errorf(err error) error {
+	return fmt.Errorf("mutex %q: %w", m.name, err)
+}

@@ -1,0 +1,423 @@
+package mutex_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/acquire"
+	"github.com/distsync/distsync/internal/dstest"
+	"github.com/distsync/distsync/internal/redistest"
+	"github.com/distsync/distsync/mutex"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+func newMutex(t testing.TB, c *distsync.Client, name string) *mutex.Mutex {
+	t.Helper()
+	m, err := c.Mutex(name)
+	require.NoError(t, err)
+	return m
+}
+
+func TestMutualExclusion(t *testing.T) {
+	t.Parallel()
+	clients := []*distsync.Client{dstest.Client(t), dstest.Client(t)}
+	name := dstest.Name(t)
+	const goroutines, rounds = 32, 20
+	var counter int // deliberately not atomic: only the lock protects it
+	var wg sync.WaitGroup
+	ctx := context.Background()
+	for g := range goroutines {
+		m := newMutex(t, clients[g%2], name)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range rounds {
+				lctx, err := m.Lock(ctx)
+				if !assert.NoError(t, err) {
+					return
+				}
+				v := counter
+				runtime.Gosched()
+				counter = v + 1
+				assert.NoError(t, m.Unlock(lctx))
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, goroutines*rounds, counter)
+}
+
+func TestReentrancy(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	m := newMutex(t, c, dstest.Name(t))
+	ctx := context.Background()
+
+	ctx1, err := m.Lock(ctx)
+	require.NoError(t, err)
+	ctx2, err := m.Lock(ctx1)
+	require.NoError(t, err)
+	ctx3, err := m.TryLock(ctx2, 0, 0)
+	require.NoError(t, err)
+	n, err := m.HoldCount(ctx3)
+	require.NoError(t, err)
+	assert.Equal(t, 3, n)
+
+	// Another owner cannot get in.
+	_, err = m.TryLock(ctx, 0, 0)
+	assert.ErrorIs(t, err, distsync.ErrNotAcquired)
+
+	require.NoError(t, m.Unlock(ctx3))
+	assert.ErrorIs(t, context.Cause(ctx3), distsync.ErrReleased)
+	assert.NoError(t, ctx2.Err(), "releasing the inner hold leaves the outer ones")
+	require.NoError(t, m.Unlock(ctx2))
+	n, err = m.HoldCount(ctx1)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	locked, err := m.IsLocked(ctx)
+	require.NoError(t, err)
+	assert.True(t, locked)
+
+	require.NoError(t, m.Unlock(ctx1))
+	locked, err = m.IsLocked(ctx)
+	require.NoError(t, err)
+	assert.False(t, locked)
+	n, err = m.HoldCount(ctx1)
+	require.NoError(t, err)
+	assert.Equal(t, 0, n)
+}
+
+func TestNotHeld(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	m := newMutex(t, c, dstest.Name(t))
+	ctx := context.Background()
+
+	assert.ErrorIs(t, m.Unlock(ctx), distsync.ErrNotHeld, "a context with no owner")
+	held, err := m.Lock(ctx)
+	require.NoError(t, err)
+
+	other, err := c.Mutex("other-" + dstest.Name(t))
+	require.NoError(t, err)
+	otherCtx, err := other.Lock(ctx)
+	require.NoError(t, err)
+	defer other.Unlock(otherCtx)
+	// otherCtx carries an owner, but not the owner of m.
+	assert.ErrorIs(t, m.Unlock(otherCtx), distsync.ErrNotHeld)
+	// A second Client cannot release the first one's lock either.
+	m2 := newMutex(t, dstest.Client(t), dstest.Name(t))
+	assert.ErrorIs(t, m2.Unlock(held), distsync.ErrNotHeld)
+	locked, err := m.IsLocked(ctx)
+	require.NoError(t, err)
+	assert.True(t, locked, "a failed unlock must not release another owner's lock")
+
+	require.NoError(t, m.Unlock(held))
+	assert.ErrorIs(t, m.Unlock(held), distsync.ErrNotHeld, "the same acquisition twice")
+	_, err = m.Token(held)
+	assert.ErrorIs(t, err, distsync.ErrNotHeld)
+}
+
+func TestUnlockOnCancelledContext(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	m := newMutex(t, c, dstest.Name(t))
+	parent, cancel := context.WithCancel(context.Background())
+	lctx, err := m.Lock(parent)
+	require.NoError(t, err)
+	cancel()
+	require.Error(t, lctx.Err())
+	require.NoError(t, m.Unlock(lctx))
+	locked, err := m.IsLocked(context.Background())
+	require.NoError(t, err)
+	assert.False(t, locked)
+}
+
+func TestRetriedUnlockAfterLostReply(t *testing.T) {
+	// Not parallel: the reply-loss hook is package-wide.
+	c := dstest.Client(t)
+	m := newMutex(t, c, dstest.Name(t))
+	ctx := context.Background()
+	outer, err := m.Lock(ctx)
+	require.NoError(t, err)
+	inner, err := m.Lock(outer)
+	require.NoError(t, err)
+
+	lost := errors.New("reply lost")
+	restore := mutex.SetAfterUnlock(func() error { return lost })
+	assert.ErrorIs(t, m.Unlock(inner), lost)
+	restore()
+	// The server applied it; the retry must neither fail nor release the outer hold.
+	require.NoError(t, m.Unlock(inner))
+	n, err := m.HoldCount(outer)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+
+	restore = mutex.SetAfterUnlock(func() error { return lost })
+	assert.ErrorIs(t, m.Unlock(outer), lost)
+	restore()
+	require.NoError(t, m.Unlock(outer), "a retried final unlock is not an error")
+	locked, err := m.IsLocked(ctx)
+	require.NoError(t, err)
+	assert.False(t, locked)
+	assert.ErrorIs(t, m.Unlock(outer), distsync.ErrNotHeld, "after a confirmed release, another is an error")
+}
+
+func TestExplicitLeaseExpires(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	m := newMutex(t, c, dstest.Name(t))
+	ctx := context.Background()
+	const lease = 300 * time.Millisecond
+	held, err := m.TryLock(ctx, 0, lease)
+	require.NoError(t, err)
+	ttl, err := m.TTL(ctx)
+	require.NoError(t, err)
+	assert.True(t, ttl > 0 && ttl <= lease, "ttl %v", ttl)
+
+	// Another owner gets it once the lease has run out on the server, not renewed.
+	got, err := m.TryLock(ctx, 10*time.Second, 0)
+	require.NoError(t, err)
+	defer m.Unlock(got)
+	<-held.Done()
+	assert.ErrorIs(t, context.Cause(held), distsync.ErrLeaseExpired)
+	assert.Zero(t, c.Watchdog().Stats().Renewals.Load(), "an explicit lease is never renewed")
+	assert.ErrorIs(t, m.Unlock(held), distsync.ErrNotHeld)
+}
+
+func TestWatchdogKeepsLockAlive(t *testing.T) {
+	t.Parallel()
+	const lease = 300 * time.Millisecond
+	c := dstest.Client(t, func(o *distsync.Options) { o.Lease = lease })
+	m := newMutex(t, c, dstest.Name(t))
+	ctx := context.Background()
+	held, err := m.Lock(ctx)
+	require.NoError(t, err)
+	// Let more than three leases pass: only renewals keep the key.
+	time.Sleep(4 * lease)
+	require.NoError(t, held.Err(), "the lease must not be lost")
+	locked, err := m.IsLocked(ctx)
+	require.NoError(t, err)
+	assert.True(t, locked)
+	assert.GreaterOrEqual(t, c.Watchdog().Stats().Renewals.Load(), int64(4), "four leases need at least four renewals")
+	_, err = m.TryLock(ctx, 0, 0)
+	assert.ErrorIs(t, err, distsync.ErrNotAcquired)
+	require.NoError(t, m.Unlock(held))
+	assert.Zero(t, c.Watchdog().Len(), "a released lease is not renewed")
+}
+
+func TestDeletedKeyCancelsHolder(t *testing.T) {
+	t.Parallel()
+	const lease = 3 * time.Second
+	c := dstest.Client(t, func(o *distsync.Options) { o.Lease = lease })
+	m := newMutex(t, c, dstest.Name(t))
+	held, err := m.Lock(context.Background())
+	require.NoError(t, err)
+	rc := c.Rueidis()
+	require.NoError(t, rc.Do(context.Background(), rc.B().Del().Key(m.Key()).Build()).Error())
+	deleted := time.Now()
+	select {
+	case <-held.Done():
+	case <-time.After(lease/3 + time.Second):
+		t.Fatal("holder's context not cancelled within one renewal interval")
+	}
+	assert.ErrorIs(t, context.Cause(held), distsync.ErrLeaseLost)
+	t.Logf("lost after %v (renewal interval %v)", time.Since(deleted), lease/3)
+}
+
+func TestWaiterContextCancelled(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	m := newMutex(t, c, dstest.Name(t))
+	held, err := m.Lock(context.Background())
+	require.NoError(t, err)
+	defer m.Unlock(held)
+
+	wctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := m.Lock(wctx)
+		errc <- err
+	}()
+	waitForWaiters(t, c, m, 1)
+	cancel()
+	err = <-errc
+	assert.ErrorIs(t, err, context.Canceled)
+	waitForWaiters(t, c, m, 0) // it left the waiter set
+}
+
+// waitForWaiters waits until the mutex's waiter set has n members.
+func waitForWaiters(t *testing.T, c *distsync.Client, m *mutex.Mutex, n int64) {
+	t.Helper()
+	rc := c.Rueidis()
+	key := m.Key() + ":waiters"
+	require.Eventually(t, func() bool {
+		got, err := rc.Do(context.Background(), rc.B().Zcard().Key(key).Build()).AsInt64()
+		return err == nil && got == n
+	}, 10*time.Second, time.Millisecond)
+}
+
+func TestReleaseWakesWaiterByNotification(t *testing.T) {
+	// Not parallel: it reads the process-wide wake-up counters.
+	c := dstest.Client(t)
+	m := newMutex(t, c, dstest.Name(t))
+	ctx := context.Background()
+	// A long explicit lease: the waiter's timer would fire only after it.
+	held, err := m.TryLock(ctx, 0, 10*time.Minute)
+	require.NoError(t, err)
+
+	stats := acquire.Counters()
+	timerBefore, notifiedBefore := stats.Timer.Load(), stats.Notified.Load()
+	got := make(chan context.Context, 1)
+	go func() {
+		w, err := m.Lock(ctx)
+		assert.NoError(t, err)
+		got <- w
+	}()
+	waitForWaiters(t, c, m, 1)
+	require.NoError(t, m.Unlock(held))
+	var w context.Context
+	select {
+	case w = <-got:
+	case <-time.After(time.Minute):
+		t.Fatal("waiter was not woken by the release")
+	}
+	require.NoError(t, m.Unlock(w))
+	assert.Equal(t, timerBefore, stats.Timer.Load(), "no wake-up by timer")
+	assert.Greater(t, stats.Notified.Load(), notifiedBefore)
+}
+
+func TestReleaseBetweenTryAndSubscribe(t *testing.T) {
+	// Not parallel: it sets the acquire loop's hook.
+	c := dstest.Client(t)
+	m := newMutex(t, c, dstest.Name(t))
+	ctx := context.Background()
+	held, err := m.TryLock(ctx, 0, 10*time.Minute)
+	require.NoError(t, err)
+
+	var once sync.Once
+	hook := func() {
+		once.Do(func() { assert.NoError(t, m.Unlock(held)) })
+	}
+	acquire.BeforeSubscribe.Store(&hook)
+	defer acquire.BeforeSubscribe.Store(nil)
+	timerBefore := acquire.Counters().Timer.Load()
+
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	w, err := m.Lock(wctx)
+	require.NoError(t, err, "the waiter must see the release made before it subscribed")
+	require.NoError(t, m.Unlock(w))
+	assert.Equal(t, timerBefore, acquire.Counters().Timer.Load())
+}
+
+func TestFencingTokensIncrease(t *testing.T) {
+	t.Parallel()
+	c1, c2 := dstest.Client(t), dstest.Client(t)
+	name := dstest.Name(t)
+	ms := []*mutex.Mutex{newMutex(t, c1, name), newMutex(t, c2, name)}
+	ctx := context.Background()
+	var last int64
+	for i := range 20 {
+		m := ms[i%2]
+		held, err := m.Lock(ctx)
+		require.NoError(t, err)
+		tok, err := m.Token(held)
+		require.NoError(t, err)
+		assert.Greater(t, tok, last)
+		inner, err := m.Lock(held)
+		require.NoError(t, err)
+		same, err := m.Token(inner)
+		require.NoError(t, err)
+		assert.Equal(t, tok, same, "a re-entry keeps the hold's token")
+		require.NoError(t, m.Unlock(inner))
+		require.NoError(t, m.Unlock(held))
+		last = tok
+		if i == 10 {
+			// The name goes idle and its counter expires: tokens still increase.
+			rc := c1.Rueidis()
+			require.NoError(t, rc.Do(ctx, rc.B().Del().Key(m.Key()+":fence").Build()).Error())
+		}
+	}
+}
+
+func TestInvalidInput(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	for _, name := range []string{"", "a{b", "a}b", string(make([]byte, 2000)), "\xff"} {
+		_, err := c.Mutex(name)
+		assert.ErrorIs(t, err, distsync.ErrInvalidName, "%q", name)
+	}
+	m := newMutex(t, c, dstest.Name(t))
+	_, err := m.TryLock(context.Background(), -time.Second, 0)
+	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
+	_, err = m.TryLock(context.Background(), 0, -time.Second)
+	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
+	_, err = distsync.New(distsync.Options{Lease: -1})
+	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
+	_, err = distsync.FromClient(nil, distsync.Options{})
+	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
+}
+
+func TestClosedClient(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	other := dstest.Client(t)
+	name := dstest.Name(t)
+	held, err := newMutex(t, other, name).Lock(context.Background())
+	require.NoError(t, err)
+	defer newMutex(t, other, name).Unlock(held)
+
+	m := newMutex(t, c, name)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := m.Lock(context.Background())
+		errc <- err
+	}()
+	waitForWaiters(t, other, m, 1)
+	c.Close()
+	assert.ErrorIs(t, <-errc, distsync.ErrClosed, "a waiter returns when its Client closes")
+	_, err = m.Lock(context.Background())
+	assert.ErrorIs(t, err, distsync.ErrClosed)
+}
+
+func TestNoKeysLeftAfterLastUnlock(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	name := dstest.Name(t)
+	m := newMutex(t, c, name)
+	ctx := context.Background()
+	held, err := m.Lock(ctx)
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w, err := m.Lock(ctx)
+			if assert.NoError(t, err) {
+				assert.NoError(t, m.Unlock(w))
+			}
+		}()
+	}
+	waitForWaiters(t, c, m, 4)
+	require.NoError(t, m.Unlock(held))
+	wg.Wait()
+	assert.Equal(t, []string{m.Key() + ":fence"}, keysOf(t, c.Rueidis(), m.Key()+"*"))
+}
+
+func keysOf(t *testing.T, rc rueidis.Client, pattern string) []string {
+	t.Helper()
+	keys, err := rc.Do(context.Background(), rc.B().Keys().Pattern(pattern).Build()).AsStrSlice()
+	require.NoError(t, err)
+	return keys
+}

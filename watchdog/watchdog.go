@@ -1,0 +1,303 @@
+// Package watchdog renews every held lease of a Client from one goroutine.
+//
+// Each registered lease is renewed lease/3 after the request that last
+// extended it was sent, so the schedule
+// follows each lease's own deadline and a busy process does not drift past
+// expiry. Leases that fall due together are renewed in pipelined batches
+// (one DoMulti per batch), so many held leases cost a few round trips a tick,
+// not one timer or one round trip each.
+//
+// A renewal that finds its lease gone or owned by someone else reports the lease
+// lost at once. A renewal that fails on the network is retried until the
+// lease's deadline has passed, then reported lost.
+package watchdog
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/distsync/distsync/internal/core"
+)
+
+// BatchSize is the most renewals sent in one pipelined round trip.
+const BatchSize = 8192
+
+// Watchdog renews leases. Create it with New; it starts its goroutine with
+// the first lease and stops it on Close.
+type Watchdog struct {
+	client   rueidis.Client
+	lease    time.Duration
+	interval time.Duration
+	log      *slog.Logger
+
+	mu      sync.Mutex
+	queue   queue
+	started bool
+	closed  bool
+	wake    chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+
+	stats Stats
+}
+
+// Stats counts the watchdog's work, for benchmarks and tests.
+type Stats struct {
+	Ticks      atomic.Int64 // passes that renewed at least one lease
+	Renewals   atomic.Int64 // renewal scripts sent
+	RoundTrips atomic.Int64 // pipelined batches sent
+	Lost       atomic.Int64 // leases reported lost
+	LastTick   atomic.Int64 // duration of the last pass, in nanoseconds
+}
+
+type entry struct {
+	r        core.Renewal
+	lost     func(error)
+	due      time.Time // when to renew next
+	deadline time.Time // when the lease ends at the latest, by this process's clock
+	idx      int       // position in queue, -1 when not queued
+	removed  bool
+}
+
+// New returns a watchdog that gives leases of lease and renews them every lease/3.
+func New(c rueidis.Client, lease time.Duration, log *slog.Logger) *Watchdog {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Watchdog{
+		client:   c,
+		lease:    lease,
+		interval: lease / 3,
+		log:      log,
+		wake:     make(chan struct{}, 1),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+}
+
+// Lease is the lease every renewal extends to.
+func (w *Watchdog) Lease() time.Duration { return w.lease }
+
+// Stats returns the watchdog's counters.
+func (w *Watchdog) Stats() *Stats { return &w.stats }
+
+// Len returns how many leases are registered.
+func (w *Watchdog) Len() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.queue)
+}
+
+// Add registers a lease granted by a request sent at sentAt. The watchdog
+// renews it with r until Remove, or until it is lost, when it calls lost once
+// with a cause that wraps core.ErrLeaseLost. On a closed watchdog Add returns
+// an entry that is never renewed.
+func (w *Watchdog) Add(r core.Renewal, sentAt time.Time, lost func(error)) core.Entry {
+	e := &entry{r: r, lost: lost, due: sentAt.Add(w.interval), deadline: sentAt.Add(w.lease), idx: -1}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		e.removed = true
+		return e
+	}
+	heap.Push(&w.queue, e)
+	if !w.started {
+		w.started = true
+		go w.run()
+	}
+	if e.idx == 0 {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+	return e
+}
+
+// Remove unregisters a lease. After Remove returns the watchdog sends no
+// further renewal for it and never reports it lost. A renewal already on the
+// wire cannot resurrect a released lease: renewal scripts check the owner.
+func (w *Watchdog) Remove(ce core.Entry) {
+	e, ok := ce.(*entry)
+	if !ok || e == nil {
+		return
+	}
+	w.mu.Lock()
+	e.removed = true
+	if e.idx >= 0 {
+		heap.Remove(&w.queue, e.idx)
+	}
+	w.mu.Unlock()
+}
+
+// Close stops the watchdog's goroutine and waits for it. Registered leases
+// are no longer renewed; they expire on the server by themselves.
+func (w *Watchdog) Close() {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return
+	}
+	w.closed = true
+	started := w.started
+	for _, e := range w.queue {
+		e.removed = true
+		e.idx = -1
+	}
+	w.queue = nil
+	w.mu.Unlock()
+	close(w.stop)
+	if started {
+		<-w.done
+	}
+}
+
+func (w *Watchdog) run() {
+	defer close(w.done)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		w.mu.Lock()
+		wait := time.Hour
+		if len(w.queue) > 0 {
+			wait = time.Until(w.queue[0].due)
+		}
+		w.mu.Unlock()
+		if wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-w.stop:
+				return
+			case <-w.wake:
+				if !timer.Stop() {
+					<-timer.C
+				}
+				continue
+			case <-timer.C:
+			}
+		}
+		w.tick()
+	}
+}
+
+// tick renews every lease due now or within a tenth of an interval, so
+// leases acquired close together share round trips.
+func (w *Watchdog) tick() {
+	start := time.Now()
+	horizon := start.Add(w.interval / 10)
+	var due []*entry
+	w.mu.Lock()
+	for len(w.queue) > 0 && !w.queue[0].due.After(horizon) {
+		due = append(due, heap.Pop(&w.queue).(*entry))
+	}
+	w.mu.Unlock()
+	for len(due) > 0 {
+		n := min(len(due), BatchSize)
+		w.renew(due[:n])
+		due = due[n:]
+	}
+	w.stats.Ticks.Add(1)
+	w.stats.LastTick.Store(int64(time.Since(start)))
+}
+
+func (w *Watchdog) renew(batch []*entry) {
+	ctx, cancel := context.WithTimeout(context.Background(), w.interval)
+	defer cancel()
+	cmds := make(rueidis.Commands, len(batch))
+	for i, e := range batch {
+		cmds[i] = e.r.Script.EvalSHA(w.client, e.r.Keys, e.r.Args)
+	}
+	sent := time.Now()
+	res := w.client.DoMulti(ctx, cmds...)
+	w.stats.RoundTrips.Add(1)
+	w.stats.Renewals.Add(int64(len(batch)))
+
+	// Scripts missing from the server's cache (a restart, SCRIPT FLUSH) are
+	// sent once more with their source.
+	var again []int
+	for i, r := range res {
+		if core.IsNoScript(r.Error()) {
+			again = append(again, i)
+		}
+	}
+	if len(again) > 0 {
+		cmds = cmds[:0]
+		for _, i := range again {
+			e := batch[i]
+			cmds = append(cmds, e.r.Script.Eval(w.client, e.r.Keys, e.r.Args))
+		}
+		for j, r := range w.client.DoMulti(ctx, cmds...) {
+			res[again[j]] = r
+		}
+		w.stats.RoundTrips.Add(1)
+	}
+
+	var lost []func()
+	now := time.Now()
+	w.mu.Lock()
+	for i, e := range batch {
+		if e.removed {
+			continue
+		}
+		ok, err := res[i].AsInt64()
+		var cause error
+		switch {
+		case err == nil && ok == 1:
+			e.deadline = sent.Add(w.lease)
+			e.due = sent.Add(w.interval)
+		case err == nil:
+			cause = fmt.Errorf("%w: %s: gone or held by another owner", core.ErrLeaseLost, e.r.What)
+		case !now.Before(e.deadline):
+			cause = fmt.Errorf("%w: %s: renewal failed until the lease ended: %v", core.ErrLeaseLost, e.r.What, err)
+		default:
+			// Retry soon, but well before the deadline.
+			e.due = now.Add(min(time.Second, e.deadline.Sub(now)/4))
+			w.log.Debug("distsync: lease renewal failed, retrying", "lock", e.r.What, "err", err)
+		}
+		if cause != nil {
+			e.removed = true
+			w.stats.Lost.Add(1)
+			f, c := e.lost, cause
+			lost = append(lost, func() { f(c) })
+			continue
+		}
+		if !w.closed {
+			heap.Push(&w.queue, e)
+		}
+	}
+	w.mu.Unlock()
+	for _, f := range lost {
+		f()
+	}
+}
+
+// queue is a min-heap of entries by due time.
+type queue []*entry
+
+func (q queue) Len() int           { return len(q) }
+func (q queue) Less(i, j int) bool { return q[i].due.Before(q[j].due) }
+func (q queue) Swap(i, j int) {
+	q[i], q[j] = q[j], q[i]
+	q[i].idx = i
+	q[j].idx = j
+}
+func (q *queue) Push(x any) {
+	e := x.(*entry)
+	e.idx = len(*q)
+	*q = append(*q, e)
+}
+func (q *queue) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	*q = old[:len(old)-1]
+	e.idx = -1
+	return e
+}
