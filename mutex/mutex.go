@@ -125,7 +125,7 @@ func (m *Mutex) lock(ctx context.Context, wait, lease time.Duration) (context.Co
 	var sentAt time.Time
 	try := func(actx context.Context, waiter string) (bool, time.Duration, error) {
 		sentAt = time.Now()
-		res, err := lockScript.Exec(actx, m.c.Client,
+		res, err := m.c.Eval(actx, lockScript,
 			[]string{m.key, m.fence, m.waiters},
 			[]string{owner, leaseArg, waiter, core.Ms(m.c.WaiterWindow), core.Ms(m.c.FenceTTL)},
 		).AsIntSlice()
@@ -189,7 +189,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	}
 	ictx, cancel := core.IOContext(ctx, core.ReleaseTimeout)
 	defer cancel()
-	r, err := unlockScript.Exec(ictx, m.c.Client,
+	r, err := m.c.Eval(ictx, unlockScript,
 		[]string{m.key, m.waiters},
 		[]string{owner, reqID, m.channel, m.c.PublishCmd()},
 	).AsInt64()
@@ -226,7 +226,7 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := m.c.Closed(); err != nil {
 		return false, m.errorf(err)
 	}
-	r, err := forceScript.Exec(ctx, m.c.Client,
+	r, err := m.c.Eval(ctx, forceScript,
 		[]string{m.key, m.waiters},
 		[]string{m.channel, m.c.PublishCmd()},
 	).AsInt64()

@@ -155,3 +155,10 @@ const ReleaseTimeout = 5 * time.Second
 func (c *Core) Unwait(ctx context.Context, key, waiter string) {
 	c.Client.Do(ctx, c.Client.B().Zrem().Key(key).Member(waiter).Build())
 }
+
+// Eval runs s on the Client's connection: the one way primitives run their
+// scripts, so that what every script run needs (such as waiting for replica
+// acknowledgement) is done in one place.
+func (c *Core) Eval(ctx context.Context, s *Script, keys, args []string) rueidis.RedisResult {
+	return s.Exec(ctx, c.Client, keys, args)
+}

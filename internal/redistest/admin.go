@@ -102,6 +102,9 @@ func waitFor(tb testing.TB, timeout time.Duration, what string, cond func() (boo
 	delay := 10 * time.Millisecond
 	for {
 		ok, why := cond()
+		if os.Getenv("RT_DEBUG") != "" {
+			tb.Logf("%v %s: %v %s", time.Now().Format("05.000"), what, ok, why)
+		}
 		if ok {
 			return
 		}
@@ -113,9 +116,10 @@ func waitFor(tb testing.TB, timeout time.Duration, what string, cond func() (boo
 	}
 }
 
-// infoField returns the value of field in an INFO reply.
+// infoField returns the value of field in an INFO or CLUSTER INFO reply
+// (the latter is a RESP3 verbatim string, which rueidis returns with "txt:").
 func infoField(info, field string) string {
-	for _, line := range strings.Split(info, "\n") {
+	for _, line := range strings.Split(strings.TrimPrefix(info, "txt:"), "\n") {
 		if v, ok := strings.CutPrefix(strings.TrimRight(line, "\r"), field+":"); ok {
 			return v
 		}
