@@ -1,0 +1,95 @@
+package notify_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/acquire"
+	"github.com/distsync/distsync/internal/dstest"
+	"github.com/distsync/distsync/internal/redistest"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+// After a reconnect every waiter re-checks: a release whose notification was
+// never published (the key deleted behind distsync's back) is found once the
+// subscription is re-established, not when the waiter's timer fires.
+func TestWaitersRecheckAfterReconnect(t *testing.T) {
+	s := redistest.Start(t)
+	redistest.RequireReal(t, s)
+	c := dstest.ClientOn(t, s)
+	m, err := c.Mutex("reconnect")
+	require.NoError(t, err)
+	ctx := context.Background()
+	held, err := m.TryLock(ctx, 0, 10*time.Minute)
+	require.NoError(t, err)
+	_ = held
+
+	timerBefore := acquire.Counters().Timer.Load()
+	got := make(chan error, 1)
+	go func() {
+		w, err := m.Lock(ctx)
+		if err == nil {
+			err = m.Unlock(w)
+		}
+		got <- err
+	}()
+	rc := s.Client(t)
+	require.Eventually(t, func() bool {
+		n, err := rc.Do(ctx, rc.B().Zcard().Key(m.Key()+":waiters").Build()).AsInt64()
+		return err == nil && n == 1
+	}, 10*time.Second, time.Millisecond)
+
+	// Free the lock without a notification, then drop the subscriber's connection.
+	require.NoError(t, rc.Do(ctx, rc.B().Del().Key(m.Key()).Build()).Error())
+	require.NoError(t, rc.Do(ctx, rc.B().ClientKill().TypePubsub().Build()).Error())
+	select {
+	case err := <-got:
+		require.NoError(t, err)
+	case <-time.After(time.Minute):
+		t.Fatal("waiter did not re-check after the reconnect")
+	}
+	assert.Equal(t, timerBefore, acquire.Counters().Timer.Load(), "woken by the resubscription, not by its timer")
+}
+
+// One subscription per channel serves every local waiter, and a release
+// wakes them through it.
+func TestOneSubscriptionPerChannel(t *testing.T) {
+	s := redistest.Start(t)
+	redistest.RequireReal(t, s)
+	c := dstest.ClientOn(t, s)
+	m, err := c.Mutex("shared")
+	require.NoError(t, err)
+	ctx := context.Background()
+	held, err := m.TryLock(ctx, 0, 10*time.Minute)
+	require.NoError(t, err)
+	const waiters = 8
+	done := make(chan error, waiters)
+	for range waiters {
+		go func() {
+			w, err := m.Lock(ctx)
+			if err == nil {
+				err = m.Unlock(w)
+			}
+			done <- err
+		}()
+	}
+	rc := s.Client(t)
+	require.Eventually(t, func() bool {
+		n, err := rc.Do(ctx, rc.B().Zcard().Key(m.Key()+":waiters").Build()).AsInt64()
+		return err == nil && n == waiters
+	}, 10*time.Second, time.Millisecond)
+	counts, err := rc.Do(ctx, rc.B().PubsubNumsub().Channel(m.Key()+":ch").Build()).AsIntMap()
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), counts[m.Key()+":ch"], "one subscription for %d local waiters", waiters)
+	require.NoError(t, m.Unlock(held))
+	for range waiters {
+		require.NoError(t, <-done)
+	}
+	var _ *distsync.Client = c
+}
