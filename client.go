@@ -40,6 +40,7 @@ var (
 	ErrInvalidArgument = core.ErrInvalidArgument
 	ErrClosed          = core.ErrClosed
 	ErrUpgrade         = core.ErrUpgrade
+	ErrNotReplicated   = core.ErrNotReplicated
 )
 
 // Defaults.
@@ -82,8 +83,23 @@ type Options struct {
 	// acquisition; after it, tokens continue from the server clock in
 	// microseconds. Default 1 h.
 	FenceTTL time.Duration
+	// ReplicaAck, when Replicas > 0, makes every acquisition wait until that
+	// many replicas acknowledged it (Redis WAIT, at most Timeout). When too
+	// few do, the acquisition is undone and ErrNotReplicated returned, so a
+	// failover to a replica cannot hand the same lock to a second owner
+	// because the grant had not reached it. It costs a dedicated connection
+	// and a replication round trip per acquisition; see README, Safety.
+	ReplicaAck ReplicaAck
 	// Logger receives lost-lease and reconnect reports; default slog.Default().
 	Logger *slog.Logger
+}
+
+// ReplicaAck configures replica acknowledgement of acquisitions.
+type ReplicaAck struct {
+	// Replicas is how many replicas must acknowledge; 0 turns it off.
+	Replicas int
+	// Timeout bounds the wait for them; default 100 ms.
+	Timeout time.Duration
 }
 
 // Client hands out distributed primitives that share one connection, one
@@ -151,6 +167,9 @@ func (o *Options) check() error {
 	if o.Lease > 0 && o.Lease < 3*time.Millisecond {
 		errs = append(errs, fmt.Errorf("%w: Lease %v is shorter than 3ms", ErrInvalidArgument, o.Lease))
 	}
+	if o.ReplicaAck.Replicas < 0 || o.ReplicaAck.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("%w: negative ReplicaAck %+v", ErrInvalidArgument, o.ReplicaAck))
+	}
 	if o.DB < 0 {
 		errs = append(errs, fmt.Errorf("%w: negative DB %d", ErrInvalidArgument, o.DB))
 	}
@@ -165,7 +184,12 @@ func newClient(rc rueidis.Client, opts Options) *Client {
 		Lease:        opts.Lease,
 		WaiterWindow: opts.WaiterWindow,
 		FenceTTL:     opts.FenceTTL,
+		AckReplicas:  opts.ReplicaAck.Replicas,
+		AckTimeout:   opts.ReplicaAck.Timeout,
 		Log:          opts.Logger,
+	}
+	if cfg.AckReplicas > 0 && cfg.AckTimeout == 0 {
+		cfg.AckTimeout = 100 * time.Millisecond
 	}
 	if cfg.Prefix == "" {
 		cfg.Prefix = DefaultPrefix

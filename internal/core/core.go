@@ -31,7 +31,11 @@ type Config struct {
 	WaiterWindow time.Duration
 	// FenceTTL is how long a name's fencing counter outlives its last use.
 	FenceTTL time.Duration
-	Log      *slog.Logger
+	// AckReplicas, when > 0, makes every acquisition wait (WAIT) until that
+	// many replicas acknowledged it, at most AckTimeout.
+	AckReplicas int
+	AckTimeout  time.Duration
+	Log         *slog.Logger
 }
 
 // Core is the per-Client environment every primitive shares: the Redis client,
@@ -157,8 +161,44 @@ func (c *Core) Unwait(ctx context.Context, key, waiter string) {
 }
 
 // Eval runs s on the Client's connection: the one way primitives run their
-// scripts, so that what every script run needs (such as waiting for replica
-// acknowledgement) is done in one place.
+// scripts.
 func (c *Core) Eval(ctx context.Context, s *Script, keys, args []string) rueidis.RedisResult {
 	return s.Exec(ctx, c.Client, keys, args)
+}
+
+// EvalAcquire runs a script that may grant something. Without replica
+// acknowledgement it is Eval. With it, the script and a WAIT for
+// AckReplicas replicas run back to back on one connection (so WAIT covers
+// the script's writes), and when fewer replicas acknowledged in AckTimeout it
+// returns the script's result with an error wrapping ErrNotReplicated: the
+// caller must then undo what the script granted.
+func (c *Core) EvalAcquire(ctx context.Context, s *Script, keys, args []string) (rueidis.RedisResult, error) {
+	if c.AckReplicas <= 0 {
+		r := s.Exec(ctx, c.Client, keys, args)
+		return r, nil
+	}
+	var res rueidis.RedisResult
+	var acked int64
+	err := c.Client.Dedicated(func(d rueidis.DedicatedClient) error {
+		wait := d.B().Wait().Numreplicas(int64(c.AckReplicas)).Timeout(max(c.AckTimeout.Milliseconds(), 1)).Build()
+		rs := d.DoMulti(ctx, s.EvalSHA(d, keys, args), wait)
+		if IsNoScript(rs[0].Error()) {
+			wait = d.B().Wait().Numreplicas(int64(c.AckReplicas)).Timeout(max(c.AckTimeout.Milliseconds(), 1)).Build()
+			rs = d.DoMulti(ctx, s.Eval(d, keys, args), wait)
+		}
+		res = rs[0]
+		if err := res.Error(); err != nil {
+			return nil // the script's own error is in res
+		}
+		var err error
+		acked, err = rs[1].AsInt64()
+		return err
+	})
+	if err != nil {
+		return res, err
+	}
+	if res.Error() == nil && acked < int64(c.AckReplicas) {
+		return res, fmt.Errorf("%w: %d of %d replicas in %v", ErrNotReplicated, acked, c.AckReplicas, c.AckTimeout)
+	}
+	return res, nil
 }

@@ -29,6 +29,10 @@ var (
 	ErrInvalidArgument = errors.New("distsync: invalid argument")
 	// ErrClosed is returned by every call on a Client that was closed.
 	ErrClosed = errors.New("distsync: client closed")
+	// ErrNotReplicated is returned when replica acknowledgement is configured
+	// and too few replicas acknowledged an acquisition in time; the
+	// acquisition was undone.
+	ErrNotReplicated = errors.New("distsync: acquisition not acknowledged by enough replicas")
 	// ErrUpgrade is returned when the holder of a read lock asks for the write lock,
 	// which would deadlock.
 	ErrUpgrade = errors.New("distsync: read lock holder cannot take the write lock")

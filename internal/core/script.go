@@ -30,12 +30,12 @@ func (s *Script) Exec(ctx context.Context, c rueidis.Client, keys, args []string
 }
 
 // EvalSHA builds the EVALSHA command, for pipelines (DoMulti).
-func (s *Script) EvalSHA(c rueidis.Client, keys, args []string) rueidis.Completed {
+func (s *Script) EvalSHA(c rueidis.CommandClient, keys, args []string) rueidis.Completed {
 	return c.B().Evalsha().Sha1(s.sha).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 }
 
 // Eval builds the EVAL command carrying the source, the fallback for NOSCRIPT.
-func (s *Script) Eval(c rueidis.Client, keys, args []string) rueidis.Completed {
+func (s *Script) Eval(c rueidis.CommandClient, keys, args []string) rueidis.Completed {
 	return c.B().Eval().Script(s.src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 }
 
