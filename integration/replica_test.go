@@ -1,0 +1,60 @@
+package integration_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/dstest"
+	"github.com/distsync/distsync/internal/redistest"
+)
+
+// startReplica starts a replica of master and waits until it is in sync.
+func startReplica(t *testing.T, master *redistest.Server) *redistest.Server {
+	t.Helper()
+	replica := redistest.Start(t, redistest.WithConfig("replicaof", "127.0.0.1 "+strconv.Itoa(master.Port())))
+	rc := replica.Client(t)
+	require.Eventually(t, func() bool {
+		info, err := rc.Do(context.Background(), rc.B().Info().Section("replication").Build()).ToString()
+		return err == nil && strings.Contains(info, "master_link_status:up")
+	}, 20*time.Second, 10*time.Millisecond)
+	return replica
+}
+
+// With replica acknowledgement, a grant that no replica has is undone and
+// refused, so a failover cannot hand the lock to a second owner because the
+// first grant never reached the replica.
+func TestReplicaAckRefusesUnreplicatedGrant(t *testing.T) {
+	t.Parallel()
+	master := redistest.Start(t)
+	redistest.RequireReal(t, master)
+	replica := startReplica(t, master)
+	c := dstest.ClientOn(t, master, func(o *distsync.Options) {
+		o.ReplicaAck = distsync.ReplicaAck{Replicas: 1, Timeout: 200 * time.Millisecond}
+	})
+	m, err := c.Mutex("acked")
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	held, err := m.Lock(ctx)
+	require.NoError(t, err, "granted once the replica acknowledged")
+	require.NoError(t, m.Unlock(held))
+
+	replica.Pause()
+	_, err = m.TryLock(ctx, 0, 0)
+	replica.Resume()
+	require.ErrorIs(t, err, distsync.ErrNotReplicated)
+	locked, err := m.IsLocked(ctx)
+	require.NoError(t, err)
+	assert.False(t, locked, "the unacknowledged grant was undone")
+
+	held, err = m.TryLock(ctx, 0, 0)
+	require.NoError(t, err, "granted again once the replica answers")
+	require.NoError(t, m.Unlock(held))
+}
