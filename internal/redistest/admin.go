@@ -102,9 +102,6 @@ func waitFor(tb testing.TB, timeout time.Duration, what string, cond func() (boo
 	delay := 10 * time.Millisecond
 	for {
 		ok, why := cond()
-		if os.Getenv("RT_DEBUG") != "" {
-			tb.Logf("%v %s: %v %s", time.Now().Format("05.000"), what, ok, why)
-		}
 		if ok {
 			return
 		}

@@ -24,8 +24,8 @@ type Cluster struct {
 
 // clusterNode is one line of CLUSTER NODES.
 type clusterNode struct {
-	id, addr, master string
-	flags            []string
+	addr, master string
+	flags        []string
 }
 
 func (n clusterNode) has(flag string) bool {
@@ -45,7 +45,7 @@ func parseClusterNodes(s string) []clusterNode {
 			continue
 		}
 		addr, _, _ := strings.Cut(f[1], "@")
-		out = append(out, clusterNode{id: f[0], addr: addr, flags: strings.Split(f[2], ","), master: f[3]})
+		out = append(out, clusterNode{addr: addr, flags: strings.Split(f[2], ","), master: f[3]})
 	}
 	return out
 }
@@ -56,7 +56,8 @@ func parseClusterNodes(s string) []clusterNode {
 // replicasPerMaster replicas to each master with CLUSTER REPLICATE, and waits
 // until every node reports cluster_state:ok, sees the same roles, and every
 // replica is in sync. All nodes stop at tb.Cleanup. It needs a redis-server
-// binary (see RequireReal for what happens without one).
+// binary: without one it skips the test, or fails it when
+// DISTSYNC_REQUIRE_REDIS=1.
 func StartCluster(tb testing.TB, masters, replicasPerMaster int, opts ...Option) *Cluster {
 	tb.Helper()
 	bin := requireBinary(tb, "a cluster")
@@ -149,6 +150,9 @@ func (c *Cluster) waitStable(tb testing.TB, a admin, what string, promoted *Serv
 				if promoted != nil && cn.addr == promoted.addr && !cn.has("master") {
 					return false, fmt.Sprintf("%s sees %s as %v", s.addr, cn.addr, cn.flags)
 				}
+				if cn.has("slave") && cn.master == "-" {
+					return false, fmt.Sprintf("%s sees replica %s without a master", s.addr, cn.addr)
+				}
 				if cn.has("myself") && cn.has("slave") {
 					if ok, why := a.replicaSynced(tb, s); !ok {
 						return false, why
@@ -204,36 +208,30 @@ func (c *Cluster) Failover(tb testing.TB, master *Server) *Server {
 	a := admin{}
 	defer a.close()
 
-	var view []clusterNode
-	for _, s := range c.nodes {
-		if s != master && s.Pid() != 0 {
-			out, err := a.do(tb, s, "CLUSTER", "NODES")
-			if err == nil {
-				view = parseClusterNodes(out)
-				break
-			}
-		}
-	}
-	var masterID string
-	for _, cn := range view {
-		if cn.addr == master.addr {
-			masterID = cn.id
-		}
-	}
+	// Ask the nodes themselves: a replica of master in sync with it.
 	var replica *Server
-	for _, cn := range view {
-		if masterID == "" || cn.master != masterID || !cn.has("slave") || cn.has("fail") {
-			continue
-		}
+	waitFor(tb, clusterTimeout, "a replica of "+master.addr+" in sync", func() (bool, string) {
+		why := "no replica"
 		for _, s := range c.nodes {
-			if s.addr == cn.addr && s.Pid() != 0 {
-				replica = s
+			if s == master || s.Pid() == 0 {
+				continue
 			}
+			info, err := a.do(tb, s, "INFO", "replication")
+			if err != nil {
+				why = fmt.Sprintf("%s: %v", s.addr, err)
+				continue
+			}
+			if infoField(info, "role") != "slave" || infoField(info, "master_port") != strconv.Itoa(master.port) {
+				continue
+			}
+			if master.Pid() == 0 || infoField(info, "master_link_status") == "up" {
+				replica = s
+				return true, ""
+			}
+			why = fmt.Sprintf("%s: master_link_status %s", s.addr, infoField(info, "master_link_status"))
 		}
-	}
-	if replica == nil {
-		tb.Fatalf("redistest: Failover: no running replica of %s", master.addr)
-	}
+		return false, why
+	})
 
 	args := []string{"CLUSTER", "FAILOVER"}
 	if master.Pid() == 0 {

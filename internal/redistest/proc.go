@@ -96,7 +96,9 @@ func startProcess(bin, dir string, cfg config, args []string) (*Server, error) {
 			`dir "` + dir + `"`,
 		}
 		if len(args) == 0 { // not a sentinel: sentinels reject these
-			s.cfgLines = append(s.cfgLines, `save ""`, "appendonly no")
+			// No snapshots, and replicas sync at once instead of after the
+			// default 5 s wait for more replicas.
+			s.cfgLines = append(s.cfgLines, `save ""`, "appendonly no", "repl-diskless-sync-delay 0")
 		}
 		for _, kv := range cfg.extra {
 			s.cfgLines = append(s.cfgLines, kv[0]+" "+kv[1])

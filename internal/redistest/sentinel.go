@@ -25,7 +25,8 @@ type Sentinel struct {
 // "distsync" with quorum sentinels/2+1, down-after-milliseconds 1000 and
 // failover-timeout 5000. It waits until the replicas are in sync and every
 // sentinel sees all replicas and the other sentinels and passes SENTINEL
-// CKQUORUM. Everything stops at tb.Cleanup. It needs a redis-server binary.
+// CKQUORUM. Everything stops at tb.Cleanup. Like StartCluster it needs a
+// redis-server binary.
 func StartSentinel(tb testing.TB, replicas, sentinels int, opts ...Option) *Sentinel {
 	tb.Helper()
 	bin := requireBinary(tb, "a sentinel setup")
