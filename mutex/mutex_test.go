@@ -19,7 +19,12 @@ import (
 	"github.com/distsync/distsync/mutex"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) {
+	if s, err := redistest.SharedServer(); err == nil {
+		options = dstest.Options(s)
+	}
+	redistest.Main(m)
+}
 
 func newMutex(t testing.TB, c *distsync.Client, name string) *mutex.Mutex {
 	t.Helper()

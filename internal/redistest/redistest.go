@@ -163,33 +163,42 @@ var sharedMu sync.Mutex
 // stopped by Main. Tests sharing it must use distinct keys.
 func Shared(tb testing.TB) *Server {
 	tb.Helper()
+	s, err := SharedServer()
+	if err != nil {
+		tb.Fatalf("redistest: shared server: %v", err)
+	}
+	return s
+}
+
+// SharedServer is Shared for code without a testing.TB, such as Examples.
+func SharedServer() (*Server, error) {
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
 	reg.mu.Lock()
 	s := reg.shared
 	reg.mu.Unlock()
 	if s != nil {
-		return s
+		return s, nil
 	}
 	var dir string
+	var dirErr error
 	s, err := start(func() string {
-		var err error
-		dir, err = os.MkdirTemp("", "redistest-shared-")
-		if err != nil {
-			tb.Fatalf("redistest: %v", err)
-		}
+		dir, dirErr = os.MkdirTemp("", "redistest-shared-")
 		return dir
-	}, config{}, tb.Logf)
+	}, config{}, func(string, ...any) {})
+	if err == nil && dirErr != nil {
+		err = dirErr
+	}
 	if err != nil {
 		if dir != "" {
 			os.RemoveAll(dir)
 		}
-		tb.Fatalf("redistest: shared server: %v", err)
+		return nil, err
 	}
 	reg.mu.Lock()
 	reg.shared, reg.sharedDir = s, dir
 	reg.mu.Unlock()
-	return s
+	return s, nil
 }
 
 // Main is for TestMain: it runs the tests, stops every server this package

@@ -1,0 +1,55 @@
+package distsync_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/dstest"
+	"github.com/distsync/distsync/internal/redistest"
+)
+
+func TestFromClientLeavesCallersClientOpen(t *testing.T) {
+	s := redistest.Shared(t)
+	rc, err := rueidis.NewClient(s.ClientOption())
+	require.NoError(t, err)
+	defer rc.Close()
+	c, err := distsync.FromClient(rc, distsync.Options{Prefix: "fromclient:"})
+	require.NoError(t, err)
+	m, err := c.Mutex("x")
+	require.NoError(t, err)
+	assert.Equal(t, "fromclient:{x}", m.Key())
+	held, err := m.Lock(context.Background())
+	require.NoError(t, err)
+	require.NoError(t, m.Unlock(held))
+	c.Close()
+	c.Close() // idempotent
+	assert.NoError(t, rc.Do(context.Background(), rc.B().Ping().Build()).Error(), "the caller's client stays open")
+	_, err = m.Lock(context.Background())
+	assert.ErrorIs(t, err, distsync.ErrClosed)
+}
+
+func TestClientsHaveDistinctIDs(t *testing.T) {
+	a, b := dstest.Client(t), dstest.Client(t)
+	assert.NotEqual(t, a.ID(), b.ID())
+	assert.Len(t, a.ID(), 36)
+}
+
+func TestInvalidOptions(t *testing.T) {
+	for _, o := range []distsync.Options{
+		{Lease: -time.Second},
+		{Lease: time.Millisecond},
+		{WaiterWindow: -1},
+		{FenceTTL: -1},
+		{DB: -1},
+		{ReplicaAck: distsync.ReplicaAck{Replicas: -1}},
+	} {
+		_, err := distsync.New(o)
+		assert.ErrorIs(t, err, distsync.ErrInvalidArgument, "%+v", o)
+	}
+}
