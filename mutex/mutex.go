@@ -179,7 +179,9 @@ func (m *Mutex) lock(ctx context.Context, wait, lease time.Duration) (context.Co
 // Unlock is safe to retry: if an attempt fails after the server applied it
 // (the reply was lost), the retry with the same context returns nil and does
 // not release a second hold count. Releasing the same acquisition twice after
-// a success returns ErrNotHeld. Unlock is one round trip.
+// a success returns ErrNotHeld. If Unlock fails otherwise, the lock may stay
+// held, no longer renewed, until its lease ends; retry to release it sooner.
+// Unlock is one round trip.
 func (m *Mutex) Unlock(ctx context.Context) error {
 	owner, ok := m.c.OwnerOf(ctx)
 	if !ok {

@@ -35,6 +35,7 @@ type Watchdog struct {
 	client   rueidis.Client
 	lease    time.Duration
 	interval time.Duration
+	drift    time.Duration
 	log      *slog.Logger
 
 	mu      sync.Mutex
@@ -61,10 +62,15 @@ type entry struct {
 	r        core.Renewal
 	lost     func(error)
 	due      time.Time // when to renew next
-	deadline time.Time // when the lease ends at the latest, by this process's clock
+	deadline time.Time // when the lease may end, by this process's clock, less the drift
 	idx      int       // position in queue, -1 when not queued
 	removed  bool
 }
+
+// Drift is the safety margin by which the watchdog declares a lease lost
+// before its deadline by this process's clock: lease/100 + 2 ms, for clock
+// rate differences between this process and the server (as in Redlock).
+func Drift(lease time.Duration) time.Duration { return lease/100 + 2*time.Millisecond }
 
 // New returns a watchdog that gives leases of lease and renews them every lease/3.
 func New(c rueidis.Client, lease time.Duration, log *slog.Logger) *Watchdog {
@@ -75,6 +81,7 @@ func New(c rueidis.Client, lease time.Duration, log *slog.Logger) *Watchdog {
 		client:   c,
 		lease:    lease,
 		interval: lease / 3,
+		drift:    Drift(lease),
 		log:      log,
 		wake:     make(chan struct{}, 1),
 		stop:     make(chan struct{}),
@@ -100,7 +107,7 @@ func (w *Watchdog) Len() int {
 // with a cause that wraps core.ErrLeaseLost. On a closed watchdog Add returns
 // an entry that is never renewed.
 func (w *Watchdog) Add(r core.Renewal, sentAt time.Time, lost func(error)) core.Entry {
-	e := &entry{r: r, lost: lost, due: sentAt.Add(w.interval), deadline: sentAt.Add(w.lease), idx: -1}
+	e := &entry{r: r, lost: lost, due: sentAt.Add(w.interval), deadline: sentAt.Add(w.lease - w.drift), idx: -1}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -208,7 +215,15 @@ func (w *Watchdog) tick() {
 }
 
 func (w *Watchdog) renew(batch []*entry) {
-	ctx, cancel := context.WithTimeout(context.Background(), w.interval)
+	// A renewal stuck on the network must not delay the report of a loss:
+	// the batch gives up at its earliest deadline.
+	deadline := time.Now().Add(w.interval)
+	for _, e := range batch {
+		if e.deadline.Before(deadline) {
+			deadline = e.deadline
+		}
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	cmds := make(rueidis.Commands, len(batch))
 	for i, e := range batch {
@@ -250,7 +265,7 @@ func (w *Watchdog) renew(batch []*entry) {
 		var cause error
 		switch {
 		case err == nil && ok == 1:
-			e.deadline = sent.Add(w.lease)
+			e.deadline = sent.Add(w.lease - w.drift)
 			e.due = sent.Add(w.interval)
 		case err == nil:
 			cause = fmt.Errorf("%w: %s: gone or held by another owner", core.ErrLeaseLost, e.r.What)

@@ -161,8 +161,10 @@ func (a *Acq) Released(final bool) {
 			delete(h.m, hd.key)
 		}
 	} else if hd.entry == nil && hd.renew != nil {
-		// The release was not the last: keep renewing.
-		hd.entry = h.core.Watchdog.Add(*hd.renew, time.Now(), hd.lost)
+		// The server still holds a count this process thought was the last
+		// (the owner is shared by goroutines): keep renewing, starting now,
+		// since when the lease was last extended is no longer known.
+		hd.entry = h.core.Watchdog.Add(*hd.renew, time.Now().Add(-h.core.Lease/3), hd.lost)
 	}
 	h.mu.Unlock()
 	for _, o := range cancel {
