@@ -169,9 +169,11 @@ type hold struct {
 }
 
 // New returns the Redlock over lockers: the same lock (equal Key) on N
-// independent masters, one Locker per master Client. It makes no I/O. It
-// returns ErrInvalidArgument when lockers is empty, contains nil, the keys
-// differ, or an option is out of range.
+// independent masters, one Locker per master, each made by that master's own
+// Client (two lockers on one Client, or on replicas of one master, would
+// count one master twice). An odd N (3, 5) tolerates the most failures for
+// its size. New makes no I/O. It returns ErrInvalidArgument when lockers is
+// empty, contains nil, the keys differ, or an option is out of range.
 func New(lockers []distsync.Locker, opts ...Option) (*Lock, error) {
 	o := options{
 		driftFactor:   DefaultDriftFactor,
@@ -190,7 +192,7 @@ func New(lockers []distsync.Locker, opts ...Option) (*Lock, error) {
 		switch {
 		case lk == nil:
 			o.errs = append(o.errs, fmt.Errorf("%w: locker %d is nil", distsync.ErrInvalidArgument, i))
-		case lk.Key() != lockers[0].Key():
+		case lockers[0] != nil && lk.Key() != lockers[0].Key():
 			o.errs = append(o.errs, fmt.Errorf("%w: locker %d has key %q, locker 0 %q", distsync.ErrInvalidArgument, i, lk.Key(), lockers[0].Key()))
 		}
 	}
@@ -321,7 +323,7 @@ func (l *Lock) lock(ctx context.Context, wait, lease time.Duration) (context.Con
 type roundResult struct {
 	members []context.Context    // granted in time, else nil
 	errs    []error              // refusals and failures, errNoAnswer when late
-	cancels []context.CancelFunc // of the contexts members derive from
+	cancels []context.CancelFunc // of the contexts members derive from, nil where no member
 }
 
 // errNoAnswer marks a master that did not answer within its round.
@@ -385,9 +387,11 @@ collect:
 	mu.Unlock()
 	for i := range got {
 		if !got[i] {
+			r.errs[i] = errNoAnswer
+		}
+		if r.members[i] == nil {
 			r.cancels[i]()
 			r.cancels[i] = nil
-			r.errs[i] = errNoAnswer
 		}
 	}
 	return r

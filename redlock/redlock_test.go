@@ -386,6 +386,7 @@ func TestInvalidInput(t *testing.T) {
 	}{
 		"no lockers":     {nil, nil},
 		"nil locker":     {[]distsync.Locker{a, nil}, nil},
+		"nil first":      {[]distsync.Locker{nil, a}, nil},
 		"different keys": {[]distsync.Locker{a, b}, nil},
 		"timeout":        {[]distsync.Locker{a}, []redlock.Option{redlock.WithMasterTimeout(0)}},
 		"drift":          {[]distsync.Locker{a}, []redlock.Option{redlock.WithDrift(1, 0)}},
