@@ -163,7 +163,7 @@ type hold struct {
 	owner   context.Context      // the caller's context with its owner
 	reentry bool                 // owner already held l when acquiring
 	cancels []context.CancelFunc // of the contexts members derive from
-	timeout time.Duration
+	timeout time.Duration        // per-master
 	grant   Grant
 	expire  context.CancelFunc // of the validity deadline, or nil
 }
@@ -278,7 +278,7 @@ func (l *Lock) lock(ctx context.Context, wait, lease time.Duration) (context.Con
 			}), nil
 		}
 		// Refused: release on every master that granted or may have.
-		l.releaseAll(ctx, r.members, r.errs, reentry, timeout)
+		l.releaseAll(ctx, r.members, r.errs, reentry, len(r.members), timeout)
 		for _, c := range r.cancels {
 			if c != nil {
 				c()
@@ -410,9 +410,11 @@ func (l *Lock) hold(ctx context.Context, r roundResult, reentry bool, timeout, l
 // Unlock releases the hold ctx (a context TryLock returned) carries on every
 // master at once, whether or not the master granted it, and cancels the
 // hold's context with cause ErrReleased. It works on a cancelled context. It
-// waits for the masters at most the per-master timeout; releases still
-// unanswered then go on in the background, and a master that was not
-// released is no longer renewed, so its lease expires.
+// returns when every master that held it answered, or one per-master timeout
+// after Quorum of them confirmed (a member's release is bounded by the
+// member: 5 s for a mutex); releases still unanswered go on in the
+// background. A master whose release failed is no longer renewed, so its
+// lease expires.
 //
 // It returns nil when at least Quorum masters confirmed the release of a hold;
 // otherwise an error with the masters' errors (wrapping ErrNotHeld when the
@@ -423,7 +425,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	if h == nil || !h.Release() {
 		return l.errorf(distsync.ErrNotHeld)
 	}
-	released, errs := l.releaseAll(h.owner, h.Members(), nil, h.reentry, h.timeout)
+	released, errs := l.releaseAll(h.owner, h.Members(), nil, h.reentry, l.quorum, h.timeout)
 	for _, c := range h.cancels {
 		if c != nil {
 			c()
@@ -467,15 +469,12 @@ func (l *Lock) lookup(ctx context.Context) *hold {
 // releaseAll releases on every master in parallel: the members through their
 // own contexts, the others (when errs is nil, or where errs says the master
 // failed rather than refused) by owner, in case a request the master applied
-// was not answered. It waits at most timeout and returns how many members
-// confirmed and the members' errors.
-func (l *Lock) releaseAll(owner context.Context, members []context.Context, errs []error, reentry bool, timeout time.Duration) (int, []error) {
-	type result struct {
-		member bool
-		err    error
-	}
-	results := make(chan result, len(l.lockers))
-	started := 0
+// was not answered. It waits for the members to answer, but no longer than
+// timeout once need of them confirmed, and not for the others; it returns how
+// many members confirmed and the members' errors.
+func (l *Lock) releaseAll(owner context.Context, members []context.Context, errs []error, reentry bool, need int, timeout time.Duration) (int, []error) {
+	results := make(chan error, len(l.lockers))
+	held := 0
 	for i := range l.lockers {
 		var err error
 		if errs != nil {
@@ -484,28 +483,35 @@ func (l *Lock) releaseAll(owner context.Context, members []context.Context, errs
 				continue // refused; or late, and released by the goroutine that asked
 			}
 		}
-		started++
+		member := members[i] != nil
+		if member {
+			held++
+		}
 		l.pending.Add(1)
 		go func() {
 			defer l.pending.Done()
-			results <- result{members[i] != nil, l.release(owner, i, members[i], err, reentry)}
+			err := l.release(owner, i, members[i], err, reentry)
+			if member {
+				results <- err
+			}
 		}()
 	}
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
 	confirmed, failed := 0, []error(nil)
-	for k := 0; k < started; k++ {
+	var grace <-chan time.Time // runs once need confirmed
+	for k := 0; k < held; k++ {
 		select {
-		case r := <-results:
-			switch {
-			case !r.member:
-			case r.err == nil:
-				confirmed++
-			default:
-				failed = append(failed, r.err)
+		case err := <-results:
+			if err != nil {
+				failed = append(failed, err)
+				continue
 			}
-		case <-timer.C:
-			return confirmed, append(failed, errNoAnswer)
+			if confirmed++; confirmed == need {
+				t := time.NewTimer(timeout)
+				defer t.Stop()
+				grace = t.C
+			}
+		case <-grace:
+			return confirmed, failed
 		}
 	}
 	return confirmed, failed
