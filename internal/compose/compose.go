@@ -1,0 +1,83 @@
+// Package compose is what the composed locks (multilock, redlock) share: one
+// acquisition's member contexts merged into the one context the composed lock
+// hands out.
+package compose
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/distsync/distsync/internal/core"
+)
+
+// Hold is one acquisition of a composed lock: each member's own context (which
+// the member's Unlock needs) and the composed context's cancellation.
+type Hold struct {
+	members  []context.Context // per locker, nil where not held
+	stop     func()
+	cancel   context.CancelCauseFunc
+	released atomic.Bool
+}
+
+// Start makes the composed context: derived from ctx, carrying self (the
+// composed lock's hold value, which embeds h) under key, and cancelled, with
+// a cause wrapping the member's, once fewer than need of the non-nil members
+// are left: a member is lost when its context ends (its lease was lost or
+// expired, or it was released on its own).
+//
+// Start starts no goroutine: it registers a context.AfterFunc on each member,
+// which Release stops.
+func (h *Hold) Start(ctx context.Context, what string, members []context.Context, need int, key, self any) context.Context {
+	h.members = members
+	ctx, h.cancel = context.WithCancelCause(ctx)
+	held := 0
+	for _, m := range members {
+		if m != nil {
+			held++
+		}
+	}
+	var mu sync.Mutex
+	lost := 0
+	stops := make([]func() bool, 0, held)
+	for _, m := range members {
+		if m == nil {
+			continue
+		}
+		stops = append(stops, context.AfterFunc(m, func() {
+			mu.Lock()
+			lost++
+			n := lost
+			mu.Unlock()
+			if held-n < need {
+				h.cancel(fmt.Errorf("%s: %d of %d members lost, fewer than %d left: %w", what, n, held, need, context.Cause(m)))
+			}
+		}))
+	}
+	h.stop = func() {
+		for _, s := range stops {
+			s()
+		}
+	}
+	return context.WithValue(ctx, key, self)
+}
+
+// Members returns a copy of the member contexts.
+func (h *Hold) Members() []context.Context { return slices.Clone(h.members) }
+
+// Release marks the hold released and stops watching its members, so that
+// their release does not count as a loss. It reports false when the hold was
+// released before.
+func (h *Hold) Release() bool {
+	if !h.released.CompareAndSwap(false, true) {
+		return false
+	}
+	h.stop()
+	return true
+}
+
+// Released cancels the composed context with cause ErrReleased, once its
+// members were released.
+func (h *Hold) Released() { h.cancel(core.ErrReleased) }

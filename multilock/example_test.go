@@ -1,0 +1,51 @@
+package multilock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/dstest"
+	"github.com/distsync/distsync/multilock"
+)
+
+// Two locks on two Clients (in production often two servers, here two
+// databases of the test server) taken as one.
+func Example() {
+	srv := dstest.Shared() // the test server; in production, your servers
+	orders, err := distsync.New(distsync.Options{Addrs: []string{srv.Addr()}, RESP2: srv.RESP2()})
+	if err != nil {
+		panic(err)
+	}
+	defer orders.Close()
+	stock, err := distsync.New(distsync.Options{Addrs: []string{srv.Addr()}, RESP2: srv.RESP2(), DB: 1})
+	if err != nil {
+		panic(err)
+	}
+	defer stock.Close()
+
+	order, _ := orders.Mutex("example-order-1")
+	sku, _ := stock.Mutex("example-sku-42")
+	both, err := multilock.New(order, sku)
+	if err != nil {
+		panic(err)
+	}
+	ctx, err := both.TryLock(context.Background(), time.Second, 0)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("holding", both.Key())
+	_, err = sku.TryLock(context.Background(), 0, 0)
+	fmt.Println("another owner gets the sku:", !errors.Is(err, distsync.ErrNotAcquired))
+
+	if err := both.Unlock(ctx); err != nil {
+		panic(err)
+	}
+	fmt.Println(context.Cause(ctx))
+	// Output:
+	// holding distsync:{example-order-1},distsync:{example-sku-42}
+	// another owner gets the sku: false
+	// distsync: released
+}

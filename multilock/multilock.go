@@ -1,0 +1,182 @@
+// Package multilock acquires several locks as one, all or none, with the
+// semantics of Redisson's RedissonMultiLock: a Lock over any lockers of
+// distsync (mutexes, fair locks, the read or write side of read-write locks,
+// even redlocks), which may live on different Clients, different servers and
+// different Cluster hash slots.
+//
+// Members are acquired one after another in one global order, by their Redis
+// key, so two multilocks over overlapping sets never deadlock each other: both
+// take the common members in the same order. When a member cannot be acquired
+// within the wait budget, the members taken so far are released before
+// TryLock returns. The context a Lock hands out is cancelled as soon as any
+// member's lease is lost.
+package multilock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/compose"
+	"github.com/distsync/distsync/internal/core"
+)
+
+// Lock is all of its lockers held as one. It is safe for concurrent use and
+// holds no state of its own between calls: a hold lives in the context
+// TryLock returns.
+type Lock struct {
+	lockers []distsync.Locker // as given to New
+	order   []int             // acquisition order: by key, ties as given
+	key     string
+}
+
+var _ distsync.Locker = (*Lock)(nil)
+
+// forever is the member wait budget of Lock, which waits until ctx is done.
+const forever = time.Duration(math.MaxInt64)
+
+type holdKey struct{ l *Lock }
+
+// hold is one acquisition of a Lock; its members are in New's order.
+type hold struct{ compose.Hold }
+
+// New returns the multilock over lockers. It makes no I/O. It returns
+// ErrInvalidArgument when lockers is empty or contains nil.
+//
+// Lockers are acquired in the order of their keys (Locker.Key); lockers with
+// equal keys (the same name on different servers) keep the order given here,
+// so give them in the same order everywhere.
+func New(lockers ...distsync.Locker) (*Lock, error) {
+	if len(lockers) == 0 {
+		return nil, fmt.Errorf("multilock: %w: no lockers", distsync.ErrInvalidArgument)
+	}
+	for i, lk := range lockers {
+		if lk == nil {
+			return nil, fmt.Errorf("multilock: %w: locker %d is nil", distsync.ErrInvalidArgument, i)
+		}
+	}
+	l := &Lock{lockers: slices.Clone(lockers), order: make([]int, len(lockers))}
+	for i := range l.order {
+		l.order[i] = i
+	}
+	slices.SortStableFunc(l.order, func(a, b int) int { return strings.Compare(lockers[a].Key(), lockers[b].Key()) })
+	keys := make([]string, len(l.order))
+	for k, i := range l.order {
+		keys[k] = lockers[i].Key()
+	}
+	l.key = strings.Join(keys, ",")
+	return l, nil
+}
+
+// Key returns the keys of the lockers in acquisition order, joined by commas.
+func (l *Lock) Key() string { return l.key }
+
+// Lock acquires every member, waiting as long as ctx allows, with each
+// member's watchdog lease. See TryLock.
+func (l *Lock) Lock(ctx context.Context) (context.Context, error) {
+	return l.lock(ctx, -1, 0)
+}
+
+// TryLock acquires every member or none. The members are tried one after
+// another in key order, each waiting for what is left of the common wait
+// budget (0: each is tried once); each member costs what its own TryLock
+// costs (one round trip uncontended for a mutex). lease is passed to every
+// member: 0 means each member's watchdog lease, renewed until Unlock.
+//
+// If a member is not acquired, the members already acquired are released and
+// the error wraps the member's error (ErrNotAcquired when the budget was spent,
+// ctx.Err() when ctx ended).
+//
+// The returned context carries the owner and the hold. It is cancelled when
+// any member's context ends: with a cause wrapping ErrLeaseLost when a
+// member's lease was lost, ErrLeaseExpired when an explicit lease ran out on
+// the first member, and ErrReleased after Unlock. Locking again with it
+// re-enters every member. Negative durations return ErrInvalidArgument.
+func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
+	if err := core.CheckDuration("wait", wait); err != nil {
+		return nil, fmt.Errorf("multilock: %w", err)
+	}
+	if err := core.CheckDuration("lease", lease); err != nil {
+		return nil, fmt.Errorf("multilock: %w", err)
+	}
+	return l.lock(ctx, wait, lease)
+}
+
+func (l *Lock) lock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
+	// One owner for every member, so that the returned context re-enters them.
+	ctx, _ = core.WithOwner(ctx)
+	start := time.Now()
+	members := make([]context.Context, len(l.lockers))
+	for _, i := range l.order {
+		budget := forever
+		if wait >= 0 {
+			budget = max(0, wait-time.Since(start))
+		}
+		mctx, err := l.lockers[i].TryLock(ctx, budget, lease)
+		if err != nil {
+			if rerr := l.release(members); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+			return nil, fmt.Errorf("multilock: %w", err)
+		}
+		members[i] = mctx
+	}
+	h := &hold{}
+	return h.Start(ctx, "multilock", members, len(members), holdKey{l}, h), nil
+}
+
+// Unlock releases every member of the hold ctx (a context TryLock returned)
+// carries, in reverse acquisition order, one member Unlock each, and cancels
+// the hold's context with cause ErrReleased. It works on a cancelled context.
+// It returns the members' errors joined (a member whose lease was lost
+// reports ErrNotHeld); a member that could not be released is no longer
+// renewed and expires after its lease. It returns ErrNotHeld when ctx carries
+// no hold of l or the hold was already released.
+func (l *Lock) Unlock(ctx context.Context) error {
+	h := l.lookup(ctx)
+	if h == nil || !h.Release() {
+		return fmt.Errorf("multilock: %w", distsync.ErrNotHeld)
+	}
+	err := l.release(h.Members())
+	h.Released()
+	if err != nil {
+		return fmt.Errorf("multilock: %w", err)
+	}
+	return nil
+}
+
+// Members returns the contexts of the hold ctx carries, one per locker in the
+// order given to New, for what a member offers on its own (such as a mutex's
+// fencing token: mutex.Token(members[i])). It returns nil when ctx carries no
+// hold of l. Release through Unlock, not through the members.
+func (l *Lock) Members(ctx context.Context) []context.Context {
+	if h := l.lookup(ctx); h != nil {
+		return h.Members()
+	}
+	return nil
+}
+
+func (l *Lock) lookup(ctx context.Context) *hold {
+	h, _ := ctx.Value(holdKey{l}).(*hold)
+	return h
+}
+
+// release unlocks the acquired members in reverse acquisition order.
+func (l *Lock) release(members []context.Context) error {
+	var errs []error
+	for k := len(l.order) - 1; k >= 0; k-- {
+		i := l.order[k]
+		if members[i] == nil {
+			continue
+		}
+		if err := l.lockers[i].Unlock(members[i]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

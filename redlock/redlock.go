@@ -1,0 +1,560 @@
+// Package redlock is the Redlock algorithm over N independent Redis masters,
+// done completely: the lock is asked of every master at once, each answer
+// bounded by a small per-master timeout; it is granted when a majority
+// (N/2+1) granted and the validity, lease − elapsed − drift, is still
+// positive; otherwise it is released on every master, including those that
+// did not answer, and tried again after a random delay while the wait budget
+// lasts. Held, it is renewed by each master's Client watchdog and counts as
+// lost when fewer than a majority keep it.
+//
+// A Lock composes any distsync.Locker of the same name on N Clients, one per
+// master: mutexes, fair locks, the read or write side of read-write locks.
+//
+// # When it is worth it
+//
+// Redlock protects against the crash or partition of a minority of masters,
+// which a single master (or a master with asynchronously replicated replicas,
+// whose failover can hand one lock to two holders) does not. It costs N
+// servers and a round trip to each per acquisition (made in parallel, so
+// about one round trip of the slowest answering master).
+//
+// # What it does not protect against
+//
+// Like every lease-based lock it cannot stop a holder that is paused (GC,
+// swapping, a stopped VM) past its validity, or whose clock, or a master's,
+// jumps: both can make two holders believe they hold the lock. The defence is
+// a fencing token checked by the protected resource: take it from a member
+// (Members, then mutex.Token) and have the resource refuse older tokens.
+//
+// A master that crashes without persisting the lock and restarts empty can
+// let a second holder in while the first still holds the others. Delay the
+// restart of a crashed master by at least one lease (the longest lease in
+// use, the watchdog lease for watchdog-renewed locks), or run it with
+// appendfsync always.
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/compose"
+	"github.com/distsync/distsync/internal/core"
+)
+
+// Defaults of the options.
+const (
+	// DefaultDriftFactor and DefaultDriftConstant give the clock drift allowed
+	// for: lease × 0.01 + 2 ms.
+	DefaultDriftFactor   = 0.01
+	DefaultDriftConstant = 2 * time.Millisecond
+	// DefaultRetryMin and DefaultRetryMax bound the random delay between rounds.
+	DefaultRetryMin = 50 * time.Millisecond
+	DefaultRetryMax = 250 * time.Millisecond
+	// MinMasterTimeout is the least default per-master timeout; the default is
+	// 1% of the lease, at least this.
+	MinMasterTimeout = 50 * time.Millisecond
+)
+
+// Option configures a Lock.
+type Option func(*options)
+
+type options struct {
+	masterTimeout      time.Duration // 0: 1% of the lease, at least MinMasterTimeout
+	driftFactor        float64
+	driftConstant      time.Duration
+	watchdogLease      time.Duration
+	retryMin, retryMax time.Duration
+	errs               []error
+}
+
+// WithMasterTimeout sets how long a round waits for the masters' answers
+// (they are asked in parallel): a master that has not answered by then counts
+// as refusing, and a grant it sends later is released. Default: 1% of the
+// lease, at least 50 ms. It should be a small fraction of the lease: the
+// validity is the lease minus the round's duration.
+func WithMasterTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d <= 0 {
+			o.errs = append(o.errs, fmt.Errorf("%w: master timeout %v is not positive", distsync.ErrInvalidArgument, d))
+		}
+		o.masterTimeout = d
+	}
+}
+
+// WithDrift sets the clock drift allowed for: lease × factor + constant.
+// Default 0.01 and 2 ms.
+func WithDrift(factor float64, constant time.Duration) Option {
+	return func(o *options) {
+		if !(factor >= 0 && factor < 1) || constant < 0 {
+			o.errs = append(o.errs, fmt.Errorf("%w: drift factor %v (want [0,1)) or constant %v", distsync.ErrInvalidArgument, factor, constant))
+		}
+		o.driftFactor, o.driftConstant = factor, constant
+	}
+}
+
+// WithWatchdogLease tells the Lock the watchdog lease of its members' Clients
+// (distsync.Options.Lease, default 30 s), which Locker does not expose: a lock
+// taken with lease 0 gets that lease on each master, and the validity is
+// computed from it. Set it whenever the Clients use another Lease; a value
+// larger than the real lease overstates the validity.
+func WithWatchdogLease(d time.Duration) Option {
+	return func(o *options) {
+		if d <= 0 {
+			o.errs = append(o.errs, fmt.Errorf("%w: watchdog lease %v is not positive", distsync.ErrInvalidArgument, d))
+		}
+		o.watchdogLease = d
+	}
+}
+
+// WithRetryDelay bounds the random delay before another round after a refused
+// one: uniform in [min, max]. Default 50 ms to 250 ms. The randomness keeps
+// contenders from splitting the masters again and again.
+func WithRetryDelay(min, max time.Duration) Option {
+	return func(o *options) {
+		if min <= 0 || max < min {
+			o.errs = append(o.errs, fmt.Errorf("%w: retry delay [%v, %v]", distsync.ErrInvalidArgument, min, max))
+		}
+		o.retryMin, o.retryMax = min, max
+	}
+}
+
+// Lock is one lock held on a majority of independent masters. It is safe for
+// concurrent use; a hold lives in the context TryLock returns.
+type Lock struct {
+	lockers []distsync.Locker // one per master
+	key     string
+	quorum  int
+	opt     options
+	pending sync.WaitGroup // releases of late answers still running
+}
+
+var _ distsync.Locker = (*Lock)(nil)
+
+// Grant describes how a hold was granted.
+type Grant struct {
+	// Masters is how many masters were asked, Acquired how many granted in
+	// time in the granting round, Quorum how many were needed.
+	Masters, Acquired, Quorum int
+	// Rounds counts the rounds made, the granting one included.
+	Rounds int
+	// Elapsed is how long the granting round took.
+	Elapsed time.Duration
+	// Validity is lease − Elapsed − drift: how long the lock was certainly
+	// held when TryLock returned, without renewal.
+	Validity time.Duration
+	// Deadline is when that validity ends: the start of the granting round +
+	// lease − drift. With an explicit lease the hold's context ends then
+	// (cause ErrLeaseExpired); with the watchdog lease, renewals extend it.
+	Deadline time.Time
+}
+
+type holdKey struct{ l *Lock }
+
+// hold is one acquisition: each master's context (nil where not granted),
+// which its Unlock needs, and what to undo on release.
+type hold struct {
+	compose.Hold
+	owner   context.Context      // the caller's context with its owner
+	reentry bool                 // owner already held l when acquiring
+	cancels []context.CancelFunc // of the contexts members derive from
+	timeout time.Duration        // per-master
+	grant   Grant
+	expire  context.CancelFunc // of the validity deadline, or nil
+}
+
+// New returns the Redlock over lockers: the same lock (equal Key) on N
+// independent masters, one Locker per master, each made by that master's own
+// Client (two lockers on one Client, or on replicas of one master, would
+// count one master twice). An odd N (3, 5) tolerates the most failures for
+// its size. New makes no I/O. It returns ErrInvalidArgument when lockers is
+// empty, contains nil, the keys differ, or an option is out of range.
+func New(lockers []distsync.Locker, opts ...Option) (*Lock, error) {
+	o := options{
+		driftFactor:   DefaultDriftFactor,
+		driftConstant: DefaultDriftConstant,
+		watchdogLease: distsync.DefaultLease,
+		retryMin:      DefaultRetryMin,
+		retryMax:      DefaultRetryMax,
+	}
+	for _, f := range opts {
+		f(&o)
+	}
+	if len(lockers) == 0 {
+		o.errs = append(o.errs, fmt.Errorf("%w: no lockers", distsync.ErrInvalidArgument))
+	}
+	for i, lk := range lockers {
+		switch {
+		case lk == nil:
+			o.errs = append(o.errs, fmt.Errorf("%w: locker %d is nil", distsync.ErrInvalidArgument, i))
+		case lockers[0] != nil && lk.Key() != lockers[0].Key():
+			o.errs = append(o.errs, fmt.Errorf("%w: locker %d has key %q, locker 0 %q", distsync.ErrInvalidArgument, i, lk.Key(), lockers[0].Key()))
+		}
+	}
+	if err := errors.Join(o.errs...); err != nil {
+		return nil, fmt.Errorf("redlock: %w", err)
+	}
+	return &Lock{lockers: slices.Clone(lockers), key: lockers[0].Key(), quorum: len(lockers)/2 + 1, opt: o}, nil
+}
+
+// Key returns the key of the lock, the same on every master.
+func (l *Lock) Key() string { return l.key }
+
+// Quorum returns how many masters must grant: N/2+1.
+func (l *Lock) Quorum() int { return l.quorum }
+
+// Lock acquires with the watchdog lease, trying rounds until one is granted
+// or ctx is done. See TryLock.
+func (l *Lock) Lock(ctx context.Context) (context.Context, error) {
+	return l.lock(ctx, -1, 0)
+}
+
+// TryLock acquires on a majority of the masters. Each round asks every master
+// at once (Locker.TryLock with no wait, one round trip for a mutex) and waits
+// for the answers at most the per-master timeout. The round grants when at
+// least Quorum masters granted and lease − elapsed − drift is positive;
+// otherwise what was granted is released on every master and, while the wait
+// budget lasts (0: one round), another round follows after a random delay, so
+// TryLock returns within about wait plus one per-master timeout. A master that
+// answers after its round was decided has its grant released then.
+//
+// lease 0 takes each master's watchdog lease (see WithWatchdogLease), renewed
+// until Unlock; lease > 0 simply expires, and the returned context ends at the
+// validity deadline with cause ErrLeaseExpired.
+//
+// The returned context carries the owner and the hold; Grant reports the
+// validity. It is cancelled with a cause wrapping ErrLeaseLost when fewer than
+// Quorum masters still hold the lock (renewals failed or keys vanished), and
+// with ErrReleased after Unlock. Locking again with it re-enters on every
+// master. A refusal wraps ErrNotAcquired; negative durations return
+// ErrInvalidArgument.
+func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
+	if err := core.CheckDuration("wait", wait); err != nil {
+		return nil, l.errorf(err)
+	}
+	if err := core.CheckDuration("lease", lease); err != nil {
+		return nil, l.errorf(err)
+	}
+	return l.lock(ctx, wait, lease)
+}
+
+func (l *Lock) lock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
+	// One owner on every master, so the returned context re-enters them all.
+	ctx, _ = core.WithOwner(ctx)
+	reentry := l.lookup(ctx) != nil
+	vlease := lease
+	if vlease == 0 {
+		vlease = l.opt.watchdogLease
+	}
+	timeout := l.opt.masterTimeout
+	if timeout == 0 {
+		timeout = max(vlease/100, MinMasterTimeout)
+	}
+	drift := time.Duration(float64(vlease)*l.opt.driftFactor) + l.opt.driftConstant
+	began := time.Now()
+	for rounds := 1; ; rounds++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		r := l.round(ctx, lease, timeout, reentry)
+		elapsed := time.Since(start)
+		validity := vlease - elapsed - drift
+		acquired := 0
+		for _, m := range r.members {
+			if m != nil {
+				acquired++
+			}
+		}
+		if acquired >= l.quorum && validity > 0 && ctx.Err() == nil {
+			return l.hold(ctx, r, reentry, timeout, lease, Grant{
+				Masters: len(l.lockers), Acquired: acquired, Quorum: l.quorum, Rounds: rounds,
+				Elapsed: elapsed, Validity: validity, Deadline: start.Add(vlease - drift),
+			}), nil
+		}
+		// Refused: release on every master that granted or may have.
+		l.releaseAll(ctx, r.members, r.errs, reentry, len(r.members), timeout)
+		for _, c := range r.cancels {
+			if c != nil {
+				c()
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := l.closed(r.errs); err != nil {
+			return nil, l.errorf(err)
+		}
+		why := fmt.Sprintf("%d of %d masters granted, %d needed", acquired, len(l.lockers), l.quorum)
+		if acquired >= l.quorum {
+			why = fmt.Sprintf("%d of %d masters granted but the validity %v is not positive (lease %v, round %v, drift %v)",
+				acquired, len(l.lockers), validity, vlease, elapsed, drift)
+		}
+		if err := firstError(r.errs); err != nil {
+			why += "; " + err.Error()
+		}
+		delay := l.opt.retryMin
+		if d := l.opt.retryMax - l.opt.retryMin; d > 0 {
+			delay += rand.N(d + 1)
+		}
+		if wait >= 0 {
+			left := wait - time.Since(began)
+			if left <= 0 {
+				return nil, l.errorf(fmt.Errorf("%w: %s (%d rounds in %v)", distsync.ErrNotAcquired, why, rounds, time.Since(began).Round(time.Millisecond)))
+			}
+			delay = min(delay, left)
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// roundResult is what one round got from each master.
+type roundResult struct {
+	members []context.Context    // granted in time, else nil
+	errs    []error              // refusals and failures, errNoAnswer when late
+	cancels []context.CancelFunc // of the contexts members derive from, nil where no member
+}
+
+// errNoAnswer marks a master that did not answer within its round.
+var errNoAnswer = errors.New("no answer within the per-master timeout")
+
+type answer struct {
+	i   int
+	ctx context.Context
+	err error
+}
+
+// round asks every master once, in parallel, and returns what answered within
+// timeout. A master that answers later has a grant released by the goroutine
+// that asked it; the context it was asked with is cancelled at the timeout.
+func (l *Lock) round(ctx context.Context, lease, timeout time.Duration, reentry bool) roundResult {
+	n := len(l.lockers)
+	r := roundResult{members: make([]context.Context, n), errs: make([]error, n), cancels: make([]context.CancelFunc, n)}
+	var mu sync.Mutex
+	decided := false
+	answers := make(chan answer, n) // sent to under mu, never blocks
+	for i, lk := range l.lockers {
+		actx, cancel := context.WithCancel(ctx)
+		r.cancels[i] = cancel
+		l.pending.Add(1)
+		go func() {
+			defer l.pending.Done()
+			mctx, err := lk.TryLock(actx, 0, lease)
+			mu.Lock()
+			if !decided {
+				answers <- answer{i, mctx, err}
+				mu.Unlock()
+				return
+			}
+			mu.Unlock()
+			// Too late: the round was decided without this master.
+			l.release(ctx, i, mctx, err, reentry)
+			cancel()
+		}()
+	}
+	got := make([]bool, n)
+	take := func(a answer) {
+		got[a.i] = true
+		r.members[a.i], r.errs[a.i] = a.ctx, a.err
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+collect:
+	for k := 0; k < n; k++ {
+		select {
+		case a := <-answers:
+			take(a)
+		case <-timer.C:
+			break collect
+		}
+	}
+	mu.Lock()
+	decided = true
+	for len(answers) > 0 {
+		take(<-answers)
+	}
+	mu.Unlock()
+	for i := range got {
+		if !got[i] {
+			r.errs[i] = errNoAnswer
+		}
+		if r.members[i] == nil {
+			r.cancels[i]()
+			r.cancels[i] = nil
+		}
+	}
+	return r
+}
+
+// hold makes the context of a granted round.
+func (l *Lock) hold(ctx context.Context, r roundResult, reentry bool, timeout, lease time.Duration, g Grant) context.Context {
+	h := &hold{owner: ctx, reentry: reentry, cancels: r.cancels, timeout: timeout, grant: g}
+	cctx := ctx
+	if lease > 0 {
+		cctx, h.expire = context.WithDeadlineCause(ctx, g.Deadline, distsync.ErrLeaseExpired)
+	}
+	return h.Start(cctx, fmt.Sprintf("redlock %q", l.key), r.members, l.quorum, holdKey{l}, h)
+}
+
+// Unlock releases the hold ctx (a context TryLock returned) carries on every
+// master at once, whether or not the master granted it, and cancels the
+// hold's context with cause ErrReleased. It works on a cancelled context. It
+// returns when every master that held it answered, or one per-master timeout
+// after Quorum of them confirmed (a member's release is bounded by the
+// member: 5 s for a mutex); releases still unanswered go on in the
+// background. A master whose release failed is no longer renewed, so its
+// lease expires.
+//
+// It returns nil when at least Quorum masters confirmed the release of a hold;
+// otherwise an error with the masters' errors (wrapping ErrNotHeld when the
+// lock had been lost). It returns ErrNotHeld when ctx carries no hold of l or
+// the hold was already released.
+func (l *Lock) Unlock(ctx context.Context) error {
+	h := l.lookup(ctx)
+	if h == nil || !h.Release() {
+		return l.errorf(distsync.ErrNotHeld)
+	}
+	released, errs := l.releaseAll(h.owner, h.Members(), nil, h.reentry, l.quorum, h.timeout)
+	for _, c := range h.cancels {
+		if c != nil {
+			c()
+		}
+	}
+	h.Released()
+	if h.expire != nil {
+		h.expire()
+	}
+	if released >= l.quorum {
+		return nil
+	}
+	return l.errorf(fmt.Errorf("released on %d of %d masters, %d needed: %w", released, len(l.lockers), l.quorum, errors.Join(errs...)))
+}
+
+// Grant returns how the hold ctx carries was granted, or ErrNotHeld.
+func (l *Lock) Grant(ctx context.Context) (Grant, error) {
+	h := l.lookup(ctx)
+	if h == nil {
+		return Grant{}, l.errorf(distsync.ErrNotHeld)
+	}
+	return h.grant, nil
+}
+
+// Members returns the contexts of the hold ctx carries, one per master in the
+// order given to New, nil where the master did not grant, for what a member
+// offers on its own (such as a mutex's fencing token). It returns nil when ctx
+// carries no hold of l. Release through Unlock, not through the members.
+func (l *Lock) Members(ctx context.Context) []context.Context {
+	if h := l.lookup(ctx); h != nil {
+		return h.Members()
+	}
+	return nil
+}
+
+func (l *Lock) lookup(ctx context.Context) *hold {
+	h, _ := ctx.Value(holdKey{l}).(*hold)
+	return h
+}
+
+// releaseAll releases on every master in parallel: the members through their
+// own contexts, the others (when errs is nil, or where errs says the master
+// failed rather than refused) by owner, in case a request the master applied
+// was not answered. It waits for the members to answer, but no longer than
+// timeout once need of them confirmed, and not for the others; it returns how
+// many members confirmed and the members' errors.
+func (l *Lock) releaseAll(owner context.Context, members []context.Context, errs []error, reentry bool, need int, timeout time.Duration) (int, []error) {
+	results := make(chan error, len(l.lockers))
+	held := 0
+	for i := range l.lockers {
+		var err error
+		if errs != nil {
+			err = errs[i]
+			if members[i] == nil && (err == nil || errors.Is(err, errNoAnswer) || errors.Is(err, distsync.ErrNotAcquired)) {
+				continue // refused; or late, and released by the goroutine that asked
+			}
+		}
+		member := members[i] != nil
+		if member {
+			held++
+		}
+		l.pending.Add(1)
+		go func() {
+			defer l.pending.Done()
+			err := l.release(owner, i, members[i], err, reentry)
+			if member {
+				results <- err
+			}
+		}()
+	}
+	confirmed, failed := 0, []error(nil)
+	var grace <-chan time.Time // runs once need confirmed
+	for k := 0; k < held; k++ {
+		select {
+		case err := <-results:
+			if err != nil {
+				failed = append(failed, err)
+				continue
+			}
+			if confirmed++; confirmed == need {
+				t := time.NewTimer(timeout)
+				defer t.Stop()
+				grace = t.C
+			}
+		case <-grace:
+			return confirmed, failed
+		}
+	}
+	return confirmed, failed
+}
+
+// release undoes what asking master i may have left: a grant through its
+// context, or, unless the master plainly refused or the owner held l already
+// (a release by owner would then take the outer hold's count), whatever the
+// master applied for the owner without answering.
+func (l *Lock) release(owner context.Context, i int, member context.Context, err error, reentry bool) error {
+	if member != nil {
+		return l.lockers[i].Unlock(member)
+	}
+	if reentry || errors.Is(err, distsync.ErrNotAcquired) {
+		return nil
+	}
+	return l.lockers[i].Unlock(owner)
+}
+
+// closed returns ErrClosed when so many of the masters' Clients are closed
+// that no round can succeed.
+func (l *Lock) closed(errs []error) error {
+	n := 0
+	for _, err := range errs {
+		if errors.Is(err, distsync.ErrClosed) {
+			n++
+		}
+	}
+	if n > len(l.lockers)-l.quorum {
+		return fmt.Errorf("%w: %d of %d masters' Clients", distsync.ErrClosed, n, len(l.lockers))
+	}
+	return nil
+}
+
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, distsync.ErrNotAcquired) {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l *Lock) errorf(err error) error {
+	return fmt.Errorf("redlock %q: %w", l.key, err)
+}
