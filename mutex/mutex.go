@@ -183,50 +183,22 @@ func (m *Mutex) lock(ctx context.Context, wait, lease time.Duration) (context.Co
 // held, no longer renewed, until its lease ends; retry to release it sooner.
 // Unlock is one round trip.
 func (m *Mutex) Unlock(ctx context.Context) error {
-	owner, ok := m.c.OwnerOf(ctx)
-	if !ok {
-		return m.errorf(core.ErrNotHeld)
+	if err := m.c.Release(ctx, m.key, m.release); err != nil {
+		return m.errorf(err)
 	}
-	acq := m.c.Holds.Lookup(ctx, m.key)
-	reqID, retried := "", false
-	if acq != nil {
-		var err error
-		if reqID, retried, err = acq.BeginRelease(); err != nil {
-			return m.errorf(err)
-		}
-	} else {
-		reqID = "once:" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	}
-	ictx, cancel := core.IOContext(ctx, core.ReleaseTimeout)
-	defer cancel()
-	r, err := m.c.Eval(ictx, unlockScript,
+	return nil
+}
+
+// release runs the unlock script once for owner: see core.Release.
+func (m *Mutex) release(ctx context.Context, owner, reqID string) (int64, error) {
+	r, err := m.c.Eval(ctx, unlockScript,
 		[]string{m.key, m.waiters},
 		[]string{owner, reqID, m.channel, m.c.PublishCmd()},
 	).AsInt64()
 	if h := afterUnlock.Load(); h != nil && err == nil {
 		err = (*h)()
 	}
-	if err != nil {
-		return m.errorf(err)
-	}
-	switch {
-	case r == 1, r == -1 && retried:
-		// Released now, or by an earlier attempt whose reply was lost.
-		if acq != nil {
-			acq.Released(true)
-		}
-		return nil
-	case r == 0:
-		if acq != nil {
-			acq.Released(false)
-		}
-		return nil
-	default:
-		if acq != nil {
-			acq.Released(true)
-		}
-		return m.errorf(core.ErrNotHeld)
-	}
+	return r, err
 }
 
 // ForceUnlock deletes the lock whoever holds it and wakes waiters. It reports
