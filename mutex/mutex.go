@@ -13,7 +13,6 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -125,26 +124,16 @@ func (m *Mutex) lock(ctx context.Context, wait, lease time.Duration) (context.Co
 	var sentAt time.Time
 	try := func(actx context.Context, waiter string) (bool, time.Duration, error) {
 		sentAt = time.Now()
-		r, ackErr := m.c.EvalAcquire(actx, lockScript,
+		res, err := m.c.TryAcquire(actx, lockScript,
 			[]string{m.key, m.fence, m.waiters},
 			[]string{owner, leaseArg, waiter, core.Ms(m.c.WaiterWindow), core.Ms(m.c.FenceTTL)},
+			func(uctx context.Context, reqID string) { m.release(uctx, owner, reqID) },
 		)
-		res, err := r.AsIntSlice()
 		if err != nil {
 			return false, 0, err
 		}
-		if len(res) != 2 {
-			return false, 0, fmt.Errorf("unexpected lock reply %v", res)
-		}
 		if res[0] == 0 {
 			return false, time.Duration(res[1]) * time.Millisecond, nil
-		}
-		if ackErr != nil {
-			// Too few replicas have it: a failover could hand it to another
-			// owner. Give back the hold count just taken.
-			m.c.Eval(actx, unlockScript, []string{m.key, m.waiters},
-				[]string{owner, "undo:" + strconv.FormatInt(sentAt.UnixNano(), 36), m.channel, m.c.PublishCmd()})
-			return false, 0, ackErr
 		}
 		token = res[0]
 		return true, 0, nil
