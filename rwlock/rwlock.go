@@ -1,0 +1,412 @@
+// Package rwlock is a reentrant distributed read-write lock on Redis, with
+// Redisson's RReadWriteLock semantics and a few improvements: readers share
+// the lock, a writer excludes everyone, and both are reentrant with a hold
+// count per owner.
+//
+//   - The writer may also take the read lock (a downgrade). When it then
+//     releases the write lock the lock becomes a read lock and waiting readers
+//     are woken.
+//   - A reader asking for the write lock gets ErrUpgrade at once; Redisson
+//     blocks forever there (the reader waits for itself).
+//   - Each hold has its own lease, renewed by the Client's watchdog, so a
+//     crashed reader's hold expires alone and the other readers keep theirs.
+//   - Releasing the write lock wakes every waiter; a read release that frees
+//     the lock wakes one waiting writer.
+//   - With PreferWriters, new readers queue behind a waiting writer, so a
+//     stream of readers cannot starve writers.
+//
+// Ownership travels in the context, as for the mutex: Lock returns a context
+// that carries the owner (locking again with it re-enters) and that is
+// cancelled when the hold's lease is lost.
+package rwlock
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/distsync/distsync/internal/acquire"
+	"github.com/distsync/distsync/internal/core"
+)
+
+// Errors, shared with every distsync package (errors.Is works across them).
+var (
+	ErrNotHeld         = core.ErrNotHeld
+	ErrNotAcquired     = core.ErrNotAcquired
+	ErrLeaseLost       = core.ErrLeaseLost
+	ErrLeaseExpired    = core.ErrLeaseExpired
+	ErrReleased        = core.ErrReleased
+	ErrInvalidName     = core.ErrInvalidName
+	ErrInvalidArgument = core.ErrInvalidArgument
+	ErrClosed          = core.ErrClosed
+	ErrUpgrade         = core.ErrUpgrade
+)
+
+var (
+	//go:embed rw.lua
+	rwLua string
+	//go:embed read_lock.lua
+	readLockLua string
+	//go:embed write_lock.lua
+	writeLockLua string
+	//go:embed read_unlock.lua
+	readUnlockLua string
+	//go:embed write_unlock.lua
+	writeUnlockLua string
+	//go:embed renew.lua
+	renewLua string
+	//go:embed forceunlock.lua
+	forceLua string
+	//go:embed state.lua
+	stateLua string
+
+	readLockScript    = core.NewScript(rwLua + readLockLua)
+	writeLockScript   = core.NewScript(rwLua + writeLockLua)
+	readUnlockScript  = core.NewScript(rwLua + readUnlockLua)
+	writeUnlockScript = core.NewScript(rwLua + writeUnlockLua)
+	renewScript       = core.NewScript(rwLua + renewLua)
+	forceScript       = core.NewScript(rwLua + forceLua)
+	stateScript       = core.NewScript(stateLua)
+)
+
+// Option configures a read-write lock handle.
+type Option func(*RWLock)
+
+// PreferWriters makes new readers of this handle queue behind waiting
+// writers: once a writer waits, a reader that does not already hold the lock
+// is refused until no writer waits, and the last reader's release hands the
+// lock to a writer. Readers re-entering and the writer taking the read lock
+// are never held back (that would deadlock). Use the same setting on every
+// handle of a name: it is the readers that defer.
+//
+// The default is reader preference, as in Redisson and sync.RWMutex's
+// opposite: readers enter whenever no writer holds the lock, which costs no
+// extra work and gives the most read throughput, but a continuous stream of
+// overlapping readers can keep a writer out indefinitely. Choose
+// PreferWriters when writes must not starve.
+func PreferWriters() Option { return func(rw *RWLock) { rw.prefer = true } }
+
+// RWLock is a handle on one named read-write lock: Read and Write return its
+// two lockers. It is cheap, holds no connection and is safe for concurrent
+// use; all state lives in Redis and in the contexts its lockers return.
+type RWLock struct {
+	c       *core.Core
+	name    string
+	prefer  bool
+	hash    string // H: the holds (see rw.lua)
+	leases  string // L: each hold's lease
+	fence   string // the fencing counter
+	rwait   string // waiting readers
+	wwait   string // waiting writers
+	channel string // release notifications
+	read    Locker
+	write   Locker
+}
+
+// New returns the read-write lock called name on c. Callers use Client.RWLock.
+func New(c *core.Core, name string, opts ...Option) (*RWLock, error) {
+	if err := core.ValidateName(name); err != nil {
+		return nil, err
+	}
+	rw := &RWLock{
+		c:       c,
+		name:    name,
+		hash:    c.Key(name, ""),
+		leases:  c.Key(name, "leases"),
+		fence:   c.Key(name, "fence"),
+		rwait:   c.Key(name, "rwaiters"),
+		wwait:   c.Key(name, "wwaiters"),
+		channel: c.Key(name, "ch"),
+	}
+	for _, o := range opts {
+		o(rw)
+	}
+	rw.read = Locker{rw: rw, side: "r", key: rw.leases, waiters: rw.rwait}
+	rw.write = Locker{rw: rw, side: "w", key: rw.hash, waiters: rw.wwait}
+	return rw, nil
+}
+
+// Name returns the lock's name.
+func (rw *RWLock) Name() string { return rw.name }
+
+// PrefersWriters reports whether the handle was made with PreferWriters.
+func (rw *RWLock) PrefersWriters() bool { return rw.prefer }
+
+// Read returns the read locker: shared with other readers, excluded by a writer.
+func (rw *RWLock) Read() *Locker { return &rw.read }
+
+// Write returns the write locker: exclusive.
+func (rw *RWLock) Write() *Locker { return &rw.write }
+
+// Locker is one side of a read-write lock, the read or the write lock. Its
+// methods are those of mutex.Mutex, and it satisfies distsync.Locker.
+type Locker struct {
+	rw      *RWLock
+	side    string // "r" or "w", the prefix of its holds in Redis
+	key     string
+	waiters string
+}
+
+// Name returns the lock's name.
+func (l *Locker) Name() string { return l.rw.name }
+
+// Key returns the Redis key that stands for this side of the lock: the hold
+// hash for the write lock and the lease set for the read lock. Both share the
+// name's hash tag, and the write lock's key sorts first, so a multilock that
+// takes both takes the write lock and then the read lock (a downgrade, which
+// succeeds) rather than the other way round (an upgrade, refused).
+func (l *Locker) Key() string { return l.key }
+
+// Lock blocks until the owner ctx carries (a new owner when ctx carries none)
+// holds this side of the lock, or ctx is done. The lease is the Client's
+// watchdog lease, renewed until Unlock. Locking again with the returned
+// context re-enters and adds a hold count.
+//
+// A read lock is granted when no other owner holds the write lock (and, with
+// PreferWriters, no writer waits, unless the owner already reads). A write
+// lock is granted when no other owner holds the lock at all; the owner's own
+// write lock is re-entered. The holder of the write lock may take the read
+// lock too; the holder of a read lock (and not the write lock) asking for the
+// write lock gets ErrUpgrade at once.
+//
+// The returned context carries the owner and is cancelled with cause
+// ErrLeaseLost if the lease is lost, and with ErrReleased when the matching
+// Unlock releases it. Uncontended, Lock is one round trip.
+func (l *Locker) Lock(ctx context.Context) (context.Context, error) {
+	return l.lock(ctx, -1, 0)
+}
+
+// TryLock is Lock with a wait budget and a lease. With wait 0 it tries once
+// and returns ErrNotAcquired at once if it cannot acquire; with wait > 0 it
+// waits at most that long. With lease 0 the watchdog renews the hold until
+// Unlock; with lease > 0 the hold simply expires after lease, and the
+// returned context ends then with cause ErrLeaseExpired. Negative durations
+// return ErrInvalidArgument.
+func (l *Locker) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
+	if err := errors.Join(core.CheckDuration("wait", wait), core.CheckDuration("lease", lease)); err != nil {
+		return nil, l.errorf(err)
+	}
+	return l.lock(ctx, wait, lease)
+}
+
+func (l *Locker) lock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
+	rw, c := l.rw, l.rw.c
+	if err := c.Closed(); err != nil {
+		return nil, l.errorf(err)
+	}
+	ctx, owner := c.Owner(ctx)
+	var downgrade context.CancelCauseFunc
+	if base, ok := ctx.Value(writeBase{rw.hash}).(context.Context); ok && l.side == "r" {
+		// ctx carries this lock's write hold: the read hold must outlive it
+		// (a downgrade), so its context follows the one the write hold was
+		// taken on, not the write hold's.
+		ctx, downgrade = detach(ctx, base)
+	}
+	leaseArg := core.Ms(lease)
+	if lease == 0 {
+		leaseArg = core.Ms(c.Lease)
+	}
+	script := readLockScript
+	if l.side == "w" {
+		script = writeLockScript
+	}
+	keys := []string{rw.hash, rw.leases, rw.fence, rw.rwait, rw.wwait}
+	prefer := "0"
+	if rw.prefer {
+		prefer = "1"
+	}
+	var token int64
+	var sentAt time.Time
+	try := func(actx context.Context, waiter string) (bool, time.Duration, error) {
+		sentAt = time.Now()
+		res, err := c.TryAcquire(actx, script, keys,
+			[]string{owner, leaseArg, waiter, core.Ms(c.WaiterWindow), core.Ms(c.FenceTTL), prefer},
+			func(uctx context.Context, reqID string) { l.release(uctx, owner, reqID) },
+		)
+		if err != nil {
+			return false, 0, err
+		}
+		switch {
+		case res[0] == -1:
+			return false, 0, core.ErrUpgrade
+		case res[0] == 0:
+			return false, time.Duration(res[1]) * time.Millisecond, nil
+		}
+		token = res[0]
+		return true, 0, nil
+	}
+	err := acquire.Do(ctx, acquire.Wait{
+		Notifier: c.Notifier,
+		Channel:  rw.channel,
+		Waiter:   owner,
+		Budget:   wait,
+		Window:   c.WaiterWindow,
+		Leave:    func(lctx context.Context) { c.Unwait(lctx, l.waiters, owner) },
+	}, try)
+	if err != nil {
+		if downgrade != nil {
+			downgrade(nil)
+		}
+		return nil, l.errorf(err)
+	}
+	lctx, _ := c.Holds.Grant(ctx, l.key, owner, l.what(), token, sentAt, lease, &core.Renewal{
+		Script: renewScript,
+		Keys:   []string{rw.hash, rw.leases},
+		Args:   []string{l.side + ":" + owner, core.Ms(c.Lease)},
+		What:   l.what(),
+	})
+	switch {
+	case downgrade != nil:
+		context.AfterFunc(lctx, func() { downgrade(context.Cause(lctx)) })
+	case l.side == "w" && ctx.Value(writeBase{rw.hash}) == nil:
+		lctx = context.WithValue(lctx, writeBase{rw.hash}, ctx)
+	}
+	return lctx, nil
+}
+
+// writeBase is the key of the context a write hold of the lock (its hash)
+// was first taken on, kept in the write hold's context.
+type writeBase struct{ hash string }
+
+// detach returns a context with the values of ctx that is cancelled with
+// base (and by the returned function), not with ctx: a read hold taken with
+// a write hold's context that must not end with the write hold.
+func detach(ctx, base context.Context) (context.Context, context.CancelCauseFunc) {
+	d, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(base, func() { cancel(context.Cause(base)) })
+	return d, func(cause error) {
+		stop()
+		cancel(cause)
+	}
+}
+
+// Unlock releases one hold count of this side held by the owner ctx carries:
+// pass the context Lock returned, whose cancellation does not matter (the
+// release runs on a short context of its own). The context of the matching
+// Lock is cancelled with cause ErrReleased. When the owner's last write count
+// is released, every waiter is woken (the lock is free, or a read lock if the
+// owner still reads); when the last read hold of the lock is released, one
+// waiting writer is woken (or the waiting readers, if no writer waits).
+// Unlock returns ErrNotHeld when the owner does not hold this side, and never
+// touches another owner's hold.
+//
+// Unlock is safe to retry: if an attempt fails after the server applied it
+// (the reply was lost), the retry with the same context returns nil and does
+// not release a second hold count. Unlock is one round trip.
+func (l *Locker) Unlock(ctx context.Context) error {
+	if err := l.rw.c.Release(ctx, l.key, l.release); err != nil {
+		return l.errorf(err)
+	}
+	return nil
+}
+
+// release runs this side's release script once for owner: see core.Release.
+func (l *Locker) release(ctx context.Context, owner, reqID string) (int64, error) {
+	rw, c := l.rw, l.rw.c
+	script := readUnlockScript
+	if l.side == "w" {
+		script = writeUnlockScript
+	}
+	return c.Eval(ctx, script,
+		[]string{rw.hash, rw.leases, rw.rwait, rw.wwait},
+		[]string{owner, reqID, rw.channel, c.PublishCmd()},
+	).AsInt64()
+}
+
+// ForceUnlock removes this side's holds whoever holds them (the write hold,
+// or every read hold) and wakes every waiter. It reports whether any was
+// held. Holders in other processes learn of it at their next renewal, when
+// their contexts are cancelled with ErrLeaseLost. One round trip.
+func (l *Locker) ForceUnlock(ctx context.Context) (bool, error) {
+	rw, c := l.rw, l.rw.c
+	if err := c.Closed(); err != nil {
+		return false, l.errorf(err)
+	}
+	n, err := c.Eval(ctx, forceScript,
+		[]string{rw.hash, rw.leases, rw.rwait, rw.wwait},
+		[]string{l.side, rw.channel, c.PublishCmd()},
+	).AsInt64()
+	if err != nil {
+		return false, l.errorf(err)
+	}
+	return n > 0, nil
+}
+
+// state returns how many owners hold this side, the hold count of the owner
+// ctx carries, and the time until the side's last lease ends.
+func (l *Locker) state(ctx context.Context) (holders, count int, ttl time.Duration, err error) {
+	rw, c := l.rw, l.rw.c
+	if err := c.Closed(); err != nil {
+		return 0, 0, 0, l.errorf(err)
+	}
+	owner, _ := c.OwnerOf(ctx)
+	ictx, cancel := core.IOContext(ctx, core.ReleaseTimeout)
+	defer cancel()
+	res, err := c.Eval(ictx, stateScript, []string{rw.hash, rw.leases}, []string{l.side, owner}).AsIntSlice()
+	if err == nil && len(res) != 3 {
+		err = fmt.Errorf("unexpected state reply %v", res)
+	}
+	if err != nil {
+		return 0, 0, 0, l.errorf(err)
+	}
+	return int(res[0]), int(res[1]), time.Duration(res[2]) * time.Millisecond, nil
+}
+
+// IsLocked reports whether any owner holds this side: for the read locker,
+// whether anyone reads; for the write locker, whether anyone writes. One
+// round trip.
+func (l *Locker) IsLocked(ctx context.Context) (bool, error) {
+	n, _, _, err := l.state(ctx)
+	return n > 0, err
+}
+
+// Holders returns how many owners hold this side (at most 1 for the write
+// lock). One round trip.
+func (l *Locker) Holders(ctx context.Context) (int, error) {
+	n, _, _, err := l.state(ctx)
+	return n, err
+}
+
+// HoldCount returns how many times the owner ctx carries holds this side
+// (0 when it does not). Like Unlock it works on a cancelled context. One
+// round trip.
+func (l *Locker) HoldCount(ctx context.Context) (int, error) {
+	_, n, _, err := l.state(ctx)
+	return n, err
+}
+
+// TTL returns the time until this side's last lease ends if nobody renews
+// it: the writer's lease, or the longest reader lease. It is 0 when nobody
+// holds this side. One round trip.
+func (l *Locker) TTL(ctx context.Context) (time.Duration, error) {
+	_, _, ttl, err := l.state(ctx)
+	return ttl, err
+}
+
+// Token returns the fencing token of the hold that ctx (a context Lock
+// returned) carries. Tokens strictly increase with each new hold of the
+// name, read or write, across owners and processes; a re-entry keeps the
+// hold's token. Token makes no round trip; it returns ErrNotHeld if ctx
+// carries no hold of this side.
+func (l *Locker) Token(ctx context.Context) (int64, error) {
+	acq := l.rw.c.Holds.Lookup(ctx, l.key)
+	if acq == nil || !acq.Held() {
+		return 0, l.errorf(core.ErrNotHeld)
+	}
+	return acq.Token, nil
+}
+
+func (l *Locker) what() string { return fmt.Sprintf("%s lock %q", l.sideName(), l.rw.name) }
+
+func (l *Locker) errorf(err error) error {
+	return fmt.Errorf("rwlock %q (%s): %w", l.rw.name, l.sideName(), err)
+}
+
+func (l *Locker) sideName() string {
+	if l.side == "w" {
+		return "write"
+	}
+	return "read"
+}
