@@ -15,8 +15,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redis/rueidis"
-
 	"github.com/distsync/distsync/internal/acquire"
 	"github.com/distsync/distsync/internal/core"
 )
@@ -209,56 +207,32 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 
 // IsLocked reports whether any owner holds the lock (one EXISTS).
 func (m *Mutex) IsLocked(ctx context.Context) (bool, error) {
-	if err := m.c.Closed(); err != nil {
-		return false, m.errorf(err)
-	}
-	n, err := m.c.Client.Do(ctx, m.c.Client.B().Exists().Key(m.key).Build()).AsInt64()
+	ok, err := m.c.LockExists(ctx, m.key)
 	if err != nil {
 		return false, m.errorf(err)
 	}
-	return n == 1, nil
+	return ok, nil
 }
 
 // HoldCount returns how many times the owner ctx carries holds the lock
 // (0 when it does not; one HGET). Like Unlock it works on a cancelled
 // context, such as one whose hold was released.
 func (m *Mutex) HoldCount(ctx context.Context) (int, error) {
-	if err := m.c.Closed(); err != nil {
-		return 0, m.errorf(err)
-	}
-	owner, ok := m.c.OwnerOf(ctx)
-	if !ok {
-		return 0, nil
-	}
-	ictx, cancel := core.IOContext(ctx, core.ReleaseTimeout)
-	defer cancel()
-	n, err := m.c.Client.Do(ictx, m.c.Client.B().Hget().Key(m.key).Field(owner).Build()).AsInt64()
-	if rueidis.IsRedisNil(err) {
-		return 0, nil
-	}
+	n, err := m.c.HoldCount(ctx, m.key)
 	if err != nil {
 		return 0, m.errorf(err)
 	}
-	return int(n), nil
+	return n, nil
 }
 
 // TTL returns the lock's remaining lease; 0 when it is not held, -1 when it
 // has no expiry (set by something other than distsync).
 func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) {
-	if err := m.c.Closed(); err != nil {
-		return 0, m.errorf(err)
-	}
-	ms, err := m.c.Client.Do(ctx, m.c.Client.B().Pttl().Key(m.key).Build()).AsInt64()
+	ttl, err := m.c.LockTTL(ctx, m.key)
 	if err != nil {
 		return 0, m.errorf(err)
 	}
-	switch {
-	case ms == -2:
-		return 0, nil
-	case ms < 0:
-		return -1, nil
-	}
-	return time.Duration(ms) * time.Millisecond, nil
+	return ttl, nil
 }
 
 // Token returns the fencing token of the hold that ctx (a context Lock
@@ -268,11 +242,11 @@ func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) {
 // refuse writes from a holder that lost the lock (a stale, smaller token).
 // Token makes no round trip; it returns ErrNotHeld if ctx carries no hold.
 func (m *Mutex) Token(ctx context.Context) (int64, error) {
-	acq := m.c.Holds.Lookup(ctx, m.key)
-	if acq == nil || !acq.Held() {
-		return 0, m.errorf(core.ErrNotHeld)
+	tok, err := m.c.Token(ctx, m.key)
+	if err != nil {
+		return 0, m.errorf(err)
 	}
-	return acq.Token, nil
+	return tok, nil
 }
 
 func (m *Mutex) what() string { return fmt.Sprintf("mutex %q", m.name) }
