@@ -391,11 +391,11 @@ func (l *Locker) TTL(ctx context.Context) (time.Duration, error) {
 // hold's token. Token makes no round trip; it returns ErrNotHeld if ctx
 // carries no hold of this side.
 func (l *Locker) Token(ctx context.Context) (int64, error) {
-	acq := l.rw.c.Holds.Lookup(ctx, l.key)
-	if acq == nil || !acq.Held() {
-		return 0, l.errorf(core.ErrNotHeld)
+	tok, err := l.rw.c.Token(ctx, l.key)
+	if err != nil {
+		return 0, l.errorf(err)
 	}
-	return acq.Token, nil
+	return tok, nil
 }
 
 func (l *Locker) what() string { return fmt.Sprintf("%s lock %q", l.sideName(), l.rw.name) }
