@@ -1,0 +1,6 @@
+package fairlock
+
+import "context"
+
+// Leave runs what a waiter that gives up runs, for waiter id.
+func (f *FairLock) Leave(ctx context.Context, waiter string) { f.leave(ctx, waiter) }

@@ -1,0 +1,430 @@
+package fairlock_test
+
+import (
+	"context"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/fairlock"
+	"github.com/distsync/distsync/internal/acquire"
+	"github.com/distsync/distsync/internal/core"
+	"github.com/distsync/distsync/internal/dstest"
+	"github.com/distsync/distsync/internal/redistest"
+)
+
+var _ distsync.Locker = (*fairlock.FairLock)(nil)
+
+func TestMain(m *testing.M) {
+	if s, err := redistest.SharedServer(); err == nil {
+		options = dstest.Options(s)
+	}
+	redistest.Main(m)
+}
+
+func newFair(t testing.TB, c *distsync.Client, name string) *fairlock.FairLock {
+	t.Helper()
+	f, err := c.FairLock(name)
+	require.NoError(t, err)
+	return f
+}
+
+// withOwner returns ctx carrying a new owner of c and that owner's waiter id.
+func withOwner(c *distsync.Client, ctx context.Context) (context.Context, string) {
+	ctx, id := core.WithOwner(ctx)
+	return ctx, c.ID() + ":" + id
+}
+
+func TestFIFOOrder(t *testing.T) {
+	t.Parallel()
+	holderClient := dstest.Client(t)
+	clients := []*distsync.Client{dstest.Client(t), dstest.Client(t)}
+	name := dstest.Name(t)
+	f := newFair(t, holderClient, name)
+	ctx := context.Background()
+	held, err := f.Lock(ctx)
+	require.NoError(t, err)
+
+	const waiters = 50
+	var mu sync.Mutex
+	var order []int
+	var wg sync.WaitGroup
+	for i := range waiters {
+		w := newFair(t, clients[i%2], name)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := w.Lock(ctx)
+			if !assert.NoError(t, err) {
+				return
+			}
+			mu.Lock()
+			order = append(order, i)
+			mu.Unlock()
+			assert.NoError(t, w.Unlock(got))
+		}()
+		waitForQueue(t, f, i+1) // queued in this order
+	}
+	var wakesBefore int64
+	for _, c := range clients {
+		_, w := c.NotifierStats()
+		wakesBefore += w
+	}
+	require.NoError(t, f.Unlock(held))
+	wg.Wait()
+
+	want := make([]int, waiters)
+	for i := range want {
+		want[i] = i
+	}
+	assert.Equal(t, want, order, "acquired in queue order")
+	var wakes int64
+	for _, c := range clients {
+		msgs, w := c.NotifierStats()
+		wakes += w
+		assert.LessOrEqual(t, msgs, int64(waiters), "at most one message per release")
+	}
+	// 50 releases found a waiter queued (the holder's and 49 waiters'): each
+	// woke exactly one waiter, the head.
+	assert.Equal(t, int64(waiters), wakes-wakesBefore, "one wake-up per release")
+	assert.Equal(t, []string{f.Key() + ":fence"}, dstest.Keys(t, holderClient, f.Key()+"*"))
+}
+
+func TestMutualExclusion(t *testing.T) {
+	t.Parallel()
+	clients := []*distsync.Client{dstest.Client(t), dstest.Client(t)}
+	name := dstest.Name(t)
+	const goroutines, rounds = 32, 10
+	var counter int // deliberately not atomic: only the lock protects it
+	var wg sync.WaitGroup
+	ctx := context.Background()
+	for g := range goroutines {
+		f := newFair(t, clients[g%2], name)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range rounds {
+				held, err := f.Lock(ctx)
+				if !assert.NoError(t, err) {
+					return
+				}
+				v := counter
+				runtime.Gosched()
+				counter = v + 1
+				assert.NoError(t, f.Unlock(held))
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, goroutines*rounds, counter)
+}
+
+func TestGivingUpLeavesNoTrace(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	f := newFair(t, c, dstest.Name(t))
+	ctx := context.Background()
+	held, err := f.Lock(ctx)
+	require.NoError(t, err)
+
+	first, firstID := withOwner(c, ctx)
+	cancelled, cancelledID := withOwner(c, ctx)
+	cancelled, cancel := context.WithCancel(cancelled)
+	budget, budgetID := withOwner(c, ctx)
+	last, lastID := withOwner(c, ctx)
+	results := make(map[string]chan error)
+	got := make(chan string, 2)
+	start := func(wctx context.Context, id string, wait time.Duration, n int) {
+		errc := make(chan error, 1)
+		results[id] = errc
+		go func() {
+			h, err := f.TryLock(wctx, wait, 0)
+			errc <- err
+			if err == nil {
+				got <- id
+				assert.NoError(t, f.Unlock(h))
+			}
+		}()
+		waitForQueue(t, f, n)
+	}
+	start(first, firstID, time.Minute, 1)
+	start(cancelled, cancelledID, time.Minute, 2)
+	start(budget, budgetID, 300*time.Millisecond, 3)
+	start(last, lastID, time.Minute, 4)
+
+	cancel()
+	assert.ErrorIs(t, <-results[cancelledID], context.Canceled)
+	assert.ErrorIs(t, <-results[budgetID], distsync.ErrNotAcquired, "its budget is spent")
+	assert.Equal(t, []string{firstID, lastID}, queue(t, c, f), "the two that gave up left the queue")
+	assert.Equal(t, []string{firstID, lastID}, deadlines(t, c, f), "and their deadlines")
+
+	require.NoError(t, f.Unlock(held))
+	assert.Equal(t, firstID, <-got)
+	assert.Equal(t, lastID, <-got)
+	require.NoError(t, <-results[firstID])
+	require.NoError(t, <-results[lastID])
+	assert.Equal(t, []string{f.Key() + ":fence"}, dstest.Keys(t, c, f.Key()+"*"))
+}
+
+func TestTryLockNeverQueues(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	f := newFair(t, c, dstest.Name(t))
+	ctx := context.Background()
+	held, err := f.Lock(ctx)
+	require.NoError(t, err)
+	_, err = f.TryLock(ctx, 0, 0)
+	assert.ErrorIs(t, err, distsync.ErrNotAcquired)
+	n, err := f.Waiting(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	require.NoError(t, f.Unlock(held))
+
+	// A free lock with a queue is not free for newcomers: no barging.
+	ghost := queueGhost(t, c, f, time.Minute)
+	_, err = f.TryLock(ctx, 0, 0)
+	assert.ErrorIs(t, err, distsync.ErrNotAcquired)
+	n, err = f.Waiting(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	f.Leave(ctx, ghost)
+	got, err := f.TryLock(ctx, 0, 0)
+	require.NoError(t, err)
+	require.NoError(t, f.Unlock(got))
+}
+
+func TestHeadLeavingWakesNext(t *testing.T) {
+	// Not parallel: it reads the process-wide wake-up counters.
+	c := dstest.Client(t)
+	f := newFair(t, c, dstest.Name(t))
+	ctx := context.Background()
+	// A waiter of another process heads the queue of a free lock; it would
+	// keep its place for a minute.
+	ghost := queueGhost(t, c, f, time.Minute)
+	timerBefore := acquire.Counters().Timer.Load()
+	got := make(chan context.Context, 1)
+	go func() {
+		h, err := f.Lock(ctx)
+		assert.NoError(t, err)
+		got <- h
+	}()
+	waitForQueue(t, f, 2)
+	f.Leave(ctx, ghost) // it gives up: the next waiter is woken at once
+	h := <-got
+	require.NoError(t, f.Unlock(h))
+	assert.Equal(t, timerBefore, acquire.Counters().Timer.Load(), "woken by notification, not by its timer")
+}
+
+func TestVanishedWaiterSkipped(t *testing.T) {
+	t.Parallel()
+	// Short leases and, for the waiter that will vanish, a short window: it
+	// is dropped a lease plus a window after its last attempt.
+	c := dstest.Client(t, func(o *distsync.Options) { o.Lease = 300 * time.Millisecond })
+	doomed := dstest.Client(t, func(o *distsync.Options) { o.WaiterWindow = 300 * time.Millisecond })
+	name := dstest.Name(t)
+	f := newFair(t, c, name)
+	ctx := context.Background()
+	held, err := f.Lock(ctx)
+	require.NoError(t, err)
+
+	vanished := make(chan error, 1)
+	go func() {
+		_, err := newFair(t, doomed, name).Lock(ctx)
+		vanished <- err
+	}()
+	waitForQueue(t, f, 1)
+	got := make(chan context.Context, 1)
+	go func() {
+		h, err := f.Lock(ctx)
+		assert.NoError(t, err)
+		got <- h
+	}()
+	waitForQueue(t, f, 2)
+	doomed.Close() // the head's process dies without leaving the queue
+	assert.ErrorIs(t, <-vanished, distsync.ErrClosed)
+	n, err := f.Waiting(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n, "the vanished waiter still heads the queue")
+
+	require.NoError(t, f.Unlock(held)) // wakes the vanished head: nobody
+	var h context.Context
+	select {
+	case h = <-got:
+	case <-time.After(time.Minute):
+		t.Fatal("the waiter behind a vanished head never got the lock")
+	}
+	n, err = f.Waiting(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n, "the vanished waiter was dropped")
+	require.NoError(t, f.Unlock(h))
+}
+
+func TestReentrancy(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	f := newFair(t, c, dstest.Name(t))
+	ctx := context.Background()
+	ctx1, err := f.Lock(ctx)
+	require.NoError(t, err)
+
+	// Others queue; the holder still re-enters.
+	errc := make(chan error, 1)
+	go func() {
+		h, err := f.Lock(ctx)
+		if err == nil {
+			err = f.Unlock(h)
+		}
+		errc <- err
+	}()
+	waitForQueue(t, f, 1)
+	ctx2, err := f.TryLock(ctx1, 0, 0)
+	require.NoError(t, err)
+	n, err := f.HoldCount(ctx2)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	tok1, err := f.Token(ctx1)
+	require.NoError(t, err)
+	tok2, err := f.Token(ctx2)
+	require.NoError(t, err)
+	assert.Equal(t, tok1, tok2)
+	ttl, err := f.TTL(ctx)
+	require.NoError(t, err)
+	assert.Positive(t, ttl)
+
+	require.NoError(t, f.Unlock(ctx2))
+	locked, err := f.IsLocked(ctx)
+	require.NoError(t, err)
+	assert.True(t, locked)
+	require.NoError(t, f.Unlock(ctx1))
+	require.NoError(t, <-errc)
+	assert.ErrorIs(t, f.Unlock(ctx1), distsync.ErrNotHeld)
+	_, err = f.Token(ctx1)
+	assert.ErrorIs(t, err, distsync.ErrNotHeld)
+}
+
+func TestFencingTokensIncrease(t *testing.T) {
+	t.Parallel()
+	c1, c2 := dstest.Client(t), dstest.Client(t)
+	name := dstest.Name(t)
+	fs := []*fairlock.FairLock{newFair(t, c1, name), newFair(t, c2, name)}
+	ctx := context.Background()
+	var last int64
+	for i := range 10 {
+		f := fs[i%2]
+		held, err := f.Lock(ctx)
+		require.NoError(t, err)
+		tok, err := f.Token(held)
+		require.NoError(t, err)
+		assert.Greater(t, tok, last)
+		last = tok
+		require.NoError(t, f.Unlock(held))
+	}
+}
+
+func TestExplicitLeaseExpires(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	f := newFair(t, c, dstest.Name(t))
+	ctx := context.Background()
+	held, err := f.TryLock(ctx, 0, 300*time.Millisecond)
+	require.NoError(t, err)
+	got, err := f.TryLock(ctx, 10*time.Second, 0)
+	require.NoError(t, err, "the head gets it when the lease ends")
+	<-held.Done()
+	assert.ErrorIs(t, context.Cause(held), distsync.ErrLeaseExpired)
+	require.NoError(t, f.Unlock(got))
+}
+
+func TestForceUnlockWakesHead(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	f := newFair(t, c, dstest.Name(t))
+	ctx := context.Background()
+	_, err := f.TryLock(ctx, 0, 10*time.Minute)
+	require.NoError(t, err)
+	got := make(chan context.Context, 1)
+	go func() {
+		h, err := f.Lock(ctx)
+		assert.NoError(t, err)
+		got <- h
+	}()
+	waitForQueue(t, f, 1)
+	ok, err := f.ForceUnlock(ctx)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	require.NoError(t, f.Unlock(<-got))
+	ok, err = f.ForceUnlock(ctx)
+	require.NoError(t, err)
+	assert.False(t, ok)
+}
+
+func TestInvalidInput(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	for _, name := range []string{"", "a{b", string(make([]byte, 2000)), "\xff"} {
+		_, err := c.FairLock(name)
+		assert.ErrorIs(t, err, distsync.ErrInvalidName, "%q", name)
+	}
+	f := newFair(t, c, dstest.Name(t))
+	_, err := f.TryLock(context.Background(), -time.Second, 0)
+	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
+	_, err = f.TryLock(context.Background(), 0, -time.Second)
+	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
+	c.Close()
+	_, err = f.Lock(context.Background())
+	assert.ErrorIs(t, err, distsync.ErrClosed)
+}
+
+// waitForQueue waits until n waiters are queued.
+func waitForQueue(t *testing.T, f *fairlock.FairLock, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		got, err := f.Waiting(context.Background())
+		return err == nil && got == n
+	}, 10*time.Second, time.Millisecond)
+}
+
+func queue(t *testing.T, c *distsync.Client, f *fairlock.FairLock) []string {
+	t.Helper()
+	rc := c.Rueidis()
+	ids, err := rc.Do(context.Background(), rc.B().Lrange().Key(f.Key()+":queue").Start(0).Stop(-1).Build()).AsStrSlice()
+	require.NoError(t, err)
+	return ids
+}
+
+// deadlines returns the waiters with a deadline, earliest first.
+func deadlines(t *testing.T, c *distsync.Client, f *fairlock.FairLock) []string {
+	t.Helper()
+	rc := c.Rueidis()
+	ids, err := rc.Do(context.Background(), rc.B().Zrange().Key(f.Key()+":deadlines").Min("0").Max("-1").Build()).AsStrSlice()
+	require.NoError(t, err)
+	return ids
+}
+
+// queueGhost queues a waiter of no process with a window of d, as another
+// process would, and returns its id.
+func queueGhost(t *testing.T, c *distsync.Client, f *fairlock.FairLock, d time.Duration) string {
+	t.Helper()
+	rc := c.Rueidis()
+	ctx := context.Background()
+	now, err := rc.Do(ctx, rc.B().Time().Build()).AsStrSlice()
+	require.NoError(t, err)
+	sec, err := strconv.ParseInt(now[0], 10, 64)
+	require.NoError(t, err)
+	const ghost = "ghost:1"
+	deadline := float64(sec*1000 + d.Milliseconds())
+	for _, cmd := range []rueidis.Completed{
+		rc.B().Zadd().Key(f.Key()+":deadlines").ScoreMember().ScoreMember(deadline, ghost).Build(),
+		rc.B().Rpush().Key(f.Key() + ":queue").Element(ghost).Build(),
+	} {
+		require.NoError(t, rc.Do(ctx, cmd).Error())
+	}
+	return ghost
+}
