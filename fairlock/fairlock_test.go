@@ -146,24 +146,27 @@ func TestGivingUpLeavesNoTrace(t *testing.T) {
 		results[id] = errc
 		go func() {
 			h, err := f.TryLock(wctx, wait, 0)
-			errc <- err
 			if err == nil {
 				got <- id
-				assert.NoError(t, f.Unlock(h))
+				err = f.Unlock(h)
 			}
+			errc <- err
 		}()
-		waitForQueue(t, f, n)
+		if n > 0 {
+			waitForQueue(t, f, n)
+		}
 	}
 	start(first, firstID, time.Minute, 1)
 	start(cancelled, cancelledID, time.Minute, 2)
-	start(budget, budgetID, 300*time.Millisecond, 3)
-	start(last, lastID, time.Minute, 4)
+	start(last, lastID, time.Minute, 3)
+	// It queues behind them (a wait budget always queues) and gives up.
+	start(budget, budgetID, 300*time.Millisecond, 0)
 
 	cancel()
 	assert.ErrorIs(t, <-results[cancelledID], context.Canceled)
 	assert.ErrorIs(t, <-results[budgetID], distsync.ErrNotAcquired, "its budget is spent")
 	assert.Equal(t, []string{firstID, lastID}, queue(t, c, f), "the two that gave up left the queue")
-	assert.Equal(t, []string{firstID, lastID}, deadlines(t, c, f), "and their deadlines")
+	assert.ElementsMatch(t, []string{firstID, lastID}, deadlines(t, c, f), "and their deadlines")
 
 	require.NoError(t, f.Unlock(held))
 	assert.Equal(t, firstID, <-got)
@@ -235,8 +238,9 @@ func TestVanishedWaiterSkipped(t *testing.T) {
 	require.NoError(t, err)
 
 	vanished := make(chan error, 1)
+	v := newFair(t, doomed, name)
 	go func() {
-		_, err := newFair(t, doomed, name).Lock(ctx)
+		_, err := v.Lock(ctx)
 		vanished <- err
 	}()
 	waitForQueue(t, f, 1)
@@ -249,18 +253,15 @@ func TestVanishedWaiterSkipped(t *testing.T) {
 	waitForQueue(t, f, 2)
 	doomed.Close() // the head's process dies without leaving the queue
 	assert.ErrorIs(t, <-vanished, distsync.ErrClosed)
-	n, err := f.Waiting(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, 2, n, "the vanished waiter still heads the queue")
 
-	require.NoError(t, f.Unlock(held)) // wakes the vanished head: nobody
+	require.NoError(t, f.Unlock(held)) // wakes the vanished head, if still queued: nobody
 	var h context.Context
 	select {
 	case h = <-got:
 	case <-time.After(time.Minute):
 		t.Fatal("the waiter behind a vanished head never got the lock")
 	}
-	n, err = f.Waiting(ctx)
+	n, err := f.Waiting(ctx)
 	require.NoError(t, err)
 	assert.Zero(t, n, "the vanished waiter was dropped")
 	require.NoError(t, f.Unlock(h))
@@ -399,7 +400,7 @@ func queue(t *testing.T, c *distsync.Client, f *fairlock.FairLock) []string {
 	return ids
 }
 
-// deadlines returns the waiters with a deadline, earliest first.
+// deadlines returns the waiters with a deadline.
 func deadlines(t *testing.T, c *distsync.Client, f *fairlock.FairLock) []string {
 	t.Helper()
 	rc := c.Rueidis()

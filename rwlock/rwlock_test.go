@@ -228,7 +228,7 @@ func TestUpgradeRefused(t *testing.T) {
 
 func TestCrashedReaderExpiresAlone(t *testing.T) {
 	t.Parallel()
-	const lease = 300 * time.Millisecond
+	const lease = time.Second
 	short := func(o *distsync.Options) { o.Lease = lease }
 	alive, crashed := dstest.Client(t, short), dstest.Client(t, short)
 	name := dstest.Name(t)
