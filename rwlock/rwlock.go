@@ -81,11 +81,11 @@ type Option func(*RWLock)
 // are never held back (that would deadlock). Use the same setting on every
 // handle of a name: it is the readers that defer.
 //
-// The default is reader preference, as in Redisson and sync.RWMutex's
-// opposite: readers enter whenever no writer holds the lock, which costs no
-// extra work and gives the most read throughput, but a continuous stream of
-// overlapping readers can keep a writer out indefinitely. Choose
-// PreferWriters when writes must not starve.
+// The default is reader preference, as in Redisson (sync.RWMutex, by
+// contrast, prefers writers): readers enter whenever no writer holds the
+// lock, which costs no extra work and gives the most read throughput, but a
+// continuous stream of overlapping readers can keep a writer out
+// indefinitely. Choose PreferWriters when writes must not starve.
 func PreferWriters() Option { return func(rw *RWLock) { rw.prefer = true } }
 
 // RWLock is a handle on one named read-write lock: Read and Write return its
