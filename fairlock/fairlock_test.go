@@ -2,7 +2,6 @@ package fairlock_test
 
 import (
 	"context"
-	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -101,29 +100,11 @@ func TestMutualExclusion(t *testing.T) {
 	t.Parallel()
 	clients := []*distsync.Client{dstest.Client(t), dstest.Client(t)}
 	name := dstest.Name(t)
-	const goroutines, rounds = 32, 10
-	var counter int // deliberately not atomic: only the lock protects it
-	var wg sync.WaitGroup
-	ctx := context.Background()
-	for g := range goroutines {
-		f := newFair(t, clients[g%2], name)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range rounds {
-				held, err := f.Lock(ctx)
-				if !assert.NoError(t, err) {
-					return
-				}
-				v := counter
-				runtime.Gosched()
-				counter = v + 1
-				assert.NoError(t, f.Unlock(held))
-			}
-		}()
+	var lockers []distsync.Locker
+	for g := range 32 {
+		lockers = append(lockers, newFair(t, clients[g%2], name))
 	}
-	wg.Wait()
-	assert.Equal(t, goroutines*rounds, counter)
+	dstest.Contend(t, lockers, 10, time.Minute)
 }
 
 func TestGivingUpLeavesNoTrace(t *testing.T) {

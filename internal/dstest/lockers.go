@@ -17,9 +17,10 @@ type Kind struct {
 	New  func(c *distsync.Client, name string) (distsync.Locker, error)
 }
 
-// Kinds are the lock-like primitives of distsync. Every primitive that
-// satisfies distsync.Locker belongs here (the fair lock, and the read and
-// write sides of the read-write lock, as they are added).
+// Kinds are the exclusive lock-like primitives of distsync. Every primitive
+// that satisfies distsync.Locker and excludes other owners belongs here; the
+// read side of the read-write lock does not (readers share), so Contend
+// would fail on it.
 var Kinds = []Kind{
 	{"mutex", func(c *distsync.Client, name string) (distsync.Locker, error) {
 		m, err := c.Mutex(name)
@@ -27,6 +28,20 @@ var Kinds = []Kind{
 			return nil, err
 		}
 		return m, nil
+	}},
+	{"fairlock", func(c *distsync.Client, name string) (distsync.Locker, error) {
+		f, err := c.FairLock(name)
+		if err != nil {
+			return nil, err
+		}
+		return f, nil
+	}},
+	{"rwlock-write", func(c *distsync.Client, name string) (distsync.Locker, error) {
+		rw, err := c.RWLock(name)
+		if err != nil {
+			return nil, err
+		}
+		return rw.Write(), nil
 	}},
 }
 
