@@ -1,8 +1,10 @@
 // Parkinglot is the permit-expiring semaphore at work: a lot of 3 spaces, 12
-// cars that each park for a random while and leave, and one car whose
-// process is killed while it is parked. Nobody releases that car's space:
-// its permit's lease simply ends (the watchdog no longer renews it) and a
-// waiting car gets the space then.
+// cars that each park for a random while and leave, and one car that is
+// killed while it is parked. Nobody releases that car's space: its permit's
+// lease simply ends (the watchdog no longer renews it) and a waiting car gets
+// the space then. By default the cars are goroutines and the killed car's
+// Client is closed without releasing; with -multi every car is a process of
+// its own and one is really killed.
 //
 //	go run ./examples/parkinglot                  # in-process Redis, cars as goroutines
 //	go run ./examples/parkinglot -multi           # every car its own process, one really killed
