@@ -2,6 +2,7 @@ package semaphore_test
 
 import (
 	"context"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -445,45 +446,48 @@ func keysOf(t *testing.T, rc rueidis.Client, pattern string) []string {
 	return keys
 }
 
+// benchParallel runs acquire+release pairs from GOMAXPROCS*p goroutines for
+// p in ps: fewer goroutines than the 100 permits never wait, more do.
+func benchParallel(b *testing.B, pair func() error) {
+	for _, p := range []int{1, 16, 100} {
+		b.Run("goroutines="+strconv.Itoa(p*runtime.GOMAXPROCS(0)), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetParallelism(p)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := pair(); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
 func BenchmarkSemaphore(b *testing.B) {
-	c := dstest.Client(b)
-	s := newSem(b, c, uniqueName(b))
+	s := newSem(b, dstest.Client(b), uniqueName(b))
 	ctx := context.Background()
 	_, err := s.TrySetPermits(ctx, 100)
 	require.NoError(b, err)
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if err := s.Acquire(ctx, 1); err != nil {
-				b.Error(err)
-				return
-			}
-			if err := s.Release(ctx, 1); err != nil {
-				b.Error(err)
-				return
-			}
+	benchParallel(b, func() error {
+		if err := s.Acquire(ctx, 1); err != nil {
+			return err
 		}
+		return s.Release(ctx, 1)
 	})
 }
 
 func BenchmarkPermitSemaphore(b *testing.B) {
-	c := dstest.Client(b)
-	s := newPermitSem(b, c, uniqueName(b))
+	s := newPermitSem(b, dstest.Client(b), uniqueName(b))
 	ctx := context.Background()
 	_, err := s.TrySetPermits(ctx, 100)
 	require.NoError(b, err)
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			p, err := s.Acquire(ctx)
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			if err := s.Release(ctx, p); err != nil {
-				b.Error(err)
-				return
-			}
+	benchParallel(b, func() error {
+		p, err := s.Acquire(ctx)
+		if err != nil {
+			return err
 		}
+		return s.Release(ctx, p)
 	})
 }
