@@ -42,7 +42,8 @@ func NewPermit(c *core.Core, name string) (*PermitSemaphore, error) {
 	return &PermitSemaphore{p}, nil
 }
 
-// PermitOptions configure an acquisition.
+// PermitOptions configure an acquisition: the leaseTime argument of
+// Redisson's RPermitExpirableSemaphore.tryAcquire(waitTime, leaseTime, unit).
 type PermitOptions struct {
 	// Lease is how long the permit lives. 0 (the default) gives the Client's
 	// watchdog lease, renewed until Release while the Client lives; > 0 is an
@@ -114,7 +115,12 @@ func (s *PermitSemaphore) acquire(ctx context.Context, wait time.Duration, opts 
 	if opts.Lease > 0 {
 		var cancel context.CancelCauseFunc
 		p.ctx, cancel = context.WithCancelCause(p.ctx)
-		p.timer = time.AfterFunc(time.Until(sentAt.Add(opts.Lease)), func() { cancel(ErrLeaseExpired) })
+		p.timer = time.AfterFunc(time.Until(sentAt.Add(opts.Lease)), func() {
+			// The lease has ended (the server's end is no earlier): the
+			// permit is no longer held, and Release says so.
+			cancel(ErrLeaseExpired)
+			p.acq.Released(true)
+		})
 	}
 	return p, nil
 }
@@ -175,7 +181,11 @@ func (s *PermitSemaphore) Held(ctx context.Context) (int64, error) {
 	return held, err
 }
 
-// Permit is one permit of a PermitSemaphore: an id and a lease.
+// Permit is one permit of a PermitSemaphore: an id and a lease, with the
+// context of its holder. In Redisson it is the permit id string that
+// RPermitExpirableSemaphore.acquire returns; here it also carries the
+// holder's context and the permit's own TTL and UpdateLease (Redisson's
+// updateLeaseTime).
 type Permit struct {
 	id    string
 	s     *PermitSemaphore

@@ -123,22 +123,22 @@ func newPool(c *core.Core, name, kind string) (pool, error) {
 }
 
 // Name returns the semaphore's name.
-func (p *pool) Name() string { return p.name }
+func (s *pool) Name() string { return s.name }
 
 // Key returns the Redis key of the available permits; every key of the
 // semaphore shares its hash tag.
-func (p *pool) Key() string { return p.keys[0] }
+func (s *pool) Key() string { return s.keys[0] }
 
 // TrySetPermits sets the semaphore's number of permits to n (0..MaxPermits)
 // if it was never set, and reports whether it did. Waiters that can now
 // proceed are woken. One round trip.
-func (p *pool) TrySetPermits(ctx context.Context, n int64) (bool, error) {
-	if err := p.check(0, n); err != nil {
+func (s *pool) TrySetPermits(ctx context.Context, n int64) (bool, error) {
+	if err := s.check(0, n); err != nil {
 		return false, err
 	}
-	r, err := p.eval(ctx, trySetScript, n).AsInt64()
+	r, err := s.eval(ctx, trySetScript, n).AsInt64()
 	if err != nil {
-		return false, p.errorf(err)
+		return false, s.errorf(err)
 	}
 	return r == 1, nil
 }
@@ -148,23 +148,23 @@ func (p *pool) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 // zero again. It sets the permits when they were never set. Adding wakes the
 // waiters that can now proceed. It returns ErrInvalidArgument when |n| or the
 // resulting count exceeds MaxPermits. One round trip.
-func (p *pool) AddPermits(ctx context.Context, n int64) error {
-	if err := p.check(-MaxPermits, n); err != nil {
+func (s *pool) AddPermits(ctx context.Context, n int64) error {
+	if err := s.check(-MaxPermits, n); err != nil {
 		return err
 	}
-	return p.add(ctx, n)
+	return s.add(ctx, n)
 }
 
-func (p *pool) add(ctx context.Context, n int64) error {
-	r, err := p.eval(ctx, addScript, n).AsIntSlice()
+func (s *pool) add(ctx context.Context, n int64) error {
+	r, err := s.eval(ctx, addScript, n).AsIntSlice()
 	if err != nil {
-		return p.errorf(err)
+		return s.errorf(err)
 	}
 	if len(r) != 2 {
-		return p.errorf(fmt.Errorf("unexpected reply %v", r))
+		return s.errorf(fmt.Errorf("unexpected reply %v", r))
 	}
 	if r[0] == 0 {
-		return p.errorf(fmt.Errorf("%w: %d available %+d would exceed ±%d", core.ErrInvalidArgument, r[1], n, int64(MaxPermits)))
+		return s.errorf(fmt.Errorf("%w: %d available %+d would exceed ±%d", core.ErrInvalidArgument, r[1], n, int64(MaxPermits)))
 	}
 	return nil
 }
@@ -172,21 +172,21 @@ func (p *pool) add(ctx context.Context, n int64) error {
 // Available returns the number of permits available now (negative after
 // permits were removed below those held or taken; 0 when never set). One
 // round trip.
-func (p *pool) Available(ctx context.Context) (int64, error) {
-	avail, _, err := p.state(ctx)
+func (s *pool) Available(ctx context.Context) (int64, error) {
+	avail, _, err := s.state(ctx)
 	return avail, err
 }
 
-func (p *pool) state(ctx context.Context) (avail, held int64, err error) {
-	if err := p.c.Closed(); err != nil {
-		return 0, 0, p.errorf(err)
+func (s *pool) state(ctx context.Context) (avail, held int64, err error) {
+	if err := s.c.Closed(); err != nil {
+		return 0, 0, s.errorf(err)
 	}
-	r, err := p.c.Eval(ctx, stateScript, p.keys, p.args()).AsIntSlice()
+	r, err := s.c.Eval(ctx, stateScript, s.keys, s.args()).AsIntSlice()
 	if err != nil {
-		return 0, 0, p.errorf(err)
+		return 0, 0, s.errorf(err)
 	}
 	if len(r) != 2 {
-		return 0, 0, p.errorf(fmt.Errorf("unexpected reply %v", r))
+		return 0, 0, s.errorf(fmt.Errorf("unexpected reply %v", r))
 	}
 	return r[0], r[1], nil
 }
@@ -194,13 +194,13 @@ func (p *pool) state(ctx context.Context) (avail, held int64, err error) {
 // Drain takes every available permit and returns how many it took (0 when
 // none was available; a negative count is left unchanged). It wakes no one.
 // One round trip.
-func (p *pool) Drain(ctx context.Context) (int64, error) {
-	if err := p.c.Closed(); err != nil {
-		return 0, p.errorf(err)
+func (s *pool) Drain(ctx context.Context) (int64, error) {
+	if err := s.c.Closed(); err != nil {
+		return 0, s.errorf(err)
 	}
-	n, err := p.c.Eval(ctx, drainScript, p.keys, p.args()).AsInt64()
+	n, err := s.c.Eval(ctx, drainScript, s.keys, s.args()).AsInt64()
 	if err != nil {
-		return 0, p.errorf(err)
+		return 0, s.errorf(err)
 	}
 	return n, nil
 }
@@ -209,58 +209,58 @@ func (p *pool) Drain(ctx context.Context) (int64, error) {
 // Afterwards its permits count as never set; holders of a PermitSemaphore's
 // permits lose them (their contexts are cancelled with ErrLeaseLost at the
 // next renewal). Waiters keep waiting. One round trip.
-func (p *pool) Delete(ctx context.Context) (bool, error) {
-	if err := p.c.Closed(); err != nil {
-		return false, p.errorf(err)
+func (s *pool) Delete(ctx context.Context) (bool, error) {
+	if err := s.c.Closed(); err != nil {
+		return false, s.errorf(err)
 	}
-	rc := p.c.Client
-	n, err := rc.Do(ctx, rc.B().Del().Key(p.keys[0], p.keys[1], p.keys[3]).Build()).AsInt64()
+	rc := s.c.Client
+	n, err := rc.Do(ctx, rc.B().Del().Key(s.keys[0], s.keys[1], s.keys[3]).Build()).AsInt64()
 	if err != nil {
-		return false, p.errorf(err)
+		return false, s.errorf(err)
 	}
 	return n > 0, nil
 }
 
 // check returns ErrClosed after Close and ErrInvalidArgument unless
 // min <= n <= MaxPermits.
-func (p *pool) check(min, n int64) error {
-	if err := p.c.Closed(); err != nil {
-		return p.errorf(err)
+func (s *pool) check(min, n int64) error {
+	if err := s.c.Closed(); err != nil {
+		return s.errorf(err)
 	}
 	if n < min || n > MaxPermits {
-		return p.errorf(fmt.Errorf("%w: permit count %d out of [%d, %d]", core.ErrInvalidArgument, n, min, int64(MaxPermits)))
+		return s.errorf(fmt.Errorf("%w: permit count %d out of [%d, %d]", core.ErrInvalidArgument, n, min, int64(MaxPermits)))
 	}
 	return nil
 }
 
 // args returns the arguments every semaphore script starts with, then more.
-func (p *pool) args(more ...string) []string {
-	return append([]string{p.channel, p.c.PublishCmd()}, more...)
+func (s *pool) args(more ...string) []string {
+	return append([]string{s.channel, s.c.PublishCmd()}, more...)
 }
 
-func (p *pool) eval(ctx context.Context, s *core.Script, n int64) rueidis.RedisResult {
-	return p.c.Eval(ctx, s, p.keys, p.args(strconv.FormatInt(n, 10)))
+func (s *pool) eval(ctx context.Context, script *core.Script, n int64) rueidis.RedisResult {
+	return s.c.Eval(ctx, script, s.keys, s.args(strconv.FormatInt(n, 10)))
 }
 
-func (p *pool) errorf(err error) error {
-	return fmt.Errorf("%s %q: %w", p.kind, p.name, err)
+func (s *pool) errorf(err error) error {
+	return fmt.Errorf("%s %q: %w", s.kind, s.name, err)
 }
 
 // leave returns the acquire loop's Leave for waiter: unregister it, and wake
 // others in its place in case it was woken and gives up without taking the
 // permits that woke it.
-func (p *pool) leave(waiter string) func(context.Context) {
+func (s *pool) leave(waiter string) func(context.Context) {
 	return func(ctx context.Context) {
-		p.c.Eval(ctx, leaveScript, p.keys, p.args(waiter))
+		s.c.Eval(ctx, leaveScript, s.keys, s.args(waiter))
 	}
 }
 
 // channelFor is the channel of waiters needing n permits.
-func (p *pool) channelFor(n int64) string {
+func (s *pool) channelFor(n int64) string {
 	if n == 1 {
-		return p.channel
+		return s.channel
 	}
-	return p.channel + ":" + strconv.FormatInt(n, 10)
+	return s.channel + ":" + strconv.FormatInt(n, 10)
 }
 
 // Semaphore is a counting semaphore: Java Redisson's RSemaphore. Permits are
