@@ -178,7 +178,7 @@ func TestUpdateLease(t *testing.T) {
 
 func TestWatchdogKeepsPermit(t *testing.T) {
 	t.Parallel()
-	const lease = 300 * time.Millisecond
+	const lease = 600 * time.Millisecond
 	c := dstest.Client(t, func(o *distsync.Options) { o.Lease = lease })
 	s := setPermits(t, c, 1)
 	ctx := context.Background()
