@@ -24,6 +24,18 @@ func setPermits(t *testing.T, c *distsync.Client, n int64) *semaphore.PermitSema
 	return s
 }
 
+// acquireLater runs s.Acquire(ctx) in a goroutine; the permit arrives on the
+// channel (nil after a failure, which fails the test).
+func acquireLater(t *testing.T, ctx context.Context, s *semaphore.PermitSemaphore) <-chan *semaphore.Permit {
+	got := make(chan *semaphore.Permit, 1)
+	go func() {
+		p, err := s.Acquire(ctx)
+		assert.NoError(t, err)
+		got <- p
+	}()
+	return got
+}
+
 func held(t *testing.T, s *semaphore.PermitSemaphore) int64 {
 	t.Helper()
 	n, err := s.Held(context.Background())
@@ -45,12 +57,7 @@ func TestCrashedHolderPermitReturnsToWaiter(t *testing.T) {
 
 	p, err := s.Acquire(ctx)
 	require.NoError(t, err)
-	got := make(chan *semaphore.Permit, 1)
-	go func() {
-		q, err := ws.Acquire(ctx)
-		assert.NoError(t, err)
-		got <- q
-	}()
+	got := acquireLater(t, ctx, ws)
 	waitForWaiters(t, waiter, s.Key(), 1)
 	timer := acquire.Counters().Timer.Load()
 
@@ -78,12 +85,7 @@ func TestShorterLeaseWakesWaitersToLearnIt(t *testing.T) {
 
 	long, err := s.TryAcquire(ctx, 0, semaphore.PermitOptions{Lease: time.Hour})
 	require.NoError(t, err)
-	got := make(chan *semaphore.Permit, 1)
-	go func() {
-		q, err := ws.Acquire(ctx) // told: the earliest lease ends in an hour
-		assert.NoError(t, err)
-		got <- q
-	}()
+	got := acquireLater(t, ctx, ws) // told: the earliest lease ends in an hour
 	waitForWaiters(t, waiter, s.Key(), 1)
 
 	// A permit appears without a notification and is taken with a short
@@ -240,12 +242,7 @@ func TestSetPermitsWhileHeld(t *testing.T) {
 	require.NoError(t, err)
 	q, err := s.Acquire(ctx)
 	require.NoError(t, err)
-	got := make(chan *semaphore.Permit, 1)
-	go func() {
-		r, err := s.Acquire(ctx)
-		assert.NoError(t, err)
-		got <- r
-	}()
+	got := acquireLater(t, ctx, s)
 	waitForWaiters(t, c, s.Key(), 1)
 	require.NoError(t, s.SetPermits(ctx, 3))
 	r := <-got
@@ -269,12 +266,7 @@ func TestPermitReleaseWakesWaiterByNotification(t *testing.T) {
 	require.NoError(t, err)
 	stats := acquire.Counters()
 	timer, notified := stats.Timer.Load(), stats.Notified.Load()
-	got := make(chan *semaphore.Permit, 1)
-	go func() {
-		q, err := s.Acquire(ctx)
-		assert.NoError(t, err)
-		got <- q
-	}()
+	got := acquireLater(t, ctx, s)
 	waitForWaiters(t, c, s.Key(), 1)
 	require.NoError(t, s.Release(ctx, p))
 	require.NoError(t, s.Release(ctx, <-got))

@@ -421,12 +421,7 @@ func TestDeleteLeavesNoKeys(t *testing.T) {
 	require.NoError(t, err)
 	p, err := s.Acquire(ctx)
 	require.NoError(t, err)
-	got := make(chan *semaphore.Permit, 1)
-	go func() {
-		q, err := s.Acquire(ctx)
-		assert.NoError(t, err)
-		got <- q
-	}()
+	got := acquireLater(t, ctx, s)
 	waitForWaiters(t, c, s.Key(), 1)
 	require.NoError(t, s.Release(ctx, p))
 	require.NoError(t, s.Release(ctx, <-got))
