@@ -131,11 +131,11 @@ func (l *Latch) Count(ctx context.Context) (int64, error) {
 }
 
 // Await blocks until the latch is open (absent or at zero) or ctx is done,
-// when it returns ctx.Err(). An open latch returns at once after one round
-// trip. Otherwise Await subscribes to the latch's channel and checks again,
-// so a zero reached between its first check and its subscription is not
-// missed, then sleeps until a CountDown or Delete opens the latch. It returns
-// ErrClosed when the Client is closed while it waits.
+// when it returns an error wrapping ctx.Err(). An open latch returns at once
+// after one round trip. Otherwise Await subscribes to the latch's channel and
+// checks again, so a zero reached between its first check and its
+// subscription is not missed, then sleeps until a CountDown or Delete opens
+// the latch. It returns ErrClosed when the Client is closed while it waits.
 func (l *Latch) Await(ctx context.Context) error {
 	if err := l.c.Closed(); err != nil {
 		return l.errorf(err)

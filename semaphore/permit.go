@@ -52,17 +52,17 @@ type PermitOptions struct {
 }
 
 // Acquire takes one permit, blocking until one is available or ctx is done
-// (it returns ctx.Err()). The permit has the watchdog lease, renewed until
-// Release. While the semaphore's permits were never set it waits.
-// Uncontended it is one round trip.
+// (it returns an error wrapping ctx.Err()). The permit has the watchdog
+// lease, renewed until Release. While the semaphore's permits were never set
+// it waits. Uncontended it is one round trip.
 func (s *PermitSemaphore) Acquire(ctx context.Context) (*Permit, error) {
 	return s.acquire(ctx, -1, PermitOptions{})
 }
 
 // TryAcquire takes one permit within wait (0: one try) with the options'
 // lease. It returns an error wrapping ErrNotAcquired when no permit became
-// available in time, ctx.Err() when ctx ended first, and ErrInvalidArgument
-// for a negative wait or lease.
+// available in time, one wrapping ctx.Err() when ctx ended first, and
+// ErrInvalidArgument for a negative wait or lease.
 func (s *PermitSemaphore) TryAcquire(ctx context.Context, wait time.Duration, opts PermitOptions) (*Permit, error) {
 	if err := core.CheckDuration("wait", wait); err != nil {
 		return nil, s.errorf(err)

@@ -293,15 +293,16 @@ func New(c *core.Core, name string) (*Semaphore, error) {
 }
 
 // Acquire takes n permits (1..MaxPermits), blocking until they are available
-// or ctx is done (it returns ctx.Err()). While the semaphore's permits were
-// never set it waits, as in Redisson. Uncontended it is one round trip.
+// or ctx is done (it returns an error wrapping ctx.Err()). While the
+// semaphore's permits were never set it waits, as in Redisson. Uncontended it
+// is one round trip.
 func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
 	return s.acquire(ctx, n, -1)
 }
 
 // TryAcquire takes n permits (1..MaxPermits) within wait: with wait 0 it
 // tries once. It returns an error wrapping ErrNotAcquired when the permits
-// were not available in time, ctx.Err() when ctx ended first, and
+// were not available in time, one wrapping ctx.Err() when ctx ended first, and
 // ErrInvalidArgument for a negative wait.
 func (s *Semaphore) TryAcquire(ctx context.Context, n int64, wait time.Duration) error {
 	if err := core.CheckDuration("wait", wait); err != nil {
