@@ -1,6 +1,9 @@
 package dstest
 
-import "github.com/distsync/distsync/internal/redistest"
+import (
+	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/redistest"
+)
 
 // Shared returns the shared test server for an Example, which gets no
 // testing.TB of its own; it panics where a test would fail. Main (in
@@ -12,3 +15,7 @@ func Shared() *redistest.Server {
 	}
 	return s
 }
+
+// ExampleOptions returns Client options for the shared test server, for
+// Examples. It panics if no server can be started.
+func ExampleOptions() distsync.Options { return Options(Shared()) }

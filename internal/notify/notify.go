@@ -288,8 +288,11 @@ func (s *Sub) C() <-chan struct{} { return s.c }
 // Done is closed when the notifier is closed.
 func (s *Sub) Done() <-chan struct{} { return s.n.done }
 
-// Close removes the waiter. The channel's subscription ends Linger after its
-// last waiter left, unless another arrives.
+// Close removes the waiter. A wake-up it received but did not take (it
+// stopped waiting first: it acquired during an attempt, or gave up) is passed
+// on to the oldest other waiter, so that "n:<k>" wakes k waiters that still
+// wait. The channel's subscription ends Linger after its last waiter left,
+// unless another arrives.
 func (s *Sub) Close() {
 	n := s.n
 	n.mu.Lock()
@@ -300,6 +303,15 @@ func (s *Sub) Close() {
 			st.subs = append(st.subs[:i], st.subs[i+1:]...)
 			break
 		}
+	}
+	select {
+	case <-s.c:
+		for _, o := range st.subs {
+			if o.wake() {
+				break
+			}
+		}
+	default:
 	}
 	if len(st.subs) > 0 || st.closing || n.closed {
 		return

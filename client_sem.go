@@ -1,0 +1,26 @@
+package distsync
+
+import (
+	"github.com/distsync/distsync/latch"
+	"github.com/distsync/distsync/semaphore"
+)
+
+// Semaphore returns the counting semaphore called name (Redisson's
+// RSemaphore). It makes no I/O; an invalid name returns ErrInvalidName.
+func (c *Client) Semaphore(name string) (*semaphore.Semaphore, error) {
+	return semaphore.New(c.core, name)
+}
+
+// PermitSemaphore returns the permit-expiring semaphore called name
+// (Redisson's RPermitExpirableSemaphore), whose permits have ids and leases
+// renewed by the Client's watchdog. It makes no I/O; an invalid name returns
+// ErrInvalidName.
+func (c *Client) PermitSemaphore(name string) (*semaphore.PermitSemaphore, error) {
+	return semaphore.NewPermit(c.core, name)
+}
+
+// Latch returns the countdown latch called name (Redisson's RCountDownLatch).
+// It makes no I/O; an invalid name returns ErrInvalidName.
+func (c *Client) Latch(name string) (*latch.Latch, error) {
+	return latch.New(c.core, name)
+}

@@ -1,0 +1,8 @@
+-- Delete the latch (it opens) and wake every awaiter.
+-- KEYS[1] the count  KEYS[2] the waiter set
+-- ARGV[1] channel  ARGV[2] publish command
+-- Reply: 1 deleted, 0 it was open already.
+if redis.call('DEL', KEYS[1]) == 0 then return 0 end
+ds_notify(KEYS[2], ARGV[1], '', ARGV[2])
+redis.call('DEL', KEYS[2])
+return 1

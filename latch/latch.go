@@ -1,0 +1,178 @@
+// Package latch is a distributed countdown latch on Redis, with the
+// semantics of Java Redisson's RCountDownLatch: a count set once, counted
+// down by anyone, and awaited by many until it reaches zero.
+//
+// The count lives at "distsync:{name}"; the latch is open when that key is
+// absent (never set, counted down to zero, or deleted), so nothing is left
+// behind once it opens. Awaiters are woken by pub/sub on ":ch" when the count
+// reaches zero, never by polling.
+package latch
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/rueidis"
+
+	"github.com/distsync/distsync/internal/acquire"
+	"github.com/distsync/distsync/internal/core"
+)
+
+// Errors, shared with every distsync package (errors.Is works across them).
+var (
+	ErrInvalidName     = core.ErrInvalidName
+	ErrInvalidArgument = core.ErrInvalidArgument
+	ErrClosed          = core.ErrClosed
+)
+
+// MaxCount bounds a latch's count: 2^53, the largest integer the server's
+// Lua numbers hold exactly.
+const MaxCount = 1 << 53
+
+var (
+	//go:embed trysetcount.lua
+	trySetLua string
+	//go:embed countdown.lua
+	countDownLua string
+	//go:embed await.lua
+	awaitLua string
+	//go:embed delete.lua
+	deleteLua string
+
+	trySetScript    = core.NewScript(trySetLua)
+	countDownScript = core.NewScript(countDownLua)
+	awaitScript     = core.NewScript(awaitLua)
+	deleteScript    = core.NewScript(deleteLua)
+)
+
+// Latch is a countdown latch: Java Redisson's RCountDownLatch. A latch that
+// is absent or at zero is open: Await returns at once. TrySetCount closes it
+// with a count; every CountDown takes one off, and the one that reaches zero
+// opens it and wakes every awaiter, on every Client.
+//
+// A Latch is a cheap handle, safe for concurrent use.
+type Latch struct {
+	c       *core.Core
+	name    string
+	key     string // the count
+	waiters string // the waiter set
+	channel string // opening notifications
+}
+
+// New returns the latch called name on c. Callers use Client.Latch.
+func New(c *core.Core, name string) (*Latch, error) {
+	if err := core.ValidateName(name); err != nil {
+		return nil, err
+	}
+	return &Latch{
+		c:       c,
+		name:    name,
+		key:     c.Key(name, ""),
+		waiters: c.Key(name, "waiters"),
+		channel: c.Key(name, "ch"),
+	}, nil
+}
+
+// Name returns the latch's name.
+func (l *Latch) Name() string { return l.name }
+
+// Key returns the Redis key of the count; the latch's keys share its hash tag.
+func (l *Latch) Key() string { return l.key }
+
+// TrySetCount closes an open latch with count n (1..MaxCount) and reports
+// whether it did; it does nothing to a latch already counting down. Other
+// values return ErrInvalidArgument. One round trip.
+func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
+	if err := l.c.Closed(); err != nil {
+		return false, l.errorf(err)
+	}
+	if n < 1 || n > MaxCount {
+		return false, l.errorf(fmt.Errorf("%w: count %d out of [1, %d]", core.ErrInvalidArgument, n, int64(MaxCount)))
+	}
+	r, err := l.c.Eval(ctx, trySetScript, []string{l.key}, []string{strconv.FormatInt(n, 10)}).AsInt64()
+	if err != nil {
+		return false, l.errorf(err)
+	}
+	return r == 1, nil
+}
+
+// CountDown takes one off the count and returns the count after. The
+// CountDown that reaches zero deletes the latch, which opens it, and
+// publishes to wake every awaiter (only when someone awaits). Counting down
+// an open latch does nothing and returns 0. One round trip.
+func (l *Latch) CountDown(ctx context.Context) (int64, error) {
+	if err := l.c.Closed(); err != nil {
+		return 0, l.errorf(err)
+	}
+	n, err := l.c.Eval(ctx, countDownScript, []string{l.key, l.waiters}, []string{l.channel, l.c.PublishCmd()}).AsInt64()
+	if err != nil {
+		return 0, l.errorf(err)
+	}
+	return n, nil
+}
+
+// Count returns the latch's count, 0 when it is open. One round trip.
+func (l *Latch) Count(ctx context.Context) (int64, error) {
+	if err := l.c.Closed(); err != nil {
+		return 0, l.errorf(err)
+	}
+	n, err := l.c.Client.Do(ctx, l.c.Client.B().Get().Key(l.key).Build()).AsInt64()
+	if err != nil {
+		if rueidis.IsRedisNil(err) {
+			return 0, nil
+		}
+		return 0, l.errorf(err)
+	}
+	return max(n, 0), nil
+}
+
+// Await blocks until the latch is open (absent or at zero) or ctx is done,
+// when it returns an error wrapping ctx.Err(). An open latch returns at once
+// after one round trip. Otherwise Await subscribes to the latch's channel and
+// checks again, so a zero reached between its first check and its
+// subscription is not missed, then sleeps until a CountDown or Delete opens
+// the latch. It returns ErrClosed when the Client is closed while it waits.
+func (l *Latch) Await(ctx context.Context) error {
+	if err := l.c.Closed(); err != nil {
+		return l.errorf(err)
+	}
+	id := uuid.NewString()
+	args := []string{"", core.Ms(l.c.WaiterWindow)}
+	err := acquire.Do(ctx, acquire.Wait{
+		Notifier: l.c.Notifier,
+		Channel:  l.channel,
+		Waiter:   id,
+		Budget:   -1,
+		Window:   l.c.WaiterWindow,
+		Leave:    func(lctx context.Context) { l.c.Unwait(lctx, l.waiters, id) },
+	}, func(actx context.Context, waiter string) (bool, time.Duration, error) {
+		args[0] = waiter
+		r, err := l.c.Eval(actx, awaitScript, []string{l.key, l.waiters}, args).AsInt64()
+		return r == 1, 0, err
+	})
+	if err != nil {
+		return l.errorf(err)
+	}
+	return nil
+}
+
+// Delete deletes the latch, which opens it, wakes every awaiter and reports
+// whether the latch was counting down. One round trip.
+func (l *Latch) Delete(ctx context.Context) (bool, error) {
+	if err := l.c.Closed(); err != nil {
+		return false, l.errorf(err)
+	}
+	r, err := l.c.Eval(ctx, deleteScript, []string{l.key, l.waiters}, []string{l.channel, l.c.PublishCmd()}).AsInt64()
+	if err != nil {
+		return false, l.errorf(err)
+	}
+	return r == 1, nil
+}
+
+func (l *Latch) errorf(err error) error {
+	return fmt.Errorf("latch %q: %w", l.name, err)
+}

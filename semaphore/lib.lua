@@ -1,0 +1,63 @@
+-- Helpers of the semaphore scripts, placed after distsync's shared library.
+-- Every semaphore script has the same keys and first two arguments:
+-- KEYS[1] the available permits: an integer, absent when never set (0)
+-- KEYS[2] the held permits of the permit semaphore: a sorted set
+--         permit id -> end of its lease (ms, server clock); empty for the
+--         counting semaphore
+-- KEYS[3] the waiter set
+-- KEYS[4] the needs of the waiters: a sorted set need -> end of its window
+-- ARGV[1] the channel of waiters needing one permit; a waiter needing n > 1
+--         listens on ARGV[1] .. ':' .. n
+-- ARGV[2] the publish command (PUBLISH or SPUBLISH)
+
+-- The largest count a script accepts: Lua numbers are doubles, exact to 2^53.
+local sem_max = 9007199254740992
+
+local function sem_fmt(n)
+  return string.format('%.0f', n)
+end
+
+local function sem_avail()
+  return tonumber(redis.call('GET', KEYS[1]) or '0')
+end
+
+-- Wake the waiters that avail permits can satisfy now that released more
+-- became available: on the channel of each registered need s <= avail,
+-- publish "n:<k>" with k = min(released, floor(avail / s)), and only when the
+-- waiter set is not empty. Waiters needing more than avail are not woken.
+local function sem_wake(avail, released)
+  if released <= 0 or avail <= 0 then return end
+  if redis.call('EXISTS', KEYS[4]) == 0 then return end
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ds_now_ms())
+  for _, s in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do
+    local need = tonumber(s)
+    if need <= avail then
+      local ch = ARGV[1]
+      if need > 1 then ch = ch .. ':' .. s end
+      if ds_notify(KEYS[3], ch, 'n:' .. sem_fmt(math.min(released, math.floor(avail / need))), ARGV[2]) == 0 then
+        return
+      end
+    end
+  end
+end
+
+-- Register waiter id ('' when the caller will not wait) as needing need
+-- permits, for ttl + window ms. A need stays listed as long as its longest
+-- registered waiter.
+local function sem_wait(id, need, ttl, window)
+  if id == '' then return end
+  ds_wait(KEYS[3], id, ttl, window)
+  local span = math.max(ttl, 0) + tonumber(window)
+  redis.call('ZADD', KEYS[4], 'GT', ds_now_ms() + span, need)
+  if redis.call('PTTL', KEYS[4]) < span then redis.call('PEXPIRE', KEYS[4], span) end
+end
+
+-- Return the held permits whose lease ended to the pool and wake waiters for
+-- them. Returns the server time in ms.
+local function sem_prune()
+  local now = ds_now_ms()
+  local k = redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+  if k > 0 then sem_wake(redis.call('INCRBY', KEYS[1], k), k) end
+  return now
+end
+

@@ -1,0 +1,264 @@
+package semaphore
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/distsync/distsync/internal/acquire"
+	"github.com/distsync/distsync/internal/core"
+)
+
+// PermitSemaphore is the permit-expiring semaphore: Java Redisson's
+// RPermitExpirableSemaphore, the parking lot. Each acquisition returns a
+// Permit with its own id and lease, kept in Redis in a sorted set of permit
+// id -> end of lease (server clock). Permits taken without an explicit lease
+// are renewed by the Client's watchdog while their holder lives; when a
+// holder crashes (or its Client is closed) its permit's lease simply ends and
+// the permit returns to the pool by itself: every script first returns the
+// permits whose lease ended.
+//
+// A refused acquisition learns from the server when the earliest held
+// permit's lease ends and sleeps at most until then, so a waiter gets a
+// crashed holder's permit when its lease ends without anyone calling Release.
+// Releases wake one waiter per Client. As with Semaphore, there is no
+// fairness among waiters.
+//
+// A PermitSemaphore is a cheap handle, safe for concurrent use.
+type PermitSemaphore struct {
+	pool
+}
+
+// NewPermit returns the permit-expiring semaphore called name on c. Callers
+// use Client.PermitSemaphore.
+func NewPermit(c *core.Core, name string) (*PermitSemaphore, error) {
+	p, err := newPool(c, name, "permit semaphore")
+	if err != nil {
+		return nil, err
+	}
+	return &PermitSemaphore{p}, nil
+}
+
+// PermitOptions configure an acquisition: the leaseTime argument of
+// Redisson's RPermitExpirableSemaphore.tryAcquire(waitTime, leaseTime, unit).
+type PermitOptions struct {
+	// Lease is how long the permit lives. 0 (the default) gives the Client's
+	// watchdog lease, renewed until Release while the Client lives; > 0 is an
+	// explicit lease that is not renewed (Permit.UpdateLease moves its end).
+	Lease time.Duration
+}
+
+// Acquire takes one permit, blocking until one is available or ctx is done
+// (it returns an error wrapping ctx.Err()). The permit has the watchdog
+// lease, renewed until Release. While the semaphore's permits were never set
+// it waits. Uncontended it is one round trip.
+func (s *PermitSemaphore) Acquire(ctx context.Context) (*Permit, error) {
+	return s.acquire(ctx, -1, PermitOptions{})
+}
+
+// TryAcquire takes one permit within wait (0: one try) with the options'
+// lease. It returns an error wrapping ErrNotAcquired when no permit became
+// available in time, one wrapping ctx.Err() when ctx ended first, and
+// ErrInvalidArgument for a negative wait or lease.
+func (s *PermitSemaphore) TryAcquire(ctx context.Context, wait time.Duration, opts PermitOptions) (*Permit, error) {
+	if err := core.CheckDuration("wait", wait); err != nil {
+		return nil, s.errorf(err)
+	}
+	if err := core.CheckDuration("lease", opts.Lease); err != nil {
+		return nil, s.errorf(err)
+	}
+	return s.acquire(ctx, wait, opts)
+}
+
+func (s *PermitSemaphore) acquire(ctx context.Context, wait time.Duration, opts PermitOptions) (*Permit, error) {
+	if err := s.c.Closed(); err != nil {
+		return nil, s.errorf(err)
+	}
+	id := uuid.NewString()
+	lease := opts.Lease
+	if lease == 0 {
+		lease = s.c.Lease
+	}
+	args := s.args(id, core.Ms(lease), "", core.Ms(s.c.WaiterWindow))
+	var sentAt time.Time
+	err := acquire.Do(ctx, acquire.Wait{
+		Notifier: s.c.Notifier,
+		Channel:  s.channel,
+		Waiter:   id,
+		Budget:   wait,
+		Window:   s.c.WaiterWindow,
+		Leave:    s.leave(id),
+	}, func(actx context.Context, waiter string) (bool, time.Duration, error) {
+		args[4] = waiter
+		sentAt = time.Now()
+		r, err := s.c.Eval(actx, permitAcquireScript, s.keys, args).AsInt64()
+		if err != nil || r == 0 {
+			return err == nil, 0, err
+		}
+		return false, time.Duration(max(r, 0)) * time.Millisecond, nil
+	})
+	if err != nil {
+		return nil, s.errorf(err)
+	}
+	p := &Permit{id: id, s: s, lease: opts.Lease}
+	what := fmt.Sprintf("permit %s of %s %q", id, s.kind, s.name)
+	var renew *core.Renewal
+	if opts.Lease == 0 {
+		renew = &core.Renewal{Script: permitRenewScript, Keys: s.keys, Args: s.args(id, core.Ms(s.c.Lease)), What: what}
+	}
+	// Each permit is its own hold, owned by its id. An explicit lease gets
+	// no watchdog and a timer of the permit's own, which UpdateLease moves.
+	p.ctx, p.acq = s.c.Holds.Grant(ctx, s.keys[1], id, what, 0, sentAt, 0, renew)
+	if opts.Lease > 0 {
+		var cancel context.CancelCauseFunc
+		p.ctx, cancel = context.WithCancelCause(p.ctx)
+		p.timer = time.AfterFunc(time.Until(sentAt.Add(opts.Lease)), func() {
+			// The lease has ended (the server's end is no earlier): the
+			// permit is no longer held, and Release says so.
+			cancel(ErrLeaseExpired)
+			p.acq.Released(true)
+		})
+	}
+	return p, nil
+}
+
+// Release returns the permit to the pool and wakes a waiter; the permit's
+// context is cancelled with cause ErrReleased. It returns an error wrapping
+// ErrNotHeld, and returns nothing to the pool, when the permit is not held:
+// released before, its lease ended (it went back to the pool then, once), or
+// it belongs to another semaphore. It works on a cancelled ctx (the release
+// runs on a short context of its own) and is safe to retry after an error: a
+// retry after an attempt whose reply was lost returns nil. One round trip.
+func (s *PermitSemaphore) Release(ctx context.Context, p *Permit) error {
+	if p == nil || p.s.c != s.c || p.s.keys[1] != s.keys[1] {
+		return s.errorf(fmt.Errorf("%w: not a permit of this semaphore", core.ErrNotHeld))
+	}
+	if err := s.c.Closed(); err != nil {
+		return s.errorf(err)
+	}
+	_, retried, err := p.acq.BeginRelease()
+	if err != nil {
+		return p.errorf(err)
+	}
+	ictx, cancel := core.IOContext(ctx, core.ReleaseTimeout)
+	defer cancel()
+	r, err := s.c.Eval(ictx, permitReleaseScript, s.keys, s.args(p.id)).AsInt64()
+	if err != nil {
+		return p.errorf(err)
+	}
+	if p.timer != nil {
+		p.timer.Stop()
+	}
+	p.acq.Released(true)
+	if r == 1 || retried {
+		return nil
+	}
+	return p.errorf(fmt.Errorf("%w: its lease ended", core.ErrNotHeld))
+}
+
+// SetPermits sets the semaphore's number of permits to n (0..MaxPermits)
+// whether or not it was set: available becomes n minus the permits held, so
+// that available + held = n (available is negative while more than n are
+// held, and climbs back as they are released). Waiters that can now proceed
+// are woken. One round trip.
+func (s *PermitSemaphore) SetPermits(ctx context.Context, n int64) error {
+	if err := s.check(0, n); err != nil {
+		return err
+	}
+	if err := s.eval(ctx, setScript, n).Error(); err != nil {
+		return s.errorf(err)
+	}
+	return nil
+}
+
+// Held returns the number of permits held now, not counting those whose
+// lease ended. One round trip.
+func (s *PermitSemaphore) Held(ctx context.Context) (int64, error) {
+	_, held, err := s.state(ctx)
+	return held, err
+}
+
+// Permit is one permit of a PermitSemaphore: an id and a lease, with the
+// context of its holder. In Redisson it is the permit id string that
+// RPermitExpirableSemaphore.acquire returns; here it also carries the
+// holder's context and the permit's own TTL and UpdateLease (Redisson's
+// updateLeaseTime).
+type Permit struct {
+	id    string
+	s     *PermitSemaphore
+	ctx   context.Context
+	acq   *core.Acq
+	lease time.Duration // the explicit lease, 0 when the watchdog renews it
+	mu    sync.Mutex    // orders UpdateLease
+	timer *time.Timer   // ends ctx when an explicit lease ends
+}
+
+// ID returns the permit's id in Redis.
+func (p *Permit) ID() string { return p.id }
+
+// Context returns the permit's context: derived from the context passed to
+// Acquire, cancelled with cause ErrLeaseLost if the permit is lost (the
+// watchdog found it gone, or could not renew it before its lease ended), with
+// ErrLeaseExpired when an explicit lease ends, and with ErrReleased by
+// Release. Run the work the permit guards under it.
+func (p *Permit) Context() context.Context { return p.ctx }
+
+// TTL returns the permit's remaining lease by the server's clock, or an error
+// wrapping ErrNotHeld when it is no longer held. One round trip.
+func (p *Permit) TTL(ctx context.Context) (time.Duration, error) {
+	if err := p.s.c.Closed(); err != nil {
+		return 0, p.errorf(err)
+	}
+	ms, err := p.s.c.Eval(ctx, permitTTLScript, p.s.keys, p.s.args(p.id)).AsInt64()
+	if err != nil {
+		return 0, p.errorf(err)
+	}
+	if ms < 0 {
+		return 0, p.errorf(core.ErrNotHeld)
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// UpdateLease sets the remaining lease of a permit acquired with an explicit
+// lease to lease (> 0) from now, by the server's clock, and moves the end of
+// the permit's context with it. It returns an error wrapping ErrNotHeld when
+// the permit is no longer held (a permit whose lease ended is not revived),
+// ErrLeaseExpired when its context ended while the update was on the wire
+// (release the permit), and ErrInvalidArgument for lease <= 0 or a permit the
+// watchdog renews. One round trip.
+func (p *Permit) UpdateLease(ctx context.Context, lease time.Duration) error {
+	if err := p.s.c.Closed(); err != nil {
+		return p.errorf(err)
+	}
+	switch {
+	case lease <= 0:
+		return p.errorf(fmt.Errorf("%w: lease %v, want > 0", core.ErrInvalidArgument, lease))
+	case p.lease == 0:
+		return p.errorf(fmt.Errorf("%w: the watchdog renews this permit", core.ErrInvalidArgument))
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.acq.Held() || p.ctx.Err() != nil {
+		return p.errorf(core.ErrNotHeld)
+	}
+	sentAt := time.Now()
+	r, err := p.s.c.Eval(ctx, permitRenewScript, p.s.keys, p.s.args(p.id, core.Ms(lease))).AsInt64()
+	if err != nil {
+		return p.errorf(err)
+	}
+	if r == 0 {
+		return p.errorf(core.ErrNotHeld)
+	}
+	if !p.timer.Stop() {
+		return p.errorf(core.ErrLeaseExpired)
+	}
+	p.timer.Reset(time.Until(sentAt.Add(lease)))
+	return nil
+}
+
+func (p *Permit) errorf(err error) error {
+	return p.s.errorf(fmt.Errorf("permit %s: %w", p.id, err))
+}

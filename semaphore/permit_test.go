@@ -1,0 +1,289 @@
+package semaphore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/acquire"
+	"github.com/distsync/distsync/internal/dstest"
+	"github.com/distsync/distsync/semaphore"
+)
+
+// setPermits makes a permit semaphore with n permits.
+func setPermits(t *testing.T, c *distsync.Client, n int64) *semaphore.PermitSemaphore {
+	t.Helper()
+	s := newPermitSem(t, c, uniqueName(t))
+	ok, err := s.TrySetPermits(context.Background(), n)
+	require.NoError(t, err)
+	require.True(t, ok)
+	return s
+}
+
+// acquireLater runs s.Acquire(ctx) in a goroutine; the permit arrives on the
+// channel (nil after a failure, which fails the test).
+func acquireLater(t *testing.T, ctx context.Context, s *semaphore.PermitSemaphore) <-chan *semaphore.Permit {
+	got := make(chan *semaphore.Permit, 1)
+	go func() {
+		p, err := s.Acquire(ctx)
+		assert.NoError(t, err)
+		got <- p
+	}()
+	return got
+}
+
+func held(t *testing.T, s *semaphore.PermitSemaphore) int64 {
+	t.Helper()
+	n, err := s.Held(context.Background())
+	require.NoError(t, err)
+	return n
+}
+
+func TestCrashedHolderPermitReturnsToWaiter(t *testing.T) {
+	// Not parallel: it reads the process-wide wake-up counters.
+	const lease = 500 * time.Millisecond
+	holder := dstest.Client(t, func(o *distsync.Options) { o.Lease = lease })
+	// The waiter's fallback sleep is half an hour: only the lease end the
+	// server reported can wake it in time.
+	waiter := dstest.Client(t, func(o *distsync.Options) { o.WaiterWindow = time.Hour })
+	s := setPermits(t, holder, 1)
+	ws := newPermitSem(t, waiter, s.Name())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	p, err := s.Acquire(ctx)
+	require.NoError(t, err)
+	got := acquireLater(t, ctx, ws)
+	waitForWaiters(t, waiter, s.Key(), 1)
+	timer := acquire.Counters().Timer.Load()
+
+	// The holder crashes: its watchdog stops, nobody calls Release.
+	holder.Close()
+	crashed := time.Now()
+	q := <-got
+	require.NotNil(t, q)
+	t.Logf("the waiter got the permit %v after the crash (lease %v)", time.Since(crashed), lease)
+	assert.Greater(t, acquire.Counters().Timer.Load(), timer, "woken by the lease end the server reported")
+	assert.NotEqual(t, p.ID(), q.ID())
+	assert.Equal(t, int64(1), held(t, ws))
+	require.NoError(t, ws.Release(ctx, q))
+	assert.Equal(t, int64(1), available(t, ws), "the crashed permit came back once")
+}
+
+func TestShorterLeaseWakesWaitersToLearnIt(t *testing.T) {
+	t.Parallel()
+	waiter := dstest.Client(t, func(o *distsync.Options) { o.WaiterWindow = time.Hour })
+	c := dstest.Client(t)
+	s := setPermits(t, c, 1)
+	ws := newPermitSem(t, waiter, s.Name())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	long, err := s.TryAcquire(ctx, 0, semaphore.PermitOptions{Lease: time.Hour})
+	require.NoError(t, err)
+	got := acquireLater(t, ctx, ws) // told: the earliest lease ends in an hour
+	waitForWaiters(t, waiter, s.Key(), 1)
+
+	// A permit appears without a notification and is taken with a short
+	// lease: the waiter must learn that this lease ends first.
+	rc := c.Rueidis()
+	require.NoError(t, rc.Do(ctx, rc.B().Set().Key(s.Key()).Value("1").Build()).Error())
+	short, err := s.TryAcquire(ctx, 0, semaphore.PermitOptions{Lease: 300 * time.Millisecond})
+	require.NoError(t, err)
+	q := <-got
+	require.NotNil(t, q, "the waiter gets the permit whose short lease ended")
+	assert.ErrorIs(t, s.Release(ctx, short), distsync.ErrNotHeld)
+	require.NoError(t, ws.Release(ctx, q))
+	require.NoError(t, s.Release(ctx, long))
+}
+
+func TestPermitDoubleRelease(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	s := setPermits(t, c, 2)
+	ctx := context.Background()
+	p, err := s.Acquire(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), available(t, s))
+
+	// Another handle on the same semaphore may release it.
+	require.NoError(t, newPermitSem(t, c, s.Name()).Release(ctx, p))
+	assert.ErrorIs(t, context.Cause(p.Context()), distsync.ErrReleased)
+	assert.ErrorIs(t, s.Release(ctx, p), distsync.ErrNotHeld)
+	assert.Equal(t, int64(2), available(t, s), "a permit is returned once")
+
+	other := setPermits(t, c, 1)
+	q, err := other.Acquire(ctx)
+	require.NoError(t, err)
+	assert.ErrorIs(t, s.Release(ctx, q), distsync.ErrNotHeld, "a permit of another semaphore")
+	assert.ErrorIs(t, s.Release(ctx, nil), distsync.ErrNotHeld)
+	require.NoError(t, other.Release(ctx, q))
+}
+
+func TestExpiredPermit(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	s := setPermits(t, c, 1)
+	ctx := context.Background()
+	const lease = 200 * time.Millisecond
+	p, err := s.TryAcquire(ctx, 0, semaphore.PermitOptions{Lease: lease})
+	require.NoError(t, err)
+	ttl, err := p.TTL(ctx)
+	require.NoError(t, err)
+	assert.True(t, ttl > 0 && ttl <= lease, "ttl %v", ttl)
+
+	// Another acquisition gets it when the lease has ended on the server.
+	q, err := s.TryAcquire(ctx, time.Minute, semaphore.PermitOptions{})
+	require.NoError(t, err)
+	<-p.Context().Done()
+	assert.ErrorIs(t, context.Cause(p.Context()), distsync.ErrLeaseExpired)
+	assert.Zero(t, c.Watchdog().Stats().Renewals.Load(), "an explicit lease is never renewed")
+	_, err = p.TTL(ctx)
+	assert.ErrorIs(t, err, distsync.ErrNotHeld)
+	assert.ErrorIs(t, p.UpdateLease(ctx, time.Minute), distsync.ErrNotHeld, "an ended lease is not revived")
+	assert.ErrorIs(t, s.Release(ctx, p), distsync.ErrNotHeld)
+	assert.Zero(t, available(t, s), "the expired permit is not returned twice")
+	require.NoError(t, s.Release(ctx, q))
+	assert.Equal(t, int64(1), available(t, s))
+}
+
+func TestUpdateLease(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	s := setPermits(t, c, 2)
+	ctx := context.Background()
+	const lease = 200 * time.Millisecond
+	p, err := s.TryAcquire(ctx, 0, semaphore.PermitOptions{Lease: lease})
+	require.NoError(t, err)
+	require.NoError(t, p.UpdateLease(ctx, time.Minute))
+	time.Sleep(2 * lease) // past the first lease
+	require.NoError(t, p.Context().Err(), "the context's end moved with the lease")
+	ttl, err := p.TTL(ctx)
+	require.NoError(t, err)
+	assert.Greater(t, ttl, 30*time.Second)
+	assert.Equal(t, int64(1), held(t, s))
+
+	assert.ErrorIs(t, p.UpdateLease(ctx, 0), distsync.ErrInvalidArgument)
+	w, err := s.Acquire(ctx)
+	require.NoError(t, err)
+	assert.ErrorIs(t, w.UpdateLease(ctx, time.Minute), distsync.ErrInvalidArgument, "the watchdog renews it")
+	require.NoError(t, s.Release(ctx, w))
+	require.NoError(t, s.Release(ctx, p))
+	assert.ErrorIs(t, p.UpdateLease(ctx, time.Minute), distsync.ErrNotHeld)
+	_, err = p.TTL(ctx)
+	assert.ErrorIs(t, err, distsync.ErrNotHeld)
+}
+
+func TestWatchdogKeepsPermit(t *testing.T) {
+	t.Parallel()
+	const lease = 600 * time.Millisecond
+	c := dstest.Client(t, func(o *distsync.Options) { o.Lease = lease })
+	s := setPermits(t, c, 1)
+	ctx := context.Background()
+	p, err := s.Acquire(ctx)
+	require.NoError(t, err)
+	// Let more than three leases pass: only renewals keep the permit.
+	time.Sleep(4 * lease)
+	require.NoError(t, p.Context().Err(), "the permit must not be lost")
+	assert.Equal(t, int64(1), held(t, s))
+	assert.GreaterOrEqual(t, c.Watchdog().Stats().Renewals.Load(), int64(4))
+	_, err = s.TryAcquire(ctx, 0, semaphore.PermitOptions{})
+	assert.ErrorIs(t, err, distsync.ErrNotAcquired)
+	require.NoError(t, s.Release(ctx, p))
+	assert.Zero(t, c.Watchdog().Len(), "a released permit is not renewed")
+}
+
+func TestLostPermitCancelsHolder(t *testing.T) {
+	t.Parallel()
+	const lease = 3 * time.Second
+	c := dstest.Client(t, func(o *distsync.Options) { o.Lease = lease })
+	s := setPermits(t, c, 1)
+	ctx := context.Background()
+	p, err := s.Acquire(ctx)
+	require.NoError(t, err)
+	rc := c.Rueidis()
+	require.NoError(t, rc.Do(ctx, rc.B().Zrem().Key(s.Key()+":permits").Member(p.ID()).Build()).Error())
+	select {
+	case <-p.Context().Done():
+	case <-time.After(lease/3 + 5*time.Second):
+		t.Fatal("holder's context not cancelled after the next renewal")
+	}
+	assert.ErrorIs(t, context.Cause(p.Context()), distsync.ErrLeaseLost)
+	assert.ErrorIs(t, s.Release(ctx, p), distsync.ErrNotHeld)
+}
+
+func TestSetPermitsWhileHeld(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	s := setPermits(t, c, 5)
+	ctx := context.Background()
+	var ps []*semaphore.Permit
+	for range 3 {
+		p, err := s.Acquire(ctx)
+		require.NoError(t, err)
+		ps = append(ps, p)
+	}
+	require.NoError(t, s.SetPermits(ctx, 2))
+	assert.Equal(t, int64(-1), available(t, s), "available + held = 2")
+	assert.Equal(t, int64(3), held(t, s))
+	_, err := s.TryAcquire(ctx, 0, semaphore.PermitOptions{})
+	assert.ErrorIs(t, err, distsync.ErrNotAcquired)
+	for i, want := range []int64{0, 1, 2} {
+		require.NoError(t, s.Release(ctx, ps[i]))
+		assert.Equal(t, want, available(t, s))
+	}
+
+	// Raising the total wakes a waiter.
+	p, err := s.Acquire(ctx)
+	require.NoError(t, err)
+	q, err := s.Acquire(ctx)
+	require.NoError(t, err)
+	got := acquireLater(t, ctx, s)
+	waitForWaiters(t, c, s.Key(), 1)
+	require.NoError(t, s.SetPermits(ctx, 3))
+	r := <-got
+	assert.Equal(t, int64(3), held(t, s))
+	for _, x := range []*semaphore.Permit{p, q, r} {
+		require.NoError(t, s.Release(ctx, x))
+	}
+	assert.Equal(t, int64(3), available(t, s))
+	ok, err := s.TrySetPermits(ctx, 10)
+	require.NoError(t, err)
+	assert.False(t, ok)
+}
+
+func TestPermitReleaseWakesWaiterByNotification(t *testing.T) {
+	// Not parallel: it reads the process-wide wake-up counters.
+	c := dstest.Client(t)
+	s := setPermits(t, c, 1)
+	ctx := context.Background()
+	// A long explicit lease: the waiter's timer would fire only after it.
+	p, err := s.TryAcquire(ctx, 0, semaphore.PermitOptions{Lease: 10 * time.Minute})
+	require.NoError(t, err)
+	stats := acquire.Counters()
+	timer, notified := stats.Timer.Load(), stats.Notified.Load()
+	got := acquireLater(t, ctx, s)
+	waitForWaiters(t, c, s.Key(), 1)
+	require.NoError(t, s.Release(ctx, p))
+	require.NoError(t, s.Release(ctx, <-got))
+	assert.Equal(t, timer, stats.Timer.Load(), "no wake-up by timer")
+	assert.Greater(t, stats.Notified.Load(), notified)
+}
+
+func TestPermitBadInput(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	s := newPermitSem(t, c, uniqueName(t))
+	ctx := context.Background()
+	_, err := s.TryAcquire(ctx, 0, semaphore.PermitOptions{})
+	assert.ErrorIs(t, err, distsync.ErrNotAcquired, "never set: no permits")
+	_, err = s.TryAcquire(ctx, -time.Second, semaphore.PermitOptions{})
+	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
+	_, err = s.TryAcquire(ctx, 0, semaphore.PermitOptions{Lease: -time.Second})
+	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
+	assert.ErrorIs(t, s.AddPermits(ctx, semaphore.MaxPermits+1), distsync.ErrInvalidArgument)
+}

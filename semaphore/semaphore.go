@@ -1,0 +1,347 @@
+// Package semaphore holds two distributed semaphores on Redis, with the
+// semantics of Java Redisson's RSemaphore and RPermitExpirableSemaphore:
+//
+//   - Semaphore, a counting semaphore: permits are a number, not owned. A
+//     holder that crashes without releasing loses its permits for good.
+//   - PermitSemaphore, the permit-expiring semaphore: every permit has an id
+//     and a lease, renewed by the Client's watchdog while its holder lives,
+//     so a crashed holder's permit comes back by itself when its lease ends.
+//
+// Waiters are woken by pub/sub: a release wakes as many waiters as permits
+// became available, not all of them. Acquiring from a semaphore whose permits
+// were never set waits until they are set (TrySetPermits, AddPermits), as in
+// Redisson.
+//
+// All keys of a semaphore share its name as hash tag:
+// "distsync:{name}" holds the available permits (an integer that may be
+// negative after AddPermits with a negative count), ":permits" the held
+// permits of a PermitSemaphore, ":waiters" and ":needs" who waits for how
+// many, and ":ch" is the channel (":ch:<n>" for waiters needing n > 1).
+// The available count is the semaphore's state and has no expiry; Delete
+// removes it.
+package semaphore
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/rueidis"
+
+	"github.com/distsync/distsync/internal/acquire"
+	"github.com/distsync/distsync/internal/core"
+)
+
+// Errors, shared with every distsync package (errors.Is works across them).
+var (
+	ErrNotHeld         = core.ErrNotHeld
+	ErrNotAcquired     = core.ErrNotAcquired
+	ErrLeaseLost       = core.ErrLeaseLost
+	ErrLeaseExpired    = core.ErrLeaseExpired
+	ErrReleased        = core.ErrReleased
+	ErrInvalidName     = core.ErrInvalidName
+	ErrInvalidArgument = core.ErrInvalidArgument
+	ErrClosed          = core.ErrClosed
+)
+
+// MaxPermits bounds every permit count: 2^53, the largest integer the
+// server's Lua numbers hold exactly. Counts beyond it, and sums that would
+// leave [-MaxPermits, MaxPermits], return ErrInvalidArgument.
+const MaxPermits = 1 << 53
+
+var (
+	//go:embed lib.lua
+	libLua string
+	//go:embed acquire.lua
+	acquireLua string
+	//go:embed add.lua
+	addLua string
+	//go:embed trysetpermits.lua
+	trySetLua string
+	//go:embed setpermits.lua
+	setLua string
+	//go:embed state.lua
+	stateLua string
+	//go:embed drain.lua
+	drainLua string
+	//go:embed leave.lua
+	leaveLua string
+	//go:embed permit_acquire.lua
+	permitAcquireLua string
+	//go:embed permit_release.lua
+	permitReleaseLua string
+	//go:embed permit_renew.lua
+	permitRenewLua string
+	//go:embed permit_ttl.lua
+	permitTTLLua string
+
+	acquireScript       = newScript(acquireLua)
+	addScript           = newScript(addLua)
+	trySetScript        = newScript(trySetLua)
+	setScript           = newScript(setLua)
+	stateScript         = newScript(stateLua)
+	drainScript         = newScript(drainLua)
+	leaveScript         = newScript(leaveLua)
+	permitAcquireScript = newScript(permitAcquireLua)
+	permitReleaseScript = newScript(permitReleaseLua)
+	permitRenewScript   = newScript(permitRenewLua)
+	permitTTLScript     = newScript(permitTTLLua)
+)
+
+// newScript prepends the semaphore helpers (lib.lua) to body.
+func newScript(body string) *core.Script { return core.NewScript(libLua + body) }
+
+// pool is what both semaphores share: the keys and the calls on the count of
+// available permits.
+type pool struct {
+	c       *core.Core
+	name    string
+	kind    string   // "semaphore" or "permit semaphore", for errors
+	keys    []string // available, held permits, waiters, needs (see lib.lua)
+	channel string
+}
+
+func newPool(c *core.Core, name, kind string) (pool, error) {
+	if err := core.ValidateName(name); err != nil {
+		return pool{}, err
+	}
+	return pool{
+		c:    c,
+		name: name,
+		kind: kind,
+		keys: []string{
+			c.Key(name, ""),
+			c.Key(name, "permits"),
+			c.Key(name, "waiters"),
+			c.Key(name, "needs"),
+		},
+		channel: c.Key(name, "ch"),
+	}, nil
+}
+
+// Name returns the semaphore's name.
+func (s *pool) Name() string { return s.name }
+
+// Key returns the Redis key of the available permits; every key of the
+// semaphore shares its hash tag.
+func (s *pool) Key() string { return s.keys[0] }
+
+// TrySetPermits sets the semaphore's number of permits to n (0..MaxPermits)
+// if it was never set, and reports whether it did. Waiters that can now
+// proceed are woken. One round trip.
+func (s *pool) TrySetPermits(ctx context.Context, n int64) (bool, error) {
+	if err := s.check(0, n); err != nil {
+		return false, err
+	}
+	r, err := s.eval(ctx, trySetScript, n).AsInt64()
+	if err != nil {
+		return false, s.errorf(err)
+	}
+	return r == 1, nil
+}
+
+// AddPermits adds n permits, or removes -n when n is negative: available may
+// then become negative, and acquisitions wait until releases bring it above
+// zero again. It sets the permits when they were never set. Adding wakes the
+// waiters that can now proceed. It returns ErrInvalidArgument when |n| or the
+// resulting count exceeds MaxPermits. One round trip.
+func (s *pool) AddPermits(ctx context.Context, n int64) error {
+	if err := s.check(-MaxPermits, n); err != nil {
+		return err
+	}
+	return s.add(ctx, n)
+}
+
+func (s *pool) add(ctx context.Context, n int64) error {
+	r, err := s.eval(ctx, addScript, n).AsIntSlice()
+	if err != nil {
+		return s.errorf(err)
+	}
+	if len(r) != 2 {
+		return s.errorf(fmt.Errorf("unexpected reply %v", r))
+	}
+	if r[0] == 0 {
+		return s.errorf(fmt.Errorf("%w: %d available %+d would exceed ±%d", core.ErrInvalidArgument, r[1], n, int64(MaxPermits)))
+	}
+	return nil
+}
+
+// Available returns the number of permits available now (negative after
+// permits were removed below those held or taken; 0 when never set). One
+// round trip.
+func (s *pool) Available(ctx context.Context) (int64, error) {
+	avail, _, err := s.state(ctx)
+	return avail, err
+}
+
+func (s *pool) state(ctx context.Context) (avail, held int64, err error) {
+	if err := s.c.Closed(); err != nil {
+		return 0, 0, s.errorf(err)
+	}
+	r, err := s.c.Eval(ctx, stateScript, s.keys, s.args()).AsIntSlice()
+	if err != nil {
+		return 0, 0, s.errorf(err)
+	}
+	if len(r) != 2 {
+		return 0, 0, s.errorf(fmt.Errorf("unexpected reply %v", r))
+	}
+	return r[0], r[1], nil
+}
+
+// Drain takes every available permit and returns how many it took (0 when
+// none was available; a negative count is left unchanged). It wakes no one.
+// One round trip.
+func (s *pool) Drain(ctx context.Context) (int64, error) {
+	if err := s.c.Closed(); err != nil {
+		return 0, s.errorf(err)
+	}
+	n, err := s.c.Eval(ctx, drainScript, s.keys, s.args()).AsInt64()
+	if err != nil {
+		return 0, s.errorf(err)
+	}
+	return n, nil
+}
+
+// Delete removes the semaphore's permits and reports whether it existed.
+// Afterwards its permits count as never set; holders of a PermitSemaphore's
+// permits lose them (their contexts are cancelled with ErrLeaseLost at the
+// next renewal). Waiters keep waiting. One round trip.
+func (s *pool) Delete(ctx context.Context) (bool, error) {
+	if err := s.c.Closed(); err != nil {
+		return false, s.errorf(err)
+	}
+	rc := s.c.Client
+	n, err := rc.Do(ctx, rc.B().Del().Key(s.keys[0], s.keys[1], s.keys[3]).Build()).AsInt64()
+	if err != nil {
+		return false, s.errorf(err)
+	}
+	return n > 0, nil
+}
+
+// check returns ErrClosed after Close and ErrInvalidArgument unless
+// min <= n <= MaxPermits.
+func (s *pool) check(min, n int64) error {
+	if err := s.c.Closed(); err != nil {
+		return s.errorf(err)
+	}
+	if n < min || n > MaxPermits {
+		return s.errorf(fmt.Errorf("%w: permit count %d out of [%d, %d]", core.ErrInvalidArgument, n, min, int64(MaxPermits)))
+	}
+	return nil
+}
+
+// args returns the arguments every semaphore script starts with, then more.
+func (s *pool) args(more ...string) []string {
+	return append([]string{s.channel, s.c.PublishCmd()}, more...)
+}
+
+func (s *pool) eval(ctx context.Context, script *core.Script, n int64) rueidis.RedisResult {
+	return s.c.Eval(ctx, script, s.keys, s.args(strconv.FormatInt(n, 10)))
+}
+
+func (s *pool) errorf(err error) error {
+	return fmt.Errorf("%s %q: %w", s.kind, s.name, err)
+}
+
+// leave returns the acquire loop's Leave for waiter: unregister it, and wake
+// others in its place in case it was woken and gives up without taking the
+// permits that woke it.
+func (s *pool) leave(waiter string) func(context.Context) {
+	return func(ctx context.Context) {
+		s.c.Eval(ctx, leaveScript, s.keys, s.args(waiter))
+	}
+}
+
+// channelFor is the channel of waiters needing n permits.
+func (s *pool) channelFor(n int64) string {
+	if n == 1 {
+		return s.channel
+	}
+	return s.channel + ":" + strconv.FormatInt(n, 10)
+}
+
+// Semaphore is a counting semaphore: Java Redisson's RSemaphore. Permits are
+// a number in Redis, not owned by anyone: any caller may release permits it
+// never acquired, and a holder that crashes without releasing loses its
+// permits for good (use PermitSemaphore when holders may crash).
+//
+// Waking policy: a release of k permits wakes, on every Client, up to k
+// waiters whose need the available permits can satisfy, oldest first. A
+// waiter needing n is not woken while fewer than n permits are available, so
+// it is never woken in vain by releases too small for it, and it cannot
+// absorb the wake-ups that waiters needing less could use. There is no
+// fairness: a newcomer that finds enough permits takes them even when others
+// wait, so under steady contention a waiter needing many permits can be
+// overtaken by waiters needing few.
+//
+// A Semaphore is a cheap handle, safe for concurrent use.
+type Semaphore struct {
+	pool
+}
+
+// New returns the counting semaphore called name on c. Callers use
+// Client.Semaphore.
+func New(c *core.Core, name string) (*Semaphore, error) {
+	p, err := newPool(c, name, "semaphore")
+	if err != nil {
+		return nil, err
+	}
+	return &Semaphore{p}, nil
+}
+
+// Acquire takes n permits (1..MaxPermits), blocking until they are available
+// or ctx is done (it returns an error wrapping ctx.Err()). While the
+// semaphore's permits were never set it waits, as in Redisson. Uncontended it
+// is one round trip.
+func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
+	return s.acquire(ctx, n, -1)
+}
+
+// TryAcquire takes n permits (1..MaxPermits) within wait: with wait 0 it
+// tries once. It returns an error wrapping ErrNotAcquired when the permits
+// were not available in time, one wrapping ctx.Err() when ctx ended first, and
+// ErrInvalidArgument for a negative wait.
+func (s *Semaphore) TryAcquire(ctx context.Context, n int64, wait time.Duration) error {
+	if err := core.CheckDuration("wait", wait); err != nil {
+		return s.errorf(err)
+	}
+	return s.acquire(ctx, n, wait)
+}
+
+func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) error {
+	if err := s.check(1, n); err != nil {
+		return err
+	}
+	waiter := uuid.NewString()
+	num := strconv.FormatInt(n, 10)
+	window := core.Ms(s.c.WaiterWindow)
+	err := acquire.Do(ctx, acquire.Wait{
+		Notifier: s.c.Notifier,
+		Channel:  s.channelFor(n),
+		Waiter:   waiter,
+		Budget:   wait,
+		Window:   s.c.WaiterWindow,
+		Leave:    s.leave(waiter),
+	}, func(actx context.Context, id string) (bool, time.Duration, error) {
+		r, err := s.c.Eval(actx, acquireScript, s.keys, s.args(num, id, window)).AsInt64()
+		return r == 1, 0, err
+	})
+	if err != nil {
+		return s.errorf(err)
+	}
+	return nil
+}
+
+// Release returns n permits (1..MaxPermits) to the semaphore, whether or not
+// the caller acquired them, and wakes up to n waiters that can now proceed
+// (it publishes only when someone waits). It returns ErrInvalidArgument when
+// the count would exceed MaxPermits. One round trip.
+func (s *Semaphore) Release(ctx context.Context, n int64) error {
+	if err := s.check(1, n); err != nil {
+		return err
+	}
+	return s.add(ctx, n)
+}

@@ -1,0 +1,11 @@
+-- Set the number of permits to n whether or not it was set: available =
+-- n - held (negative while more than n are held). Wakes the waiters that can
+-- now proceed.
+-- ARGV[3] n (0..2^53)
+-- Reply: available after.
+sem_prune()
+local old = sem_avail()
+local v = tonumber(ARGV[3]) - redis.call('ZCARD', KEYS[2])
+redis.call('SET', KEYS[1], sem_fmt(v))
+sem_wake(v, v - old)
+return v
