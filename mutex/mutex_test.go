@@ -201,7 +201,7 @@ func TestExplicitLeaseExpires(t *testing.T) {
 
 func TestWatchdogKeepsLockAlive(t *testing.T) {
 	t.Parallel()
-	const lease = 300 * time.Millisecond
+	const lease = 900 * time.Millisecond
 	c := dstest.Client(t, func(o *distsync.Options) { o.Lease = lease })
 	m := newMutex(t, c, dstest.Name(t))
 	ctx := context.Background()

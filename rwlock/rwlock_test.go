@@ -393,7 +393,7 @@ func TestExplicitLeaseExpires(t *testing.T) {
 
 func TestWatchdogKeepsHoldsAlive(t *testing.T) {
 	t.Parallel()
-	const lease = 300 * time.Millisecond
+	const lease = 900 * time.Millisecond
 	c := dstest.Client(t, func(o *distsync.Options) { o.Lease = lease })
 	rw := newRW(t, c, dstest.Name(t))
 	ctx := context.Background()

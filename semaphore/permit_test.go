@@ -180,7 +180,7 @@ func TestUpdateLease(t *testing.T) {
 
 func TestWatchdogKeepsPermit(t *testing.T) {
 	t.Parallel()
-	const lease = 600 * time.Millisecond
+	const lease = 900 * time.Millisecond
 	c := dstest.Client(t, func(o *distsync.Options) { o.Lease = lease })
 	s := setPermits(t, c, 1)
 	ctx := context.Background()
