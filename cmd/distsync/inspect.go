@@ -191,11 +191,11 @@ type report struct {
 	Kind    string   `json:"kind"`
 	Key     string   `json:"key"`
 	Held    bool     `json:"held"`
-	Mode    string   `json:"mode,omitempty"`   // read-write lock: "read" or "write"
-	TTLMs   int64    `json:"ttl_ms"`           // remaining lease; 0 free, -1 no expiry
-	Token   int64    `json:"fencing_token"`    // of the current hold; 0 none
-	Owners  []owner  `json:"owners"`           // in id order
-	Waiters []waiter `json:"waiters"`          // in queue order where there is one
+	Mode    string   `json:"mode,omitempty"`    // read-write lock: "read" or "write"
+	TTLMs   int64    `json:"ttl_ms"`            // remaining lease; 0 free, -1 no expiry
+	Token   int64    `json:"fencing_token"`     // of the current hold; 0 none
+	Owners  []owner  `json:"owners"`            // in id order
+	Waiters []waiter `json:"waiters"`           // in queue order where there is one
 	Permits *permits `json:"permits,omitempty"` // semaphores
 	Count   *int64   `json:"count,omitempty"`   // latches
 }
