@@ -133,6 +133,9 @@ func (c *cli) runCmd(args []string) error {
 		return err
 	}
 
+	if cf.verbose {
+		fmt.Fprintf(c.stderr, "distsync run: holding %v (client %s, fencing token %d)\n", g, client.ID(), token)
+	}
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args[0] = argv[0]
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.stdin, c.stdout, c.stderr
