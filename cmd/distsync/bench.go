@@ -55,7 +55,7 @@ type benchEnv struct {
 func (c *cli) bench(args []string) error {
 	f := newFlags("bench", benchUsage)
 	var cf connFlags
-	cf.register(f.FlagSet)
+	cf.register(f)
 	duration := f.Duration("duration", 3*time.Second, "how long each scenario runs")
 	workers := f.Int("workers", 8, "workers of the contended scenario")
 	var names []string

@@ -18,16 +18,17 @@ const (
 	envPassword = "DISTSYNC_PASSWORD" // password, kept off the command line
 )
 
-const connHelp = `Connection (every command but demo, which uses an in-process server unless
---redis is given):
+const connHelp = `Connection flags (every command; demo uses an in-process server unless --redis):
   --redis host:port   server address; repeat or separate with commas for Cluster
                       nodes or Sentinels (default $` + envRedis + `, else 127.0.0.1:6379)
-  --username, --password  ACL user and password (password default $` + envPassword + `)
+  --username U        ACL user
+  --password P        password (default $` + envPassword + `)
   --db N              database on a standalone server
   --master NAME       Sentinel master set: connect through the --redis Sentinels
   --prefix P          key prefix (default "distsync:")
   --tls               connect with TLS
   --resp2             speak RESP2 only (servers without HELLO 3, such as miniredis)
+  -v                  log the library's warnings to stderr
 `
 
 // connFlags are the connection flags every connecting command takes.
@@ -43,16 +44,22 @@ type connFlags struct {
 	verbose  bool
 }
 
-func (cf *connFlags) register(fs *flag.FlagSet) {
-	fs.Var(&cf.addrs, "redis", "server `host:port`; repeatable or comma-separated (default $"+envRedis+", else 127.0.0.1:6379)")
+func (cf *connFlags) register(f *flags) {
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	fs.Var(&cf.addrs, "redis", "`host:port` of a server; repeatable or comma-separated (default $"+envRedis+", else 127.0.0.1:6379)")
 	fs.StringVar(&cf.username, "username", "", "ACL `user`")
 	fs.StringVar(&cf.password, "password", "", "`password` (default $"+envPassword+")")
-	fs.IntVar(&cf.db, "db", 0, "database `number` on a standalone server")
-	fs.StringVar(&cf.master, "master", "", "Sentinel master set `name`; --redis are then the Sentinels")
+	fs.IntVar(&cf.db, "db", 0, "database `N` on a standalone server")
+	fs.StringVar(&cf.master, "master", "", "Sentinel master set `NAME`; --redis are then the Sentinels")
 	fs.StringVar(&cf.prefix, "prefix", "", "key `prefix` (default \"distsync:\")")
 	fs.BoolVar(&cf.tls, "tls", false, "connect with TLS")
 	fs.BoolVar(&cf.resp2, "resp2", false, "speak RESP2 only (e.g. miniredis)")
 	fs.BoolVar(&cf.verbose, "v", false, "verbose: log the library's warnings to stderr")
+	f.conn = map[string]bool{}
+	fs.VisitAll(func(fl *flag.Flag) {
+		f.Var(fl.Value, fl.Name, fl.Usage)
+		f.conn[fl.Name] = true
+	})
 }
 
 // options returns the Client options: flags first, then the environment.

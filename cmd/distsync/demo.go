@@ -49,7 +49,7 @@ var demoSteps = []demoStep{
 func (c *cli) demo(args []string) error {
 	f := newFlags("demo", demoUsage)
 	var cf connFlags
-	cf.register(f.FlagSet)
+	cf.register(f)
 	lease := f.Duration("lease", 1500*time.Millisecond, "watchdog lease of the tour's clients")
 	pos, err := f.parse(c, args, true)
 	if err != nil {

@@ -298,7 +298,7 @@ func validName(name string) error {
 func (c *cli) inspect(args []string) error {
 	f := newFlags("inspect", fmt.Sprintf(inspectUsage, kindNames()))
 	var cf connFlags
-	cf.register(f.FlagSet)
+	cf.register(f)
 	asJSON := f.Bool("json", false, "print JSON")
 	forced := f.String("kind", "", "the primitive's `kind`, when its keys are ambiguous")
 	pos, err := f.parse(c, args, true)
@@ -393,7 +393,7 @@ func (r *report) writeText(w io.Writer) {
 func (c *cli) unlock(args []string) error {
 	f := newFlags("unlock", unlockUsage)
 	var cf connFlags
-	cf.register(f.FlagSet)
+	cf.register(f)
 	force := f.Bool("force", false, "required: delete the lock whoever holds it")
 	yes := f.Bool("yes", false, "do not ask for confirmation")
 	forced := f.String("kind", "", "the primitive's `kind`, when its keys are ambiguous")

@@ -146,7 +146,8 @@ func (c *cli) exit(name string, err error) int {
 type flags struct {
 	*flag.FlagSet
 	name  string
-	usage string // the synopsis and description, before the flags
+	usage string          // the synopsis and description, before the flags
+	conn  map[string]bool // the connection flags, listed apart
 }
 
 func newFlags(name, usage string) *flags {
@@ -180,26 +181,42 @@ func (f *flags) parse(c *cli, args []string, interspersed bool) ([]string, error
 	}
 }
 
-// printUsage writes the usage text and the flags.
+// printUsage writes the usage text and the flags: the command's, then the
+// connection flags.
 func (f *flags) printUsage(w io.Writer) {
 	fmt.Fprint(w, f.usage)
 	if !strings.HasSuffix(f.usage, "\n") {
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w, "\nFlags:")
-	f.VisitAll(func(fl *flag.Flag) {
-		typ, help := flag.UnquoteUsage(fl)
-		name := "--" + fl.Name
-		if typ != "" {
-			name += " " + typ
-		}
-		line := fmt.Sprintf("  %-22s %s", name, help)
-		if len(name) > 22 {
-			line = fmt.Sprintf("  %s\n  %-22s %s", name, "", help)
-		}
-		if d := fl.DefValue; d != "" && d != "false" && d != "0" && d != "[]" {
-			line += fmt.Sprintf(" (default %s)", d)
-		}
-		fmt.Fprintln(w, line)
-	})
+	for _, section := range []struct {
+		title string
+		conn  bool
+	}{{"Flags", false}, {"Connection flags", true}} {
+		first := true
+		f.VisitAll(func(fl *flag.Flag) {
+			if f.conn[fl.Name] != section.conn {
+				return
+			}
+			if first {
+				fmt.Fprintf(w, "\n%s:\n", section.title)
+				first = false
+			}
+			typ, help := flag.UnquoteUsage(fl)
+			name := "--" + fl.Name
+			if len(fl.Name) == 1 {
+				name = "-" + fl.Name
+			}
+			if typ != "" {
+				name += " " + typ
+			}
+			line := fmt.Sprintf("  %-20s %s", name, help)
+			if len(name) > 20 {
+				line = fmt.Sprintf("  %s\n  %-20s %s", name, "", help)
+			}
+			if d := fl.DefValue; d != "" && d != "false" && d != "0" {
+				line += fmt.Sprintf(" (default %s)", d)
+			}
+			fmt.Fprintln(w, line)
+		})
+	}
 }

@@ -51,14 +51,14 @@ const envFencingToken = "DISTSYNC_FENCING_TOKEN"
 func (c *cli) runCmd(args []string) error {
 	f := newFlags("run", runUsage)
 	var cf connFlags
-	cf.register(f.FlagSet)
+	cf.register(f)
 	lock := f.String("lock", "", "hold the mutex `NAME`")
 	sem := f.String("semaphore", "", "hold one permit of the semaphore `NAME`")
-	permits := f.Int64("permits", 0, "the semaphore's size, set if it has none (with --semaphore)")
+	permits := f.Int64("permits", 0, "the semaphore's size `N`, set if it has none (with --semaphore)")
 	var wait waitFlag
-	f.Var(&wait, "wait", "how long to wait for the lock or permit; 0 fails at once when taken (default forever)")
+	f.Var(&wait, "wait", "the `duration` to wait for the lock or permit, e.g. 30s; 0 fails at once when taken (default forever)")
 	lease := f.Duration("lease", distsync.DefaultLease, "the watchdog lease, renewed every lease/3 while COMMAND runs")
-	grace := f.Duration("grace", 10*time.Second, "after a lost lease, how long COMMAND has between SIGTERM and SIGKILL")
+	grace := f.Duration("grace", 10*time.Second, "after a lost lease, the time COMMAND has between SIGTERM and SIGKILL")
 	argv, err := f.parse(c, args, false)
 	if err != nil {
 		return err
