@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -138,6 +139,47 @@ func TestBinary(t *testing.T) {
 		assert.Equal(t, "terminated", lines.Text())
 		assert.Equal(t, exitLeaseLost, exitCodeOf(t, cmd.Wait()))
 		assert.Contains(t, stderr.String(), "lease of lock")
+	})
+
+	t.Run("SignalPassesToCommand", func(t *testing.T) {
+		t.Parallel()
+		name := dstest.Name(t)
+		script := `trap 'echo got TERM; exit 5' TERM; echo running; while :; do sleep 0.05; done`
+		cmd := command("run", "--lock", name, "--", "sh", "-c", script)
+		stdout, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() { cmd.Process.Kill() })
+		lines := bufio.NewScanner(stdout)
+		require.True(t, lines.Scan(), "no output")
+		require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+		require.True(t, lines.Scan(), "the command was not told")
+		assert.Equal(t, "got TERM", lines.Text())
+		assert.Equal(t, 5, exitCodeOf(t, cmd.Wait()))
+		m, err := dstest.Client(t).Mutex(name)
+		require.NoError(t, err)
+		locked, err := m.IsLocked(context.Background())
+		require.NoError(t, err)
+		assert.False(t, locked, "the lock was not released")
+	})
+
+	t.Run("InterruptedWhileWaiting", func(t *testing.T) {
+		t.Parallel()
+		name := dstest.Name(t)
+		c := dstest.Client(t)
+		lockIn(t, c, name)
+		ran := filepath.Join(t.TempDir(), "ran")
+		cmd := command("run", "--lock", name, "--", "touch", ran)
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() { cmd.Process.Kill() })
+		rc := c.Rueidis()
+		require.Eventually(t, func() bool {
+			n, err := rc.Do(context.Background(), rc.B().Zcard().Key("distsync:{"+name+"}:waiters").Build()).AsInt64()
+			return err == nil && n == 1
+		}, 10*time.Second, time.Millisecond, "distsync run never waited")
+		require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+		assert.Equal(t, 128+int(syscall.SIGINT), exitCodeOf(t, cmd.Wait()))
+		assert.NoFileExists(t, ran)
 	})
 
 	t.Run("InspectJSONReportsHolder", func(t *testing.T) {

@@ -110,8 +110,9 @@ func (c *cli) runCmd(args []string) error {
 	// Wait for the guard; a signal now gives up.
 	actx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	stopWatch := make(chan struct{})
+	stopWatch, watchDone := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(watchDone)
 		select {
 		case s := <-sigs:
 			cancel(signalError{s})
@@ -120,11 +121,16 @@ func (c *cli) runCmd(args []string) error {
 	}()
 	held, token, err := g.acquire(actx, wait.budget())
 	close(stopWatch)
+	<-watchDone // from here on actx is cancelled only at return
+	var se signalError
+	if errors.As(context.Cause(actx), &se) {
+		if err == nil {
+			g.release(held) // the signal came as the hold was granted
+		}
+		return withCode(se.code(), fmt.Errorf("interrupted while waiting for %v", g))
+	}
 	if err != nil {
-		var se signalError
 		switch {
-		case errors.As(context.Cause(actx), &se):
-			return withCode(se.code(), fmt.Errorf("interrupted while waiting for %v", g))
 		case errors.Is(err, distsync.ErrNotAcquired) && wait.budget() == 0:
 			return withCode(exitNotAcquired, fmt.Errorf("%v is taken", g))
 		case errors.Is(err, distsync.ErrNotAcquired):
