@@ -48,8 +48,8 @@ type kind struct {
 	// suffixes are the key suffixes the primitive uses beside its main key
 	// (prefix + "{" + name + "}"), e.g. ":waiters"; probe reads their types.
 	suffixes []string
-	// detect reports whether the probed keys are this primitive's.
-	detect func(p *probe) bool
+	// detect says whether the probed keys are this primitive's.
+	detect func(p *probe) fit
 	// inspect fills r (Name, Key and Kind are set) from the server.
 	inspect func(ctx context.Context, p *probe, r *report) error
 	// forceUnlock deletes every hold and reports whether any was held; nil
@@ -57,8 +57,18 @@ type kind struct {
 	forceUnlock func(ctx context.Context, c *distsync.Client, name string) (bool, error)
 }
 
-// kinds are tried in order; a name whose keys fit more than one needs --kind.
+// kinds are tried in order: the first that is sure of the keys is theirs,
+// so a kind whose keys are a superset of another's comes before it.
 var kinds = []*kind{mutexKind}
+
+// fit is how well probed keys fit a kind.
+type fit int
+
+const (
+	fitNo    fit = iota
+	fitMaybe     // the keys could be this kind's, or another's alike (--kind decides)
+	fitYes       // the keys are this kind's
+)
 
 func kindNames() string {
 	var s []string
@@ -155,9 +165,9 @@ func serverMs(t []string) (int64, error) {
 	return s*1000 + us/1000, nil
 }
 
-// classify returns the kind of the probed keys: the one forced, the one that
-// fits, or nil when no key exists. Keys that fit no kind, or several, are an
-// error.
+// classify returns the kind of the probed keys: the one forced, the first
+// that is sure of them, the only one that may fit, or nil when no key exists.
+// Keys that fit no kind, or several equally, are an error.
 func classify(p *probe, forced string) (*kind, error) {
 	if forced != "" {
 		k := findKind(forced)
@@ -166,19 +176,24 @@ func classify(p *probe, forced string) (*kind, error) {
 		}
 		return k, nil
 	}
-	var fit []string
-	var found *kind
+	var maybe []*kind
 	for _, k := range kinds {
-		if k.detect(p) {
-			fit = append(fit, k.name)
-			found = k
+		switch k.detect(p) {
+		case fitYes:
+			return k, nil
+		case fitMaybe:
+			maybe = append(maybe, k)
 		}
 	}
 	switch {
-	case len(fit) == 1:
-		return found, nil
-	case len(fit) > 1:
-		return nil, fmt.Errorf("the keys of %q fit %s: say which with --kind", p.name, strings.Join(fit, " and "))
+	case len(maybe) == 1:
+		return maybe[0], nil
+	case len(maybe) > 1:
+		var names []string
+		for _, k := range maybe {
+			names = append(names, k.name)
+		}
+		return nil, fmt.Errorf("the keys of %q could be a %s: say which with --kind", p.name, strings.Join(names, " or a "))
 	case !p.exists(""):
 		return nil, nil
 	}

@@ -14,43 +14,17 @@ import (
 var mutexKind = &kind{
 	name:     "mutex",
 	suffixes: []string{":waiters"},
-	detect: func(p *probe) bool {
-		if p.types[""] != "hash" {
-			return false
+	detect: func(p *probe) fit {
+		if ownerHash(p) {
+			return fitYes
 		}
-		if _, ok := p.fields["#t"]; !ok {
-			return false
-		}
-		for f := range p.fields {
-			if !strings.HasPrefix(f, "#") && !isOwnerName(f) {
-				return false
-			}
-		}
-		return true
+		return fitNo
 	},
 	inspect: func(ctx context.Context, p *probe, r *report) error {
-		for f, v := range p.fields {
-			if strings.HasPrefix(f, "#") {
-				continue
-			}
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				return err
-			}
-			r.Owners = append(r.Owners, newOwner(f, n))
-		}
-		r.Held = len(r.Owners) > 0
-		if t, ok := p.fields["#t"]; ok {
-			tok, err := strconv.ParseInt(t, 10, 64)
-			if err != nil {
-				return err
-			}
-			r.Token = tok
-		}
-		var err error
-		if r.TTLMs, err = ttlOf(ctx, p, ""); err != nil {
+		if err := inspectOwnerHash(ctx, p, r); err != nil {
 			return err
 		}
+		var err error
 		r.Waiters, err = waitersOf(ctx, p, ":waiters")
 		return err
 	},
@@ -61,6 +35,49 @@ var mutexKind = &kind{
 		}
 		return m.ForceUnlock(ctx)
 	},
+}
+
+// inspectOwnerHash reads a mutex-shaped hash (see ownerHash) into r: the
+// owners, the fencing token, the remaining lease.
+func inspectOwnerHash(ctx context.Context, p *probe, r *report) error {
+	for f, v := range p.fields {
+		if strings.HasPrefix(f, "#") {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return err
+		}
+		r.Owners = append(r.Owners, newOwner(f, n))
+	}
+	r.Held = len(r.Owners) > 0
+	if t, ok := p.fields["#t"]; ok {
+		tok, err := strconv.ParseInt(t, 10, 64)
+		if err != nil {
+			return err
+		}
+		r.Token = tok
+	}
+	var err error
+	r.TTLMs, err = ttlOf(ctx, p, "")
+	return err
+}
+
+// ownerHash reports whether the main key is a hash of owner -> hold count
+// with a fencing token '#t': the mutex's shape (and the fair lock's).
+func ownerHash(p *probe) bool {
+	if p.types[""] != "hash" {
+		return false
+	}
+	if _, ok := p.fields["#t"]; !ok {
+		return false
+	}
+	for f := range p.fields {
+		if !strings.HasPrefix(f, "#") && !isOwnerName(f) {
+			return false
+		}
+	}
+	return true
 }
 
 // isOwnerName reports whether f looks like an owner, "<client id>:<owner
