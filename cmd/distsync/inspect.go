@@ -168,7 +168,7 @@ func serverMs(t []string) (int64, error) {
 // classify returns the kind of the probed keys: the one forced, the first
 // that is sure of them, the only one that may fit, or nil when no key exists.
 // Keys that fit no kind, or several equally, are an error.
-func classify(p *probe, forced string) (*kind, error) {
+func classify(p *probe, kinds []*kind, forced string) (*kind, error) {
 	if forced != "" {
 		k := findKind(forced)
 		if k == nil {
@@ -286,7 +286,7 @@ func lookup(ctx context.Context, c *distsync.Client, prefix, name, forced string
 	if err != nil {
 		return nil, nil, err
 	}
-	k, err := classify(p, forced)
+	k, err := classify(p, kinds, forced)
 	if err != nil {
 		return nil, nil, err
 	}
