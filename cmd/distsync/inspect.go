@@ -28,7 +28,7 @@ more than one kind, say which with --kind (` + "%s" + `).
 
 JSON fields: name, kind, key, held, ttl_ms (remaining lease; -1 no expiry),
 fencing_token, owners [{id, client, holds, mode, fencing_token, ttl_ms}],
-waiters [{id, window_ms}] and, where the kind has them, mode, permits
+waiters [{id, mode, window_ms}] and, where the kind has them, mode, permits
 {available, held} and count.
 `
 
@@ -226,7 +226,8 @@ type owner struct {
 
 type waiter struct {
 	ID       string `json:"id"`
-	WindowMs int64  `json:"window_ms"` // how long its registration lasts unless renewed
+	Mode     string `json:"mode,omitempty"` // read-write lock: what it waits for
+	WindowMs int64  `json:"window_ms"`      // how long its registration lasts unless renewed
 }
 
 type permits struct {
@@ -401,7 +402,11 @@ func (r *report) writeText(w io.Writer) {
 		if i == 0 {
 			label = "waiters"
 		}
-		line(label, "%d. %s  (registered for %s more)", i+1, wt.ID, roundMs(wt.WindowMs))
+		mode := ""
+		if wt.Mode != "" {
+			mode = ", for " + wt.Mode
+		}
+		line(label, "%d. %s  (registered for %s more%s)", i+1, wt.ID, roundMs(wt.WindowMs), mode)
 	}
 }
 

@@ -7,7 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -21,7 +21,8 @@ A distributed flock(1): runs COMMAND while holding the mutex NAME (or one
 permit of the semaphore NAME, whose size is set to N unless it already has
 one), and releases it when COMMAND exits. The hold has the watchdog lease
 (--lease), renewed while COMMAND runs, so a crashed distsync frees it within
-one lease. COMMAND gets the hold's fencing token in $DISTSYNC_FENCING_TOKEN.
+one lease. COMMAND gets the lock's fencing token in $DISTSYNC_FENCING_TOKEN,
+or the permit's id in $DISTSYNC_PERMIT_ID.
 
 If the lease is lost (the key was deleted, the server lost it, renewals failed
 for a whole lease), COMMAND is sent SIGTERM, then SIGKILL after --grace, and
@@ -37,16 +38,21 @@ within --wait (at once, with --wait 0, if taken); 70 lease lost; 64 usage;
 // Each kind lives in run_<primitive>.go.
 type guard interface {
 	// acquire takes the guard within wait (< 0: until ctx is done). held is
-	// cancelled when the hold is lost; token is its fencing token (0: none).
-	// Not acquiring within wait is an error wrapping distsync.ErrNotAcquired.
-	acquire(ctx context.Context, wait time.Duration) (held context.Context, token int64, err error)
+	// cancelled when the hold is lost; env is what the command learns of the
+	// hold ("NAME=value"). Not acquiring within wait is an error wrapping
+	// distsync.ErrNotAcquired.
+	acquire(ctx context.Context, wait time.Duration) (held context.Context, env []string, err error)
 	// release gives the hold back; distsync.ErrNotHeld when it was lost.
 	release(held context.Context) error
 	// String names it in messages, e.g. `lock "deploy"`.
 	String() string
 }
 
-const envFencingToken = "DISTSYNC_FENCING_TOKEN"
+// Environment variables run gives the command.
+const (
+	envFencingToken = "DISTSYNC_FENCING_TOKEN" // --lock: the hold's fencing token
+	envPermitID     = "DISTSYNC_PERMIT_ID"     // --semaphore: the permit's id
+)
 
 func (c *cli) runCmd(args []string) error {
 	f := newFlags("run", runUsage)
@@ -119,7 +125,7 @@ func (c *cli) runCmd(args []string) error {
 		case <-stopWatch:
 		}
 	}()
-	held, token, err := g.acquire(actx, wait.budget())
+	held, env, err := g.acquire(actx, wait.budget())
 	close(stopWatch)
 	<-watchDone // from here on actx is cancelled only at return
 	var se signalError
@@ -140,12 +146,12 @@ func (c *cli) runCmd(args []string) error {
 	}
 
 	if cf.verbose {
-		fmt.Fprintf(c.stderr, "distsync run: holding %v (client %s, fencing token %d)\n", g, client.ID(), token)
+		fmt.Fprintf(c.stderr, "distsync run: holding %v (client %s; %s)\n", g, client.ID(), strings.Join(env, " "))
 	}
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args[0] = argv[0]
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.stdin, c.stdout, c.stderr
-	cmd.Env = append(os.Environ(), envFencingToken+"="+strconv.FormatInt(token, 10))
+	cmd.Env = append(os.Environ(), env...)
 	if err := cmd.Start(); err != nil {
 		g.release(held)
 		return withCode(126, err)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/distsync/distsync"
@@ -20,7 +21,7 @@ func newLockGuard(c *distsync.Client, name string) (guard, error) {
 	return lockGuard{m}, nil
 }
 
-func (g lockGuard) acquire(ctx context.Context, wait time.Duration) (context.Context, int64, error) {
+func (g lockGuard) acquire(ctx context.Context, wait time.Duration) (context.Context, []string, error) {
 	var held context.Context
 	var err error
 	if wait < 0 {
@@ -29,14 +30,14 @@ func (g lockGuard) acquire(ctx context.Context, wait time.Duration) (context.Con
 		held, err = g.m.TryLock(ctx, wait, 0)
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	token, err := g.m.Token(held)
 	if err != nil {
 		g.m.Unlock(held)
-		return nil, 0, err
+		return nil, nil, err
 	}
-	return held, token, nil
+	return held, []string{envFencingToken + "=" + strconv.FormatInt(token, 10)}, nil
 }
 
 func (g lockGuard) release(held context.Context) error { return g.m.Unlock(held) }
