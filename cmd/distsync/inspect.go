@@ -205,7 +205,7 @@ type report struct {
 	Name    string   `json:"name"`
 	Kind    string   `json:"kind"`
 	Key     string   `json:"key"`
-	Held    bool     `json:"held"`
+	Held    bool     `json:"held"`              // a latch: while its count is above zero
 	Mode    string   `json:"mode,omitempty"`    // read-write lock: "read" or "write"
 	TTLMs   int64    `json:"ttl_ms"`            // remaining lease; 0 free, -1 no expiry
 	Token   int64    `json:"fencing_token"`     // of the current hold; 0 none
@@ -299,7 +299,10 @@ func lookup(ctx context.Context, c *distsync.Client, prefix, name, forced string
 	if err := k.inspect(ctx, p, r); err != nil {
 		return nil, nil, fmt.Errorf("%s %q: %w", k.name, name, err)
 	}
-	sort.Slice(r.Owners, func(i, j int) bool { return r.Owners[i].ID < r.Owners[j].ID })
+	sort.Slice(r.Owners, func(i, j int) bool {
+		a, b := r.Owners[i], r.Owners[j]
+		return a.ID < b.ID || (a.ID == b.ID && a.Mode < b.Mode)
+	})
 	return r, k, nil
 }
 
@@ -351,7 +354,12 @@ func (r *report) writeText(w io.Writer) {
 		return
 	}
 	state := "free"
-	if r.Held {
+	switch {
+	case r.Count != nil && *r.Count > 0:
+		state = "closed"
+	case r.Count != nil:
+		state = "open"
+	case r.Held:
 		state = "held"
 		if r.Mode != "" {
 			state += " for " + r.Mode
