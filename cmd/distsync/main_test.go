@@ -172,11 +172,11 @@ func TestInspectUnknownKeys(t *testing.T) {
 	t.Parallel()
 	name := dstest.Name(t)
 	rc := redistest.Shared(t).Client(t)
-	require.NoError(t, rc.Do(context.Background(), rc.B().Set().Key("distsync:{"+name+"}").Value("x").Build()).Error())
+	require.NoError(t, rc.Do(context.Background(), rc.B().Sadd().Key("distsync:{"+name+"}").Member("x").Build()).Error())
 	t.Cleanup(func() { rc.Do(context.Background(), rc.B().Del().Key("distsync:{"+name+"}").Build()) })
 	code, _, errOut := invoke(t, "", "inspect", name)
 	assert.Equal(t, exitFailure, code)
-	assert.Contains(t, errOut, "fits no known kind")
+	assert.Contains(t, errOut, "is a set that fits no known kind")
 }
 
 func TestUnlockForce(t *testing.T) {

@@ -138,7 +138,7 @@ func (c *cli) runCmd(args []string) error {
 	if err != nil {
 		switch {
 		case errors.Is(err, distsync.ErrNotAcquired) && wait.budget() == 0:
-			return withCode(exitNotAcquired, fmt.Errorf("%v is taken", g))
+			return withCode(exitNotAcquired, fmt.Errorf("%v not acquired: held by others (--wait 0)", g))
 		case errors.Is(err, distsync.ErrNotAcquired):
 			return withCode(exitNotAcquired, fmt.Errorf("%v not acquired within %v", g, wait.budget()))
 		}
