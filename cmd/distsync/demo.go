@@ -30,20 +30,12 @@ what it took, and the fencing counters it leaves expire after a minute. $` + env
 ignored here: the demo never writes to a server you did not name.
 `
 
-// demoStep is one stop of the tour. Steps run in order, each on fresh names.
+// demoStep is one stop of the tour. Steps run in order (demoSteps, in
+// primitives.go), each on names of its own, releasing all it took; each
+// primitive's steps live in demo_<primitive>.go.
 type demoStep struct {
 	title string
 	run   func(ctx context.Context, d *demoEnv) error
-}
-
-// demoSteps is the tour. Each primitive's steps live in demo_<primitive>.go;
-// each step uses names of its own and releases everything it took.
-var demoSteps = []demoStep{
-	{"Two workers contend for a mutex", demoContention},
-	{"Reentrancy: the owner locks again with its context", demoReentrancy},
-	{"The watchdog keeps a lock past its lease", demoWatchdog},
-	{"A lost lease cancels its holder", demoLostLease},
-	{"Fencing tokens stop a paused holder", demoFencing},
 }
 
 func (c *cli) demo(args []string) error {

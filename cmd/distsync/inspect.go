@@ -42,7 +42,8 @@ command and exits 70). Shows the holders and asks for confirmation unless
 `
 
 // kind is a primitive inspect and unlock know: how to recognise its keys,
-// read its state and delete its holds. Each lives in inspect_<primitive>.go.
+// read its state and delete its holds. Each lives in inspect_<primitive>.go
+// and is listed in kinds (primitives.go).
 type kind struct {
 	name string
 	// suffixes are the key suffixes the primitive uses beside its main key
@@ -56,10 +57,6 @@ type kind struct {
 	// when the primitive has no holds to delete.
 	forceUnlock func(ctx context.Context, c *distsync.Client, name string) (bool, error)
 }
-
-// kinds are tried in order: the first that is sure of the keys is theirs,
-// so a kind whose keys are a superset of another's comes before it.
-var kinds = []*kind{mutexKind}
 
 // fit is how well probed keys fit a kind.
 type fit int
@@ -244,23 +241,43 @@ func newOwner(id string, holds int64) owner {
 	return owner{ID: id, Client: client, Holds: holds}
 }
 
-// waitersOf reads a waiter set (a sorted set waiter -> end of its window on
-// the server clock), dropping ended registrations.
-func waitersOf(ctx context.Context, p *probe, suffix string) ([]waiter, error) {
+// deadline is a member of a sorted set scored by a deadline on the server
+// clock (a lease's end, a waiter's window), with the ms left until it.
+type deadline struct {
+	member string
+	left   int64
+}
+
+// deadlines reads the sorted set at the key with suffix, in score order:
+// the members whose deadline is still ahead, and how many have passed (the
+// primitive's next script drops them).
+func deadlines(ctx context.Context, p *probe, suffix string) (live []deadline, passed int64, err error) {
 	if !p.exists(suffix) {
-		return []waiter{}, nil
+		return nil, 0, nil
 	}
 	zs, err := p.rc.Do(ctx, p.rc.B().Zrange().Key(p.keyOf(suffix)).Min("0").Max("-1").Withscores().Build()).AsZScores()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	ws := []waiter{}
 	for _, z := range zs {
 		if left := int64(z.Score) - p.now; left > 0 {
-			ws = append(ws, waiter{ID: z.Member, WindowMs: left})
+			live = append(live, deadline{z.Member, left})
+		} else {
+			passed++
 		}
 	}
-	return ws, nil
+	return live, passed, nil
+}
+
+// waitersOf reads a waiter set (a sorted set waiter -> end of its window on
+// the server clock), leaving out ended registrations.
+func waitersOf(ctx context.Context, p *probe, suffix string) ([]waiter, error) {
+	live, _, err := deadlines(ctx, p, suffix)
+	ws := []waiter{}
+	for _, d := range live {
+		ws = append(ws, waiter{ID: d.member, WindowMs: d.left})
+	}
+	return ws, err
 }
 
 // ttlOf returns the PTTL of the key with suffix as the report has it:
