@@ -16,6 +16,10 @@ import (
 	"github.com/distsync/distsync/semaphore"
 )
 
+// buildTags are the tags TestBinary builds the command with: those of this
+// test binary.
+const buildTags = "distsync_primitives"
+
 // inspectJSON runs inspect --json in process and decodes its report.
 func inspectJSON(t *testing.T, args ...string) report {
 	t.Helper()
