@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -258,4 +259,16 @@ func TestClassify(t *testing.T) {
 	k, err := classify(held, nil, "mutex")
 	require.NoError(t, err)
 	assert.Same(t, mutexKind, k)
+}
+
+// TestDemoInProcess runs the tour in this (race-detecting) process on the
+// shared server, with a shorter lease.
+func TestDemoInProcess(t *testing.T) {
+	t.Parallel()
+	code, out, errOut := invoke(t, "", "demo", "--redis", redistest.Shared(t).Addr(), "--lease", "900ms")
+	require.Equal(t, exitOK, code, "%s\n%s", out, errOut)
+	for i, s := range demoSteps {
+		assert.Contains(t, out, fmt.Sprintf("\n%d. %s\n", i+1, s.title))
+	}
+	assert.Contains(t, out, "Tour done")
 }
