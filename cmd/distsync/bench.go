@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/mutex"
@@ -268,13 +269,18 @@ func (r *recorder) row(name string, workers int, elapsed time.Duration) string {
 	slices.Sort(lat)
 	pct := func(p float64) string {
 		if len(lat) == 0 {
-			return "-"
+			return col("-")
 		}
 		i := int(p * float64(len(lat)-1))
-		return fmtLatency(lat[i])
+		return col(fmtLatency(lat[i]))
 	}
-	return fmt.Sprintf("%-12s %7d %9d %9.0f %9s %9s %9s %9s %9s", name, workers, len(lat),
+	return fmt.Sprintf("%-12s %7d %9d %9.0f %s %s %s %s %s", name, workers, len(lat),
 		float64(len(lat))/elapsed.Seconds(), pct(0.50), pct(0.90), pct(0.99), pct(0.999), pct(1))
+}
+
+// col right-aligns s in a column of 9 characters ("µs" is two bytes).
+func col(s string) string {
+	return strings.Repeat(" ", max(0, 9-utf8.RuneCountInString(s))) + s
 }
 
 func fmtLatency(d time.Duration) string {
