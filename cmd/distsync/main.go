@@ -1,0 +1,222 @@
+// Command distsync is the command-line face of distsync: a guided tour of the
+// primitives on an in-process server (demo), a distributed flock(1) (run),
+// and the operator's tools for a stuck lock (inspect, unlock) and for a quick
+// measurement of a server (bench).
+//
+// Run "distsync help" for the commands and exit codes, and
+// "distsync COMMAND --help" for each command's flags.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Exit codes. A command run by "distsync run" passes its own exit code
+// through, so ours are taken from sysexits.h, where tools rarely land.
+const (
+	exitOK          = 0
+	exitFailure     = 1  // any other failure (a Redis error, a refused confirmation)
+	exitUsage       = 64 // EX_USAGE: bad flags or arguments
+	exitUnavailable = 69 // EX_UNAVAILABLE: cannot connect to Redis
+	exitLeaseLost   = 70 // EX_SOFTWARE: run lost its lease; the command was stopped
+	exitNotAcquired = 75 // EX_TEMPFAIL: the lock or permit was not had within --wait
+)
+
+const exitCodesHelp = `Exit codes:
+  0     success
+  1     failure (a Redis error, a declined confirmation)
+  64    usage error (bad flags or arguments)
+  69    cannot connect to Redis
+  70    run: the lease was lost while the command ran; the command was stopped
+  75    run: the lock or permit was not acquired within --wait (taken, for --wait 0)
+  126   run: the command could not be executed
+  127   run: the command was not found
+  other run: the command's own exit code, or 128+N when signal N ended it
+`
+
+// cli is one invocation: where it reads and writes, and its environment.
+type cli struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(c *cli, args []string) error
+}
+
+// commands in the order "distsync help" lists them.
+var commands = []command{
+	{"demo", "a tour of the primitives, on an in-process server unless --redis", (*cli).demo},
+	{"run", "run a command while holding a lock or a semaphore permit", (*cli).runCmd},
+	{"inspect", "show what holds a lock, semaphore or latch", (*cli).inspect},
+	{"unlock", "delete a lock whoever holds it (--force)", (*cli).unlock},
+	{"bench", "measure uncontended, contended and handoff locking", (*cli).bench},
+}
+
+func main() {
+	c := &cli{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	os.Exit(c.main(os.Args[1:]))
+}
+
+// main runs the command args name and returns the exit code.
+func (c *cli) main(args []string) int {
+	if len(args) == 0 {
+		c.usage(c.stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			return c.main([]string{args[1], "--help"})
+		}
+		c.usage(c.stdout)
+		return exitOK
+	}
+	for _, cmd := range commands {
+		if cmd.name == args[0] {
+			return c.exit(cmd.name, cmd.run(c, args[1:]))
+		}
+	}
+	fmt.Fprintf(c.stderr, "distsync: unknown command %q\n\n", args[0])
+	c.usage(c.stderr)
+	return exitUsage
+}
+
+func (c *cli) usage(w io.Writer) {
+	fmt.Fprint(w, "distsync: distributed locks, semaphores and latches on Redis\n\nUsage:\n  distsync COMMAND [flags] [arguments]\n\nCommands:\n")
+	for _, cmd := range commands {
+		fmt.Fprintf(w, "  %-8s  %s\n", cmd.name, cmd.summary)
+	}
+	fmt.Fprint(w, "\nRun \"distsync COMMAND --help\" for a command's flags.\n\n")
+	fmt.Fprint(w, connHelp, "\n", exitCodesHelp)
+}
+
+// exitError carries an exit code; a nil err prints nothing.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// withCode returns err with exit code code.
+func withCode(code int, err error) error { return &exitError{code: code, err: err} }
+
+// usageErrorf reports bad usage of command name.
+func usageErrorf(name, format string, args ...any) error {
+	return withCode(exitUsage, fmt.Errorf(format+"\nRun 'distsync %s --help' for usage.", append(args, name)...))
+}
+
+// errHelp is returned after a command printed its --help.
+var errHelp = errors.New("help printed")
+
+// exit prints err (if any) and returns its exit code.
+func (c *cli) exit(name string, err error) int {
+	if err == nil || errors.Is(err, errHelp) {
+		return exitOK
+	}
+	code := exitFailure
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+		if ee.err == nil {
+			return code
+		}
+	}
+	fmt.Fprintf(c.stderr, "distsync %s: %v\n", name, err)
+	return code
+}
+
+// flags is a command's flag set with distsync's usage format ("--name").
+type flags struct {
+	*flag.FlagSet
+	name  string
+	usage string          // the synopsis and description, before the flags
+	conn  map[string]bool // the connection flags, listed apart
+}
+
+func newFlags(name, usage string) *flags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &flags{FlagSet: fs, name: name, usage: usage}
+}
+
+// parse parses args and returns the positional arguments. With interspersed,
+// flags may also follow positional arguments (until a "--"); without, the
+// first positional argument ends the flags (run's command). --help prints
+// the usage to stdout and returns errHelp.
+func (f *flags) parse(c *cli, args []string, interspersed bool) ([]string, error) {
+	var pos []string
+	for {
+		if err := f.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				f.printUsage(c.stdout)
+				return nil, errHelp
+			}
+			return nil, usageErrorf(f.name, "%v", err)
+		}
+		rest := f.Args()
+		consumed := len(args) - len(rest)
+		if !interspersed || len(rest) == 0 || (consumed > 0 && args[consumed-1] == "--") {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// printUsage writes the usage text and the flags: the command's, then the
+// connection flags.
+func (f *flags) printUsage(w io.Writer) {
+	fmt.Fprint(w, f.usage)
+	if !strings.HasSuffix(f.usage, "\n") {
+		fmt.Fprintln(w)
+	}
+	for _, section := range []struct {
+		title string
+		conn  bool
+	}{{"Flags", false}, {"Connection flags", true}} {
+		first := true
+		f.VisitAll(func(fl *flag.Flag) {
+			if f.conn[fl.Name] != section.conn {
+				return
+			}
+			if first {
+				fmt.Fprintf(w, "\n%s:\n", section.title)
+				first = false
+			}
+			typ, help := flag.UnquoteUsage(fl)
+			name := "--" + fl.Name
+			if len(fl.Name) == 1 {
+				name = "-" + fl.Name
+			}
+			if typ != "" {
+				name += " " + typ
+			}
+			line := fmt.Sprintf("  %-20s %s", name, help)
+			if len(name) > 20 {
+				line = fmt.Sprintf("  %s\n  %-20s %s", name, "", help)
+			}
+			if d := fl.DefValue; d != "" && d != "false" && d != "0" {
+				line += fmt.Sprintf(" (default %s)", d)
+			}
+			fmt.Fprintln(w, line)
+		})
+	}
+}

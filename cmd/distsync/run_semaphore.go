@@ -1,0 +1,51 @@
+//go:build distsync_primitives
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/semaphore"
+)
+
+// permitGuard is run --semaphore NAME --permits N: one permit of the
+// permit-expiring semaphore NAME (its lease renewed by the watchdog), whose
+// size is set to N when it has none.
+type permitGuard struct {
+	s       *semaphore.PermitSemaphore
+	permits int64
+	permit  *semaphore.Permit
+}
+
+func newSemaphoreGuard(c *distsync.Client, name string, permits int64) (guard, error) {
+	s, err := c.PermitSemaphore(name)
+	if err != nil {
+		return nil, err
+	}
+	return &permitGuard{s: s, permits: permits}, nil
+}
+
+func (g *permitGuard) acquire(ctx context.Context, wait time.Duration) (context.Context, []string, error) {
+	if _, err := g.s.TrySetPermits(ctx, g.permits); err != nil {
+		return nil, nil, err
+	}
+	var err error
+	if wait < 0 {
+		g.permit, err = g.s.Acquire(ctx)
+	} else {
+		g.permit, err = g.s.TryAcquire(ctx, wait, semaphore.PermitOptions{})
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return g.permit.Context(), []string{envPermitID + "=" + g.permit.ID()}, nil
+}
+
+func (g *permitGuard) release(context.Context) error {
+	return g.s.Release(context.Background(), g.permit)
+}
+
+func (g *permitGuard) String() string { return fmt.Sprintf("a permit of semaphore %q", g.s.Name()) }
