@@ -1,5 +1,3 @@
-//go:build distsync_primitives
-
 package main
 
 import (

@@ -1,17 +1,7 @@
-//go:build !distsync_primitives
-
-// The primitives this build of the command knows: the mutex. The read-write
-// lock, fair lock, semaphores and latch plug in with the files built with
-// the tag distsync_primitives (primitives_all.go lists them); once their
-// packages are merged, delete this file and those files' build constraints.
+// The primitives the command knows: the tour's steps, the kinds inspect
+// recognises, and the guard run --semaphore uses.
 
 package main
-
-import (
-	"errors"
-
-	"github.com/distsync/distsync"
-)
 
 // demoSteps is the tour, in order.
 var demoSteps = []demoStep{
@@ -19,15 +9,14 @@ var demoSteps = []demoStep{
 	{"Reentrancy: the owner locks again with its context", demoReentrancy},
 	{"The watchdog keeps a lock past its lease", demoWatchdog},
 	{"A lost lease cancels its holder", demoLostLease},
+	{"A fair lock grants in arrival order", demoFairLock},
+	{"The parking lot: a permit semaphore", demoParkingLot},
+	{"A cache guarded by a read-write lock", demoRWCache},
+	{"A countdown latch", demoLatch},
 	{"Fencing tokens stop a paused holder", demoFencing},
 }
 
 // kinds are tried in order: the first that is sure of the keys is theirs,
-// so a kind whose keys are a superset of another's comes before it.
-var kinds = []*kind{mutexKind}
-
-// newSemaphoreGuard is run --semaphore (run_semaphore.go when built with
-// the semaphores).
-func newSemaphoreGuard(*distsync.Client, string, int64) (guard, error) {
-	return nil, errors.New("--semaphore: this build of distsync has no semaphores")
-}
+// so a kind whose keys are a superset of another's comes before it (the fair
+// lock's keys are a mutex's plus its queue).
+var kinds = []*kind{fairlockKind, mutexKind, rwlockKind, semaphoreKind, latchKind}

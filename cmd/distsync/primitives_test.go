@@ -1,5 +1,3 @@
-//go:build distsync_primitives
-
 package main
 
 import (
@@ -15,10 +13,6 @@ import (
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/semaphore"
 )
-
-// buildTags are the tags TestBinary builds the command with: those of this
-// test binary.
-const buildTags = "distsync_primitives"
 
 // inspectJSON runs inspect --json in process and decodes its report.
 func inspectJSON(t *testing.T, args ...string) report {
