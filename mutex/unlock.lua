@@ -5,10 +5,10 @@
 -- ARGV[3] channel  ARGV[4] publish command (PUBLISH or SPUBLISH)
 -- Reply: 1 released (the lock is free), 0 still held by the owner (a hold
 -- count remains, or this request was applied before), -1 not held by the owner.
-local n = redis.call('HGET', KEYS[1], ARGV[1])
-if not n then return -1 end
-if redis.call('HGET', KEYS[1], '#u') == ARGV[2] then return 0 end
-n = tonumber(n) - 1
+local v = redis.call('HMGET', KEYS[1], ARGV[1], '#u')
+if not v[1] then return -1 end
+if v[2] == ARGV[2] then return 0 end
+local n = tonumber(v[1]) - 1
 if n > 0 then
   redis.call('HSET', KEYS[1], ARGV[1], n, '#u', ARGV[2])
   return 0
