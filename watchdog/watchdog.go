@@ -41,6 +41,7 @@ type Watchdog struct {
 	queue   queue
 	started bool
 	closed  bool
+	armed   time.Time // when run next looks at the queue by itself
 	wake    chan struct{}
 	stop    chan struct{}
 	done    chan struct{}
@@ -112,7 +113,10 @@ func (w *Watchdog) Add(r core.Renewal, sentAt time.Time, lost func(error)) core.
 		w.started = true
 		go w.run()
 	}
-	if e.idx == 0 {
+	// Wake run only if it would otherwise look too late: leases are mostly
+	// added in due order, so a lock+unlock costs no goroutine wake-up.
+	if e.idx == 0 && e.due.Before(w.armed) {
+		w.armed = e.due
 		select {
 		case w.wake <- struct{}{}:
 		default:
@@ -169,6 +173,7 @@ func (w *Watchdog) run() {
 		if len(w.queue) > 0 {
 			wait = time.Until(w.queue[0].due)
 		}
+		w.armed = time.Now().Add(wait)
 		w.mu.Unlock()
 		if wait > 0 {
 			timer.Reset(wait)
