@@ -164,8 +164,10 @@ func (m *Mutex) lock(ctx context.Context, wait, lease time.Duration) (context.Co
 // Unlock releases one hold count of the owner ctx carries: pass the context
 // Lock returned, whose cancellation does not matter (the release runs on a
 // short context of its own). When the last count is released the lock is
-// deleted and waiters are notified; the context of the matching Lock is
-// cancelled with cause ErrReleased. Unlock returns ErrNotHeld when the owner
+// deleted and, if anyone waits, one waiter per subscribed process is woken
+// (a PUBLISH of "n:1"; only one can take the lock, and a woken waiter that
+// loses the race waits for the next release); the context of the matching
+// Lock is cancelled with cause ErrReleased. Unlock returns ErrNotHeld when the owner
 // does not hold the lock, and never touches another owner's lock.
 //
 // Unlock is safe to retry: if an attempt fails after the server applied it

@@ -1,5 +1,6 @@
--- Release one hold count of the owner; delete the lock and notify waiters
--- when it was the last.
+-- Release one hold count of the owner; delete the lock and wake one waiter
+-- per subscribed process when it was the last (only one can take it; a woken
+-- waiter that fails waits for the next release).
 -- KEYS[1] the lock  KEYS[2] the waiter set
 -- ARGV[1] owner  ARGV[2] release request id (the same on a retried release)
 -- ARGV[3] channel  ARGV[4] publish command (PUBLISH or SPUBLISH)
@@ -14,5 +15,5 @@ if n > 0 then
   return 0
 end
 redis.call('DEL', KEYS[1])
-ds_notify(KEYS[2], ARGV[3], '', ARGV[4])
+ds_notify(KEYS[2], ARGV[3], 'n:1', ARGV[4])
 return 1

@@ -288,8 +288,9 @@ func (s *Sub) C() <-chan struct{} { return s.c }
 // Done is closed when the notifier is closed.
 func (s *Sub) Done() <-chan struct{} { return s.n.done }
 
-// Close removes the waiter. The channel's subscription ends Linger after its
-// last waiter left, unless another arrives.
+// Close removes the waiter; a wake-up it had not taken goes to the oldest
+// other local waiter. The channel's subscription ends Linger after its last
+// waiter left, unless another arrives.
 func (s *Sub) Close() {
 	n := s.n
 	n.mu.Lock()
@@ -300,6 +301,18 @@ func (s *Sub) Close() {
 			st.subs = append(st.subs[:i], st.subs[i+1:]...)
 			break
 		}
+	}
+	// A waiter that leaves without taking its wake-up (it gave up, or got
+	// what it waited for another way) passes it on, so that a message that
+	// woke only it ("n:1") still reaches a waiter that will try.
+	select {
+	case <-s.c:
+		for _, o := range st.subs {
+			if o.wake() {
+				break
+			}
+		}
+	default:
 	}
 	if len(st.subs) > 0 || st.closing || n.closed {
 		return
