@@ -152,11 +152,12 @@ func (m *Mutex) lock(ctx context.Context, wait, lease time.Duration) (context.Co
 	if err != nil {
 		return nil, m.errorf(err)
 	}
-	lctx, _ := m.c.Holds.Grant(ctx, m.key, owner, m.what(), token, sentAt, lease, &core.Renewal{
+	what := m.what()
+	lctx, _ := m.c.Holds.Grant(ctx, m.key, owner, what, token, sentAt, lease, &core.Renewal{
 		Script: renewScript,
 		Keys:   []string{m.key},
 		Args:   []string{owner, core.Ms(m.c.Lease)},
-		What:   m.what(),
+		What:   what,
 	})
 	return lctx, nil
 }

@@ -59,7 +59,7 @@ type Stats struct {
 }
 
 type entry struct {
-	r        core.Renewal
+	r        *core.Renewal // shared with the hold, never changed
 	lost     func(error)
 	due      time.Time // when to renew next
 	deadline time.Time // when the lease ends at the latest, by this process's clock
@@ -98,9 +98,10 @@ func (w *Watchdog) Len() int {
 
 // Add registers a lease granted by a request sent at sentAt. The watchdog
 // renews it with r until Remove, or until it is lost, when it calls lost once
-// with a cause that wraps core.ErrLeaseLost. On a closed watchdog Add returns
-// an entry that is never renewed.
-func (w *Watchdog) Add(r core.Renewal, sentAt time.Time, lost func(error)) core.Entry {
+// with a cause that wraps core.ErrLeaseLost. r is kept, not copied: it must
+// not change afterwards. On a closed watchdog Add returns an entry that is
+// never renewed.
+func (w *Watchdog) Add(r *core.Renewal, sentAt time.Time, lost func(error)) core.Entry {
 	e := &entry{r: r, lost: lost, due: sentAt.Add(w.interval), deadline: sentAt.Add(w.lease), idx: -1}
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -63,7 +63,7 @@ type Subscription interface {
 
 // Watchdog renews leases (package watchdog).
 type Watchdog interface {
-	Add(r Renewal, sentAt time.Time, lost func(error)) Entry
+	Add(r *Renewal, sentAt time.Time, lost func(error)) Entry
 	Remove(e Entry)
 }
 
