@@ -85,7 +85,7 @@ func num(f float64) string {
 
 func (r *report) print(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tlibrary\tops/s\tp50\tp99\tmax\tvs distsync\tcmds/op\tpub/op\tviolations\tnotes\t")
+	fmt.Fprintln(tw, "scenario\tlibrary\tops/s\tp50\tp99\tmax\tvs distsync\tclient CPU/op\tserver CPU/op\tcmds/op\tpub/op\tviolations\tnotes\t")
 	for _, rw := range r.rows {
 		if rw.sc.run == nil {
 			continue
@@ -104,6 +104,12 @@ func (r *report) print(w io.Writer) {
 				}
 			} else if ds >= 0 && len(res.lat) > 0 && len(rw.results[ds].lat) > 0 {
 				ratio = fmt.Sprintf("p50 %.1fx", float64(pct(res.lat, .5))/float64(pct(rw.results[ds].lat, .5)))
+			}
+			cpuOp := func(d time.Duration) string {
+				if d <= 0 || len(res.lat) == 0 {
+					return "-"
+				}
+				return fmt.Sprintf("%.1fµs", float64(d)/float64(time.Microsecond)/float64(len(res.lat)))
 			}
 			perOp := func(n int64) string {
 				if res.ops+int64(len(res.lat)) == 0 {
@@ -125,24 +131,27 @@ func (r *report) print(w io.Writer) {
 					title += " [" + rw.sc.unit + "]"
 				}
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", title, r.libs[i].name, rate,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", title, r.libs[i].name, rate,
 				dur(pct(res.lat, .5)), dur(pct(res.lat, .99)), dur(pct(res.lat, 1)), ratio,
-				perOp(res.cmds), perOp(res.pubs), res.violations, strings.Join(notes, "; "))
+				cpuOp(res.clientCPU), cpuOp(res.serverCPU), perOp(res.cmds), perOp(res.pubs), res.violations, strings.Join(notes, "; "))
 		}
 	}
 	for _, sc := range scenarios {
 		if sc.run == nil && r.cfg.wants(sc.id) {
-			fmt.Fprintf(tw, "%s %s\t%s\t%s\t\t\t\t\t\t\t\t\t\n", sc.id, sc.title, "all", "pending ("+sc.pending+" not merged yet)")
+			fmt.Fprintf(tw, "%s %s\t%s\t%s\t\t\t\t\t\t\t\t\t\t\t\n", sc.id, sc.title, "all", "pending ("+sc.pending+" not merged yet)")
 		}
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nops/s counts operations completed in the timed windows; p50/p99/max are of lock+unlock (1a, 1b), of the wait for the lock (2),")
-	fmt.Fprintln(w, "of release-start to waiter-holds (3). vs distsync: ops/s ratio (p50 ratio for 3). cmds/op: server commands per operation (INFO commandstats).")
+	fmt.Fprintln(w, "of release-start to waiter-holds (3). vs distsync: ops/s ratio (p50 ratio for 3). CPU/op: CPU time of this process and of redis-server")
+	fmt.Fprintln(w, "per operation (robust to a loaded machine, unlike wall time). cmds/op, pub/op: server commands per operation, counting each call")
+	fmt.Fprintln(w, "inside a script (INFO commandstats), and PUBLISHes among them.")
 
 	if len(r.watchdog) > 0 {
 		fmt.Fprintln(w, "\n4 watchdog: hold N leases at once, one renewal interval")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "library\tleases\tacquire\tinterval\trenew all (ticks)\tround trips\tclient CPU/interval\tserver cmds/interval\tmemory/lease\tlost\t")
+		var notes []string
 		for _, x := range r.watchdog {
 			if x.skipped != "" {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t\t\t\t\t\t\t\t\n", x.lib, num(float64(x.n)), x.skipped)
@@ -155,8 +164,14 @@ func (r *report) print(w io.Writer) {
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", x.lib, num(float64(x.n)), dur(x.acquire), dur(x.interval),
 				pass, trips, dur(x.cpu), num(float64(x.cmds)), fmt.Sprintf("%.0f B", x.memPerHold), x.lost)
+			if x.note != "" {
+				notes = append(notes, x.lib+": "+x.note)
+			}
 		}
 		tw.Flush()
+		for _, n := range slices.Compact(notes) {
+			fmt.Fprintln(w, "  "+n)
+		}
 	}
 	r.targets(w)
 }

@@ -19,6 +19,8 @@ type result struct {
 	errors     int64           // operations that failed
 	retries    int64           // acquisitions the library gave up on and the harness restarted
 	cmds, pubs int64           // server commands (PUBLISH among them) during the run
+	clientCPU  time.Duration   // CPU used by this process during the run
+	serverCPU  time.Duration   // CPU used by redis-server during the run (when we started it)
 }
 
 func (r *result) merge(o result) {
@@ -30,6 +32,8 @@ func (r *result) merge(o result) {
 	r.retries += o.retries
 	r.cmds += o.cmds
 	r.pubs += o.pubs
+	r.clientCPU += o.clientCPU
+	r.serverCPU += o.serverCPU
 }
 
 // guard checks mutual exclusion: every holder runs critical, which counts

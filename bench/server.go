@@ -135,3 +135,21 @@ func cmdDelta(before, after map[string]int64) (total, publish int64) {
 	}
 	return total, publish
 }
+
+// serverCPU returns the CPU time the server process has used (0 when pid is
+// 0, a server we did not start, or not on Linux).
+func serverCPU(pid int) time.Duration {
+	if pid == 0 {
+		return 0
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/schedstat")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	ns, _ := strconv.ParseInt(f[0], 10, 64)
+	return time.Duration(ns)
+}

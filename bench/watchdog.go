@@ -30,6 +30,7 @@ type wdResult struct {
 	lost       int64
 	errors     int64
 	skipped    string
+	note       string
 }
 
 // holdAll acquires n locks named prefix:i with 64 goroutines and returns
