@@ -29,12 +29,15 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// scenario is one row group of the table.
+// scenario is one row group of the table. To add one, write its func(run)
+// result in scenarios.go and list it here; a scenario of a primitive only
+// distsync has sets distsyncOnly, uses run.ds, and the peers show n/a.
 type scenario struct {
-	id, title string
-	unit      string           // throughput unit, "" when the row is about latency
-	run       func(run) result // nil: not measured yet (pending)
-	pending   string           // why it is pending
+	id, title    string
+	unit         string           // throughput unit, "" when the row is about latency
+	run          func(run) result // nil: not measured yet (pending)
+	distsyncOnly bool             // the peers have no such primitive: n/a
+	pending      string           // what it waits for
 }
 
 var scenarios = []scenario{
@@ -191,7 +194,14 @@ func benchmark(cfg config) error {
 			for k := range libs {
 				i := (k + round) % len(libs) // rotate the order every round
 				r := run{l: lockers[i], prefix: fmt.Sprintf("bench:%s:%d:%s", sc.id, round, libs[i].name), dur: cfg.dur}
-				r.reps = cfg.reps / cfg.rounds
+				r.reps = (cfg.reps + cfg.rounds - 1) / cfg.rounds
+				if d, ok := lockers[i].(dsLocker); ok {
+					r.ds = d.c
+				}
+				if sc.distsyncOnly && r.ds == nil {
+					results[i].na = true
+					continue
+				}
 				before, cpu0, srv0 := cmdStats(admin), cpuTime(), serverCPU(pid)
 				res := sc.run(r)
 				res.clientCPU, res.serverCPU = cpuTime()-cpu0, serverCPU(pid)-srv0

@@ -30,7 +30,7 @@ func (r *report) header(w io.Writer) {
 	fmt.Fprintf(w, "distsync benchmarks, %s\n", r.started.UTC().Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(w, "machine: %s, %d CPUs (GOMAXPROCS %d), %s %s/%s\n", cpuModel(), runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	fmt.Fprintf(w, "redis: %s at %s; rounds %d, window %v per library per round, handoff %d reps, libraries %s\n\n",
-		r.version, r.addr, r.cfg.rounds, r.cfg.dur, r.cfg.reps/r.cfg.rounds*r.cfg.rounds, strings.Join(r.cfg.libs, ", "))
+		r.version, r.addr, r.cfg.rounds, r.cfg.dur, (r.cfg.reps+r.cfg.rounds-1)/r.cfg.rounds*r.cfg.rounds, strings.Join(r.cfg.libs, ", "))
 }
 
 func cpuModel() string {
@@ -96,6 +96,10 @@ func (r *report) print(w io.Writer) {
 			rw.results[i] = res
 		}
 		for i, res := range rw.results {
+			if res.na {
+				fmt.Fprintf(tw, "\t%s\tn/a (no such primitive)\t\t\t\t\t\t\t\t\t\t\t\n", r.libs[i].name)
+				continue
+			}
 			rate, ratio := "-", "-"
 			if rw.sc.unit != "" {
 				rate = num(res.rate())

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/distsync/distsync"
 )
 
 // result is what one run of a scenario measured for one library; results of
@@ -21,6 +23,7 @@ type result struct {
 	cmds, pubs int64           // server commands (PUBLISH among them) during the run
 	clientCPU  time.Duration   // CPU used by this process during the run
 	serverCPU  time.Duration   // CPU used by redis-server during the run (when we started it)
+	na         bool            // the library has no such primitive
 }
 
 func (r *result) merge(o result) {
@@ -63,9 +66,10 @@ func (g *guard) violations() int64 {
 // run is the environment of one scenario run.
 type run struct {
 	l      locker
-	prefix string        // unique prefix for this run's names
-	dur    time.Duration // timed window of loop scenarios
-	reps   int           // repetitions of handoff
+	ds     *distsync.Client // the distsync Client when l is distsync's, for its other primitives
+	prefix string           // unique prefix for this run's names
+	dur    time.Duration    // timed window of loop scenarios
+	reps   int              // repetitions of handoff
 }
 
 // loop runs g goroutines that lock, run the critical section and unlock
