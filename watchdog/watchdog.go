@@ -204,16 +204,11 @@ func (w *Watchdog) tick() {
 		due = append(due, heap.Pop(&w.queue).(*entry))
 	}
 	w.mu.Unlock()
-	// Batches go out together, each on its own connection, so that the
-	// server works on one while the client encodes or decodes another.
-	var wg sync.WaitGroup
 	for len(due) > 0 {
 		n := min(len(due), BatchSize)
-		batch := due[:n:n]
-		wg.Go(func() { w.renew(batch) })
+		w.renew(due[:n])
 		due = due[n:]
 	}
-	wg.Wait()
 	w.stats.Ticks.Add(1)
 	w.stats.LastTick.Store(int64(time.Since(start)))
 }
