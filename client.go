@@ -121,11 +121,14 @@ func New(opts Options) (*Client, error) {
 		addrs = []string{"127.0.0.1:6379"}
 	}
 	ro := rueidis.ClientOption{
-		InitAddress: addrs,
-		Username:    opts.Username,
-		Password:    opts.Password,
-		SelectDB:    opts.DB,
-		TLSConfig:   opts.TLS,
+		// Commands go to a pooled connection of their own unless marked
+		// for the pipeline; core.Eval marks scripts that run concurrently.
+		DisableAutoPipelining: true,
+		InitAddress:           addrs,
+		Username:              opts.Username,
+		Password:              opts.Password,
+		SelectDB:              opts.DB,
+		TLSConfig:             opts.TLS,
 	}
 	if opts.MasterName != "" {
 		ro.Sentinel = rueidis.SentinelOption{MasterSet: opts.MasterName, Username: opts.Username, Password: opts.Password, TLSConfig: opts.TLS}

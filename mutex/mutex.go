@@ -147,11 +147,12 @@ func (m *Mutex) lock(ctx context.Context, wait, lease time.Duration) (context.Co
 	if err != nil {
 		return nil, m.errorf(err)
 	}
-	lctx, _ := m.c.Holds.Grant(ctx, m.key, owner, m.what(), token, sentAt, lease, &core.Renewal{
+	what := m.what()
+	lctx, _ := m.c.Holds.Grant(ctx, m.key, owner, what, token, sentAt, lease, &core.Renewal{
 		Script: renewScript,
 		Keys:   []string{m.key},
 		Args:   []string{owner, core.Ms(m.c.Lease)},
-		What:   m.what(),
+		What:   what,
 	})
 	return lctx, nil
 }
@@ -159,8 +160,10 @@ func (m *Mutex) lock(ctx context.Context, wait, lease time.Duration) (context.Co
 // Unlock releases one hold count of the owner ctx carries: pass the context
 // Lock returned, whose cancellation does not matter (the release runs on a
 // short context of its own). When the last count is released the lock is
-// deleted and waiters are notified; the context of the matching Lock is
-// cancelled with cause ErrReleased. Unlock returns ErrNotHeld when the owner
+// deleted and, if anyone waits, one waiter per subscribed process is woken
+// (a PUBLISH of "n:1"; only one can take the lock, and a woken waiter that
+// loses the race waits for the next release); the context of the matching
+// Lock is cancelled with cause ErrReleased. Unlock returns ErrNotHeld when the owner
 // does not hold the lock, and never touches another owner's lock.
 //
 // Unlock is safe to retry: if an attempt fails after the server applied it

@@ -42,6 +42,7 @@ type Watchdog struct {
 	queue   queue
 	started bool
 	closed  bool
+	armed   time.Time // when run next looks at the queue by itself
 	wake    chan struct{}
 	stop    chan struct{}
 	done    chan struct{}
@@ -59,7 +60,7 @@ type Stats struct {
 }
 
 type entry struct {
-	r        core.Renewal
+	r        *core.Renewal // shared with the hold, never changed
 	lost     func(error)
 	due      time.Time // when to renew next
 	deadline time.Time // when the lease may end, by this process's clock, less the drift
@@ -104,9 +105,10 @@ func (w *Watchdog) Len() int {
 
 // Add registers a lease granted by a request sent at sentAt. The watchdog
 // renews it with r until Remove, or until it is lost, when it calls lost once
-// with a cause that wraps core.ErrLeaseLost. On a closed watchdog Add returns
-// an entry that is never renewed.
-func (w *Watchdog) Add(r core.Renewal, sentAt time.Time, lost func(error)) core.Entry {
+// with a cause that wraps core.ErrLeaseLost. r is kept, not copied: it must
+// not change afterwards. On a closed watchdog Add returns an entry that is
+// never renewed.
+func (w *Watchdog) Add(r *core.Renewal, sentAt time.Time, lost func(error)) core.Entry {
 	e := &entry{r: r, lost: lost, due: sentAt.Add(w.interval), deadline: sentAt.Add(w.lease - w.drift), idx: -1}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -119,7 +121,10 @@ func (w *Watchdog) Add(r core.Renewal, sentAt time.Time, lost func(error)) core.
 		w.started = true
 		go w.run()
 	}
-	if e.idx == 0 {
+	// Wake run only if it would otherwise look too late: leases are mostly
+	// added in due order, so a lock+unlock costs no goroutine wake-up.
+	if e.idx == 0 && e.due.Before(w.armed) {
+		w.armed = e.due
 		select {
 		case w.wake <- struct{}{}:
 		default:
@@ -176,6 +181,7 @@ func (w *Watchdog) run() {
 		if len(w.queue) > 0 {
 			wait = time.Until(w.queue[0].due)
 		}
+		w.armed = time.Now().Add(wait)
 		w.mu.Unlock()
 		if wait > 0 {
 			timer.Reset(wait)

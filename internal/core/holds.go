@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -24,9 +25,9 @@ type Hold struct {
 	holds *Holds
 	key   holdKey
 	what  string
-	count int           // acquisitions not yet released
-	acqs  map[*Acq]bool // their contexts, to cancel on loss
-	entry Entry         // watchdog registration, nil when nothing renews it
+	count int    // acquisitions not yet released
+	acqs  []*Acq // their contexts, to cancel on loss (mostly one: a slice, not a map)
+	entry Entry  // watchdog registration, nil when nothing renews it
 	renew *Renewal
 }
 
@@ -73,15 +74,15 @@ func (h *Holds) Grant(ctx context.Context, key, owner, what string, token int64,
 	k := holdKey{key, owner}
 	hd := h.m[k]
 	if hd == nil {
-		hd = &Hold{holds: h, key: k, what: what, acqs: map[*Acq]bool{}}
+		hd = &Hold{holds: h, key: k, what: what}
 		h.m[k] = hd
 	}
 	hd.count++
-	hd.acqs[acq] = true
+	hd.acqs = append(hd.acqs, acq)
 	acq.hold = hd
 	if lease == 0 && hd.entry == nil && r != nil {
 		hd.renew = r
-		hd.entry = h.core.Watchdog.Add(*r, sentAt, hd.lost)
+		hd.entry = h.core.Watchdog.Add(r, sentAt, hd.lost)
 	}
 	h.mu.Unlock()
 	return ctx, acq
@@ -142,16 +143,16 @@ func (a *Acq) Released(final bool) {
 	h := hd.holds
 	h.mu.Lock()
 	var cancel []*Acq
-	if hd.acqs[a] {
-		delete(hd.acqs, a)
+	if i := slices.Index(hd.acqs, a); i >= 0 {
+		hd.acqs = slices.Delete(hd.acqs, i, i+1)
 		hd.count--
 		cancel = append(cancel, a)
 	}
 	if final || hd.count <= 0 {
-		for o := range hd.acqs {
+		for _, o := range hd.acqs {
 			cancel = append(cancel, o)
 		}
-		hd.acqs = map[*Acq]bool{}
+		hd.acqs = nil
 		hd.count = 0
 		if hd.entry != nil {
 			h.core.Watchdog.Remove(hd.entry)
@@ -164,7 +165,7 @@ func (a *Acq) Released(final bool) {
 		// The server still holds a count this process thought was the last
 		// (the owner is shared by goroutines): keep renewing, starting now,
 		// since when the lease was last extended is no longer known.
-		hd.entry = h.core.Watchdog.Add(*hd.renew, time.Now().Add(-h.core.Lease/3), hd.lost)
+		hd.entry = h.core.Watchdog.Add(hd.renew, time.Now().Add(-h.core.Lease/3), hd.lost)
 	}
 	h.mu.Unlock()
 	for _, o := range cancel {
@@ -205,11 +206,11 @@ func (hd *Hold) lost(cause error) {
 	hd.entry = nil
 	delete(h.m, hd.key)
 	acqs := hd.acqs
-	hd.acqs = map[*Acq]bool{}
+	hd.acqs = nil
 	hd.count = 0
 	h.mu.Unlock()
 	h.core.Log.Warn("distsync: lease lost", "lock", hd.what, "key", hd.key.key, "owner", hd.key.owner, "cause", cause)
-	for a := range acqs {
+	for _, a := range acqs {
 		a.end(cause)
 	}
 }

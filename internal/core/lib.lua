@@ -8,17 +8,22 @@ local function ds_now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- Next fencing token of a name. The counter key lives ttl ms after its last
--- use; when it is absent the sequence continues from the server clock in
--- microseconds, so tokens keep increasing across idle periods without a key
--- that lives forever.
+-- Next fencing token of a name, as a number and as the string to store. The
+-- counter key lives ttl ms after its last use; when it is absent the sequence
+-- continues from the server clock in microseconds, so tokens keep increasing
+-- across idle periods without a key that lives forever. One SET ... GET in the
+-- common case (the clock moved on since the last token).
 local function ds_token(key, ttl)
   local t = redis.call('TIME')
   local tok = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  local last = tonumber(redis.call('GET', key) or '0')
-  if tok <= last then tok = last + 1 end
-  redis.call('SET', key, string.format('%.0f', tok), 'PX', ttl)
-  return tok
+  local s = string.format('%.0f', tok)
+  local last = redis.call('SET', key, s, 'PX', ttl, 'GET')
+  if last and tok <= tonumber(last) then
+    tok = tonumber(last) + 1
+    s = string.format('%.0f', tok)
+    redis.call('SET', key, s, 'PX', ttl)
+  end
+  return tok, s
 end
 
 -- Register a waiter (id ~= '') in the waiter set until now + ttl + window ms,

@@ -29,6 +29,22 @@ func (s *Script) Exec(ctx context.Context, c rueidis.Client, keys, args []string
 	return s.lua.Exec(ctx, c, keys, args)
 }
 
+// run is Exec with the EVALSHA (and the EVAL fallback) marked for the
+// auto-pipelined connection when pipe is true.
+func (s *Script) run(ctx context.Context, c rueidis.Client, keys, args []string, pipe bool) rueidis.RedisResult {
+	mark := func(cmd rueidis.Completed) rueidis.Completed {
+		if pipe {
+			return cmd.ToPipe()
+		}
+		return cmd
+	}
+	r := c.Do(ctx, mark(s.EvalSHA(c, keys, args)))
+	if IsNoScript(r.Error()) {
+		r = c.Do(ctx, mark(s.Eval(c, keys, args)))
+	}
+	return r
+}
+
 // EvalSHA builds the EVALSHA command, for pipelines (DoMulti).
 func (s *Script) EvalSHA(c rueidis.CommandClient, keys, args []string) rueidis.Completed {
 	return c.B().Evalsha().Sha1(s.sha).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()

@@ -304,6 +304,9 @@ func (s *Sub) Close() {
 			break
 		}
 	}
+	// A waiter that leaves without taking its wake-up (it gave up, or got
+	// what it waited for another way) passes it on, so that a message that
+	// woke only it ("n:1") still reaches a waiter that will try.
 	select {
 	case <-s.c:
 		for _, o := range st.subs {

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/bsm/redislock"
+	"github.com/go-redsync/redsync/v4"
+	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
+	"github.com/redis/rueidis/rueidislock"
+
+	"github.com/distsync/distsync"
+)
+
+// locker is one library's blocking mutex, as the scenarios use it.
+type locker interface {
+	// lock blocks until name is held (or ctx ends) and returns the release.
+	lock(ctx context.Context, name string) (release func() error, err error)
+	// retries counts acquisitions the library gave up on (its retry budget
+	// ran out) and the harness restarted; the wait spans all of them.
+	retries() int64
+	close()
+}
+
+// library is one contestant: how to open it on a server.
+type library struct {
+	name string
+	open func(addr string) (locker, error)
+}
+
+var libraries = []library{
+	{"distsync", openDistsync},
+	{"redsync", openRedsync},
+	{"redislock", openRedislock},
+	{"rueidislock", openRueidislock},
+}
+
+// distsync: Client.Mutex with the Client's defaults (30 s watchdog lease).
+type dsLocker struct{ c *distsync.Client }
+
+func openDistsync(addr string) (locker, error) {
+	c, err := distsync.New(distsync.Options{Addrs: []string{addr}})
+	if err != nil {
+		return nil, err
+	}
+	return dsLocker{c}, nil
+}
+
+func (d dsLocker) lock(ctx context.Context, name string) (func() error, error) {
+	m, err := d.c.Mutex(name)
+	if err != nil {
+		return nil, err
+	}
+	lctx, err := m.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return func() error { return m.Unlock(lctx) }, nil
+}
+
+func (dsLocker) retries() int64 { return 0 }
+func (d dsLocker) close()       { d.c.Close() }
+
+// redsync: redsync.New on a go-redis v9 pool, NewMutex with its defaults
+// (8 s expiry, 32 tries, 50-250 ms random delay). When the 32 tries are spent
+// the harness calls Lock again and counts a retry.
+type rsLocker struct {
+	rdb *redis.Client
+	rs  *redsync.Redsync
+	n   atomic.Int64
+}
+
+func openRedsync(addr string) (locker, error) {
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	return &rsLocker{rdb: rdb, rs: redsync.New(goredis.NewPool(rdb))}, nil
+}
+
+func (r *rsLocker) lock(ctx context.Context, name string) (func() error, error) {
+	for {
+		m := r.rs.NewMutex(name)
+		err := m.LockContext(ctx)
+		if err == nil {
+			return func() error {
+				_, err := m.UnlockContext(context.Background())
+				return err
+			}, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		r.n.Add(1)
+	}
+}
+
+func (r *rsLocker) retries() int64 { return r.n.Load() }
+func (r *rsLocker) close()         { r.rdb.Close() }
+
+// redislock: Obtain with a TTL (the library has no default) and the
+// LinearBackoff(100ms) retry strategy of its documentation's example (without
+// the example's limit of 3). Obtain gives up after the TTL when ctx has no
+// deadline; the harness then calls it again and counts a retry.
+type rlLocker struct {
+	rdb *redis.Client
+	c   *redislock.Client
+	n   atomic.Int64
+}
+
+const redislockTTL = 10 * time.Second
+
+func openRedislock(addr string) (locker, error) {
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	return &rlLocker{rdb: rdb, c: redislock.New(rdb)}, nil
+}
+
+func (r *rlLocker) lock(ctx context.Context, name string) (func() error, error) {
+	for {
+		l, err := r.c.Obtain(ctx, name, redislockTTL, &redislock.Options{RetryStrategy: redislock.LinearBackoff(100 * time.Millisecond)})
+		if err == nil {
+			return func() error { return l.Release(context.Background()) }, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if !errors.Is(err, redislock.ErrNotObtained) && !errors.Is(err, context.DeadlineExceeded) {
+			return nil, err
+		}
+		r.n.Add(1)
+	}
+}
+
+func (r *rlLocker) retries() int64 { return r.n.Load() }
+func (r *rlLocker) close()         { r.rdb.Close() }
+
+// rueidislock: NewLocker with its defaults (3 keys, majority 2, 5 s validity
+// extended every 2.5 s, waiters woken by client-side-caching invalidations).
+type rlkLocker struct{ l rueidislock.Locker }
+
+func openRueidislock(addr string) (locker, error) {
+	l, err := rueidislock.NewLocker(rueidislock.LockerOption{ClientOption: rueidis.ClientOption{InitAddress: []string{addr}}})
+	if err != nil {
+		return nil, err
+	}
+	return rlkLocker{l}, nil
+}
+
+func (r rlkLocker) lock(ctx context.Context, name string) (func() error, error) {
+	_, cancel, err := r.l.WithContext(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return func() error { cancel(); return nil }, nil
+}
+
+func (rlkLocker) retries() int64 { return 0 }
+func (r rlkLocker) close()       { r.l.Close() }

@@ -1,0 +1,261 @@
+// Command bench measures distsync side by side with other Go lock libraries
+// (go-redsync/redsync v4, bsm/redislock, rueidislock) on one Redis, in one
+// run, and prints one table. It is its own module so that those libraries
+// never become dependencies of distsync.
+//
+//	cd bench && go run .            # full run, about 3 minutes
+//	cd bench && go run . -quick     # about 30 seconds
+//
+// It starts its own redis-server (from PATH) on a free loopback port and stops
+// it at the end; -redis host:port uses a running server instead (its data is
+// flushed). Every scenario runs each library in turn, round after round with
+// the order rotated (A B C D, B C D A, ...), so that machine noise hits all
+// alike; the figures of the rounds are merged.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// scenario is one row group of the table. To add one, write its func(run)
+// result in scenarios.go and list it here; a scenario of a primitive only
+// distsync has sets distsyncOnly, uses run.ds, and the peers show n/a.
+type scenario struct {
+	id, title    string
+	unit         string           // throughput unit, "" when the row is about latency
+	run          func(run) result // nil: not measured yet (pending)
+	distsyncOnly bool             // the peers have no such primitive: n/a
+	pending      string           // what it waits for
+}
+
+var scenarios = []scenario{
+	{id: "1a", title: "uncontended lock+unlock, G=1", unit: "pairs/s", run: uncontended(1)},
+	{id: "1b", title: "uncontended lock+unlock, G=64", unit: "pairs/s", run: uncontended(64)},
+	{id: "2", title: "contended, 16 goroutines on 1 name (wait)", unit: "acq/s", run: contended(16)},
+	{id: "3", title: "handoff: release -> blocked waiter holds", run: handoff},
+	{id: "5", title: "fair lock, 1 000 queued waiters", pending: "fairlock"},
+	{id: "6", title: "semaphore 100 permits, 256 goroutines", pending: "semaphore"},
+	{id: "7", title: "read-write lock, 95% reads, 64 goroutines", pending: "rwlock"},
+}
+
+type config struct {
+	redis      string
+	quick      bool
+	rounds     int
+	dur        time.Duration
+	reps       int
+	leases     []int
+	lease      time.Duration
+	peerLeases int
+	libs       []string
+	only       []string
+	cpuprofile string
+}
+
+func main() {
+	var cfg config
+	var leases, libs, only string
+	flag.StringVar(&cfg.redis, "redis", "", "use the Redis at host:port (its data is flushed) instead of starting redis-server")
+	flag.BoolVar(&cfg.quick, "quick", false, "a short run (about 30 s): 1 round, shorter windows, fewer repetitions")
+	flag.IntVar(&cfg.rounds, "rounds", 0, "rounds of each scenario (default 3, quick 1)")
+	flag.DurationVar(&cfg.dur, "dur", 0, "timed window of a library in one round (default 1.5s, quick 0.5s)")
+	flag.IntVar(&cfg.reps, "handoff", 0, "handoff repetitions per library, over all rounds (default 200, quick 40)")
+	flag.StringVar(&leases, "leases", "", "held-lease counts of the watchdog scenario (default 10000,100000, quick 10000)")
+	flag.DurationVar(&cfg.lease, "lease", 0, "distsync watchdog lease in the watchdog scenario (default 30s = distsync's default, quick 3s)")
+	flag.IntVar(&cfg.peerLeases, "peer-leases", 2000, "most leases rueidislock holds in the watchdog scenario")
+	flag.StringVar(&libs, "libs", "distsync,redsync,redislock,rueidislock", "libraries to run")
+	flag.StringVar(&only, "only", "", "scenario ids to run, e.g. 1a,3,4 (default all)")
+	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	flag.Parse()
+	cfg.defaults(leases, libs, only)
+	if err := benchmark(cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func (c *config) defaults(leases, libs, only string) {
+	pick := func(v *int, full, quick int) {
+		if *v == 0 {
+			*v = full
+			if c.quick {
+				*v = quick
+			}
+		}
+	}
+	pick(&c.rounds, 3, 1)
+	pick(&c.reps, 200, 40)
+	if c.dur == 0 {
+		c.dur = 1500 * time.Millisecond
+		if c.quick {
+			c.dur = 500 * time.Millisecond
+		}
+	}
+	if c.lease == 0 {
+		c.lease = 30 * time.Second
+		if c.quick {
+			c.lease = 3 * time.Second
+		}
+	}
+	if leases == "" {
+		leases = "10000,100000"
+		if c.quick {
+			leases = "10000"
+		}
+	}
+	for _, s := range strings.Split(leases, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && n > 0 {
+			c.leases = append(c.leases, n)
+		}
+	}
+	c.libs = strings.Split(libs, ",")
+	if only != "" {
+		c.only = strings.Split(only, ",")
+	}
+}
+
+func (c *config) wants(id string) bool { return len(c.only) == 0 || slices.Contains(c.only, id) }
+
+func benchmark(cfg config) error {
+	addr, pid := cfg.redis, 0
+	if addr == "" {
+		srv, err := startServer()
+		if err != nil {
+			return err
+		}
+		defer srv.stop()
+		// Stop the server on ^C too.
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		go func() {
+			<-sig
+			srv.stop()
+			os.Exit(130)
+		}()
+		addr, pid = srv.addr, srv.cmd.Process.Pid
+	}
+	admin, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true, ForceSingleClient: true})
+	if err != nil {
+		return fmt.Errorf("connect to %s: %w", addr, err)
+	}
+	defer admin.Close()
+	version, _ := serverVersion(admin)
+	flush := func() { admin.Do(context.Background(), admin.B().Flushall().Sync().Build()) }
+	flush()
+
+	if cfg.cpuprofile != "" {
+		f, err := os.Create(cfg.cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+
+	var libs []library
+	for _, name := range cfg.libs {
+		i := slices.IndexFunc(libraries, func(l library) bool { return l.name == name })
+		if i < 0 {
+			return fmt.Errorf("unknown library %q", name)
+		}
+		libs = append(libs, libraries[i])
+	}
+	lockers := make([]locker, len(libs))
+	for i, l := range libs {
+		if lockers[i], err = l.open(addr); err != nil {
+			return fmt.Errorf("%s: %w", l.name, err)
+		}
+		defer lockers[i].close()
+		warmUp(lockers[i], "warmup:"+l.name)
+	}
+	flush()
+
+	rep := report{cfg: cfg, addr: addr, version: version, libs: libs, started: time.Now()}
+	rep.header(os.Stdout)
+	for _, sc := range scenarios {
+		if !cfg.wants(sc.id) || sc.run == nil {
+			continue
+		}
+		results := make([]result, len(libs))
+		for round := range cfg.rounds {
+			for k := range libs {
+				i := (k + round) % len(libs) // rotate the order every round
+				r := run{l: lockers[i], prefix: fmt.Sprintf("bench:%s:%d:%s", sc.id, round, libs[i].name), dur: cfg.dur}
+				r.reps = (cfg.reps + cfg.rounds - 1) / cfg.rounds
+				if d, ok := lockers[i].(dsLocker); ok {
+					r.ds = d.c
+				}
+				if sc.distsyncOnly && r.ds == nil {
+					results[i].na = true
+					continue
+				}
+				before, cpu0, srv0 := cmdStats(admin), cpuTime(), serverCPU(pid)
+				res := sc.run(r)
+				res.clientCPU, res.serverCPU = cpuTime()-cpu0, serverCPU(pid)-srv0
+				res.cmds, res.pubs = cmdDelta(before, cmdStats(admin))
+				results[i].merge(res)
+				flush()
+			}
+		}
+		rep.rows = append(rep.rows, row{sc: sc, results: results})
+		fmt.Fprintf(os.Stderr, "bench: %s done (%s)\n", sc.id, time.Since(rep.started).Round(time.Second))
+	}
+	if cfg.wants("4") {
+		for _, n := range cfg.leases {
+			for _, l := range libs {
+				var w wdResult
+				prefix := fmt.Sprintf("bench:4:%d:%s", n, l.name)
+				switch l.name {
+				case "distsync":
+					w = watchdogDistsync(addr, admin, n, cfg.lease, prefix)
+				case "rueidislock":
+					w = watchdogRueidislock(addr, admin, min(n, cfg.peerLeases), prefix)
+					if w.n < n {
+						w.note = fmt.Sprintf("capped at -peer-leases %d: with its defaults every extension's own invalidation triggers another, so larger counts saturate the client", cfg.peerLeases)
+					}
+				default:
+					w = wdResult{lib: l.name, n: n, skipped: "n/a: no lease renewal"}
+				}
+				rep.watchdog = append(rep.watchdog, w)
+				flush()
+			}
+			fmt.Fprintf(os.Stderr, "bench: 4 (%d leases) done (%s)\n", n, time.Since(rep.started).Round(time.Second))
+		}
+	}
+	rep.print(os.Stdout)
+	return nil
+}
+
+// warmUp makes each library open its connections and load its scripts
+// before anything is timed.
+func warmUp(l locker, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan struct{})
+	for g := range 8 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range 20 {
+				if rel, err := l.lock(ctx, name+":"+strconv.Itoa(g)); err == nil {
+					rel()
+				}
+			}
+		}()
+	}
+	for range 8 {
+		<-done
+	}
+}

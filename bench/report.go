@@ -1,0 +1,247 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+type row struct {
+	sc      scenario
+	results []result // by library, in report.libs order
+}
+
+type report struct {
+	cfg      config
+	addr     string
+	version  string
+	libs     []library
+	started  time.Time
+	rows     []row
+	watchdog []wdResult
+}
+
+func (r *report) header(w io.Writer) {
+	fmt.Fprintf(w, "distsync benchmarks, %s\n", r.started.UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(w, "machine: %s, %d CPUs (GOMAXPROCS %d), %s %s/%s\n", cpuModel(), runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(w, "redis: %s at %s; rounds %d, window %v per library per round, handoff %d reps, libraries %s\n\n",
+		r.version, r.addr, r.cfg.rounds, r.cfg.dur, (r.cfg.reps+r.cfg.rounds-1)/r.cfg.rounds*r.cfg.rounds, strings.Join(r.cfg.libs, ", "))
+}
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return runtime.GOARCH
+}
+
+func pct(lat []time.Duration, p float64) time.Duration {
+	if len(lat) == 0 {
+		return 0
+	}
+	i := int(p * float64(len(lat)-1))
+	return lat[i]
+}
+
+func (res result) rate() float64 {
+	if res.window <= 0 {
+		return 0
+	}
+	return float64(res.ops) / res.window.Seconds()
+}
+
+func dur(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "-"
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.0fµs", float64(d)/float64(time.Microsecond))
+	case d < 10*time.Millisecond:
+		return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
+	case d < time.Second:
+		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
+	}
+	return fmt.Sprintf("%.2fs", d.Seconds())
+}
+
+func num(f float64) string {
+	s := fmt.Sprintf("%.0f", f)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + " " + s[i:]
+	}
+	return s
+}
+
+func (r *report) print(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\tlibrary\tops/s\tp50\tp99\tmax\tvs distsync\tclient CPU/op\tserver CPU/op\tcmds/op\tpub/op\tviolations\tnotes\t")
+	for _, rw := range r.rows {
+		if rw.sc.run == nil {
+			continue
+		}
+		ds := slices.IndexFunc(r.libs, func(l library) bool { return l.name == "distsync" })
+		for i, res := range rw.results {
+			slices.Sort(res.lat)
+			rw.results[i] = res
+		}
+		for i, res := range rw.results {
+			if res.na {
+				fmt.Fprintf(tw, "\t%s\tn/a (no such primitive)\t\t\t\t\t\t\t\t\t\t\t\n", r.libs[i].name)
+				continue
+			}
+			rate, ratio := "-", "-"
+			if rw.sc.unit != "" {
+				rate = num(res.rate())
+				if ds >= 0 && rw.results[ds].rate() > 0 {
+					ratio = fmt.Sprintf("%.2fx", res.rate()/rw.results[ds].rate())
+				}
+			} else if ds >= 0 && len(res.lat) > 0 && len(rw.results[ds].lat) > 0 {
+				ratio = fmt.Sprintf("p50 %.1fx", float64(pct(res.lat, .5))/float64(pct(rw.results[ds].lat, .5)))
+			}
+			cpuOp := func(d time.Duration) string {
+				if d <= 0 || len(res.lat) == 0 {
+					return "-"
+				}
+				return fmt.Sprintf("%.1fµs", float64(d)/float64(time.Microsecond)/float64(len(res.lat)))
+			}
+			perOp := func(n int64) string {
+				if res.ops+int64(len(res.lat)) == 0 {
+					return "-"
+				}
+				return fmt.Sprintf("%.2f", float64(n)/float64(len(res.lat)))
+			}
+			var notes []string
+			if res.retries > 0 {
+				notes = append(notes, fmt.Sprintf("%d lock calls gave up, retried", res.retries))
+			}
+			if res.errors > 0 {
+				notes = append(notes, fmt.Sprintf("%d errors", res.errors))
+			}
+			title := ""
+			if i == 0 {
+				title = rw.sc.id + " " + rw.sc.title
+				if rw.sc.unit != "" {
+					title += " [" + rw.sc.unit + "]"
+				}
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", title, r.libs[i].name, rate,
+				dur(pct(res.lat, .5)), dur(pct(res.lat, .99)), dur(pct(res.lat, 1)), ratio,
+				cpuOp(res.clientCPU), cpuOp(res.serverCPU), perOp(res.cmds), perOp(res.pubs), res.violations, strings.Join(notes, "; "))
+		}
+	}
+	for _, sc := range scenarios {
+		if sc.run == nil && r.cfg.wants(sc.id) {
+			fmt.Fprintf(tw, "%s %s\t%s\t%s\t\t\t\t\t\t\t\t\t\t\t\n", sc.id, sc.title, "all", "pending ("+sc.pending+" not merged yet)")
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nops/s counts operations completed in the timed windows; p50/p99/max are of lock+unlock (1a, 1b), of the wait for the lock (2),")
+	fmt.Fprintln(w, "of release-start to waiter-holds (3). vs distsync: ops/s ratio (p50 ratio for 3). CPU/op: CPU time of this process and of redis-server")
+	fmt.Fprintln(w, "per operation (robust to a loaded machine, unlike wall time). cmds/op, pub/op: server commands per operation, counting each call")
+	fmt.Fprintln(w, "inside a script (INFO commandstats), and PUBLISHes among them.")
+
+	if len(r.watchdog) > 0 {
+		fmt.Fprintln(w, "\n4 watchdog: hold N leases at once, one renewal interval")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "library\tleases\tacquire\tinterval\trenew all (ticks)\tround trips\tclient CPU/interval\tserver cmds/interval\tmemory/lease\tlost\t")
+		var notes []string
+		for _, x := range r.watchdog {
+			if x.skipped != "" {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t\t\t\t\t\t\t\t\n", x.lib, num(float64(x.n)), x.skipped)
+				continue
+			}
+			pass, trips := "n/a (per-lock timers)", "n/a"
+			if x.lib == "distsync" {
+				pass = fmt.Sprintf("%s (%d)", dur(x.pass), x.ticks)
+				trips = fmt.Sprint(x.roundTrips)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", x.lib, num(float64(x.n)), dur(x.acquire), dur(x.interval),
+				pass, trips, dur(x.cpu), num(float64(x.cmds)), fmt.Sprintf("%.0f B", x.memPerHold), x.lost)
+			if x.note != "" {
+				notes = append(notes, x.lib+": "+x.note)
+			}
+		}
+		tw.Flush()
+		for _, n := range slices.Compact(notes) {
+			fmt.Fprintln(w, "  "+n)
+		}
+	}
+	r.targets(w)
+}
+
+// targets prints the targets against this run's figures.
+func (r *report) targets(w io.Writer) {
+	ds := slices.IndexFunc(r.libs, func(l library) bool { return l.name == "distsync" })
+	if ds < 0 {
+		return
+	}
+	fmt.Fprintln(w, "\ntargets (same run):")
+	check := func(ok bool, format string, args ...any) {
+		mark := "MISS"
+		if ok {
+			mark = "ok  "
+		}
+		fmt.Fprintf(w, "  %s %s\n", mark, fmt.Sprintf(format, args...))
+	}
+	get := func(id string) *row {
+		for i := range r.rows {
+			if r.rows[i].sc.id == id {
+				return &r.rows[i]
+			}
+		}
+		return nil
+	}
+	bestPeer := func(rw *row, f func(result) float64) (string, float64) {
+		name, best := "", 0.0
+		for i, res := range rw.results {
+			if i != ds && f(res) > best {
+				name, best = r.libs[i].name, f(res)
+			}
+		}
+		return name, best
+	}
+	rate := func(res result) float64 { return res.rate() }
+	if rw := get("1a"); rw != nil {
+		p, b := bestPeer(rw, rate)
+		d := rw.results[ds].rate()
+		check(b > 0 && d >= 1.1*b, "1a uncontended G=1: distsync %s pairs/s = %.2fx best peer (%s %s); target >= 1.1x", num(d), d/b, p, num(b))
+	}
+	if rw := get("1b"); rw != nil {
+		p, b := bestPeer(rw, rate)
+		d := rw.results[ds].rate()
+		check(b > 0 && d >= 2*b && d >= 90000, "1b uncontended G=64: distsync %s pairs/s = %.2fx best peer (%s %s); target >= 2x and >= 90 000", num(d), d/b, p, num(b))
+	}
+	if rw := get("2"); rw != nil {
+		p, b := bestPeer(rw, rate)
+		d := rw.results[ds]
+		mx := pct(d.lat, 1)
+		check(d.rate() >= b && mx < 100*time.Millisecond, "2 contended 16-on-1: distsync %s acq/s = %.2fx best peer (%s %s), max wait %s; target >= 1x, max < 100ms", num(d.rate()), d.rate()/b, p, num(b), dur(mx))
+	}
+	if rw := get("3"); rw != nil {
+		d := rw.results[ds]
+		p50, p99 := pct(d.lat, .5), pct(d.lat, .99)
+		check(len(d.lat) > 0 && p50 <= 300*time.Microsecond && p99 <= 2*time.Millisecond, "3 handoff: distsync p50 %s, p99 %s; target p50 <= 0.3ms, p99 <= 2ms", dur(p50), dur(p99))
+	}
+	for _, x := range r.watchdog {
+		if x.lib == "distsync" && x.n >= 100000 && x.skipped == "" {
+			check(x.pass < time.Second && x.memPerHold < 1024 && x.lost == 0, "4 watchdog: %s leases renewed in %s (%d ticks, %d round trips), %.0f B per lease; target < 1s, < 1 KiB",
+				num(float64(x.n)), dur(x.pass), x.ticks, x.roundTrips, x.memPerHold)
+		}
+	}
+	for _, sc := range scenarios {
+		if sc.run == nil {
+			fmt.Fprintf(w, "  --   %s %s: pending\n", sc.id, sc.title)
+		}
+	}
+}

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/distsync/distsync"
+)
+
+// result is what one run of a scenario measured for one library; results of
+// the rounds of a scenario are merged.
+type result struct {
+	ops        int64           // operations completed inside the timed window
+	window     time.Duration   // the timed window
+	lat        []time.Duration // latency of every operation
+	violations int64           // mutual exclusion violations seen
+	errors     int64           // operations that failed
+	retries    int64           // acquisitions the library gave up on and the harness restarted
+	cmds, pubs int64           // server commands (PUBLISH among them) during the run
+	clientCPU  time.Duration   // CPU used by this process during the run
+	serverCPU  time.Duration   // CPU used by redis-server during the run (when we started it)
+	na         bool            // the library has no such primitive
+}
+
+func (r *result) merge(o result) {
+	r.ops += o.ops
+	r.window += o.window
+	r.lat = append(r.lat, o.lat...)
+	r.violations += o.violations
+	r.errors += o.errors
+	r.retries += o.retries
+	r.cmds += o.cmds
+	r.pubs += o.pubs
+	r.clientCPU += o.clientCPU
+	r.serverCPU += o.serverCPU
+}
+
+// guard checks mutual exclusion: every holder runs critical, which counts
+// overlapping holders and increments a non-atomic counter, whose lost
+// updates are violations too.
+type guard struct {
+	inside   atomic.Int32
+	overlaps atomic.Int64
+	entered  atomic.Int64
+	counter  int64 // deliberately not atomic: only the lock orders its updates
+}
+
+func (g *guard) critical() {
+	if g.inside.Add(1) != 1 {
+		g.overlaps.Add(1)
+	}
+	v := g.counter
+	g.entered.Add(1)
+	g.counter = v + 1
+	g.inside.Add(-1)
+}
+
+func (g *guard) violations() int64 {
+	return g.overlaps.Load() + g.entered.Load() - g.counter
+}
+
+// run is the environment of one scenario run.
+type run struct {
+	l      locker
+	ds     *distsync.Client // the distsync Client when l is distsync's, for its other primitives
+	prefix string           // unique prefix for this run's names
+	dur    time.Duration    // timed window of loop scenarios
+	reps   int              // repetitions of handoff
+}
+
+// loop runs g goroutines that lock, run the critical section and unlock
+// until the window ends. nameOf gives goroutine i's lock name. With pair the
+// latency is that of lock+unlock; otherwise it is the wait for the lock, and
+// acquisitions that complete after the window still report their wait (so
+// the longest waits are not cut off) but count toward no throughput.
+func loop(r run, g int, nameOf func(i int) string, pair bool) result {
+	ctx, cancel := context.WithTimeout(context.Background(), r.dur+2*time.Minute)
+	defer cancel()
+	guards := map[string]*guard{}
+	for i := range g {
+		if guards[nameOf(i)] == nil {
+			guards[nameOf(i)] = &guard{}
+		}
+	}
+	lats := make([][]time.Duration, g)
+	var ops, errs atomic.Int64
+	retries0 := r.l.retries()
+	var wg sync.WaitGroup
+	start := time.Now()
+	deadline := start.Add(r.dur)
+	for i := range g {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := nameOf(i)
+			gd := guards[name]
+			lat := make([]time.Duration, 0, 4096)
+			for time.Now().Before(deadline) {
+				t0 := time.Now()
+				release, err := r.l.lock(ctx, name)
+				if err != nil {
+					errs.Add(1)
+					return
+				}
+				t1 := time.Now()
+				gd.critical()
+				if err := release(); err != nil {
+					errs.Add(1)
+				}
+				t2 := time.Now()
+				if pair {
+					lat = append(lat, t2.Sub(t0))
+				} else {
+					lat = append(lat, t1.Sub(t0))
+				}
+				if !t1.After(deadline) {
+					ops.Add(1)
+				}
+			}
+			lats[i] = lat
+		}()
+	}
+	wg.Wait()
+	res := result{ops: ops.Load(), window: r.dur, errors: errs.Load(), retries: r.l.retries() - retries0}
+	for _, l := range lats {
+		res.lat = append(res.lat, l...)
+	}
+	for _, gd := range guards {
+		res.violations += gd.violations()
+	}
+	return res
+}
+
+func uncontended(g int) func(run) result {
+	return func(r run) result {
+		return loop(r, g, func(i int) string { return r.prefix + ":" + strconv.Itoa(i) }, true)
+	}
+}
+
+func contended(g int) func(run) result {
+	return func(r run) result {
+		return loop(r, g, func(int) string { return r.prefix }, false)
+	}
+}
+
+// handoff measures, reps times, the time from the moment a holder starts
+// releasing to the moment one blocked waiter holds the lock. The waiter is
+// given a random 2-12 ms to block first, so that a polling waiter's phase
+// is random with respect to the release.
+func handoff(r run) result {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var gd guard
+	res := result{}
+	retries0 := r.l.retries()
+	for range r.reps {
+		release, err := r.l.lock(ctx, r.prefix)
+		if err != nil {
+			res.errors++
+			continue
+		}
+		gd.critical()
+		started := make(chan struct{})
+		got := make(chan time.Time, 1)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			close(started)
+			rel, err := r.l.lock(ctx, r.prefix)
+			if err != nil {
+				res.errors++
+				got <- time.Time{}
+				return
+			}
+			t := time.Now()
+			gd.critical()
+			got <- t
+			rel()
+		}()
+		<-started
+		time.Sleep(2*time.Millisecond + rand.N(10*time.Millisecond))
+		t0 := time.Now()
+		if err := release(); err != nil {
+			res.errors++
+		}
+		t := <-got
+		<-done
+		switch {
+		case t.IsZero():
+		case t.Before(t0):
+			res.violations++ // the waiter held it before the holder released
+		default:
+			res.lat = append(res.lat, t.Sub(t0))
+			res.ops++
+		}
+	}
+	res.violations += gd.violations()
+	res.retries = r.l.retries() - retries0
+	return res
+}
