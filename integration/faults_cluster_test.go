@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -26,13 +27,11 @@ import (
 // when transient (connection errors, redirections and CLUSTERDOWN while the
 // slots move), and the worker retries them.
 func TestFaultClusterFailover(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a six-node Cluster and fails a master over (about 15 s); CI runs it")
-	}
 	t.Parallel()
 	cl := redistest.StartCluster(t, 3, 1)
 	const lease = 2 * time.Second
-	edit := func(o *distsync.Options) { o.Lease, o.WaiterWindow = lease, lease }
+	log := slog.New(slog.NewTextHandler(logWriter{t}, nil))
+	edit := func(o *distsync.Options) { o.Lease, o.WaiterWindow, o.Logger = lease, lease, log }
 	clients := []*distsync.Client{clusterClient(t, cl, edit), clusterClient(t, cl, edit)}
 
 	// Names on every master: slot ranges are split evenly in StartCluster.

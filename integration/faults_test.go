@@ -427,7 +427,9 @@ func TestFaultRedisPaused(t *testing.T) {
 	// request that last extended it plus the lease, and the server counts
 	// the same lease from when it received that request, later; so the
 	// holder gives up before the server's expiry, and here before the server
-	// answers anyone at all.
+	// answers anyone at all. (A pause that ends less than Lease/3 after that
+	// deadline is not covered today: the holder notices the deadline only
+	// when its blocked renewal times out; see the network cut below.)
 	t.Run("longer than the lease", func(t *testing.T) {
 		t.Parallel()
 		s := redistest.Start(t)
