@@ -165,7 +165,8 @@ func transient(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.As(err, &ne) {
 		return true
 	}
-	if re, ok := rueidis.IsRedisErr(err); ok {
+	var re *rueidis.RedisError
+	if errors.As(err, &re) {
 		_, redirect := re.IsRedirect()
 		return redirect || re.IsTryAgain() || re.IsClusterDown() || re.IsLoading() ||
 			strings.HasPrefix(re.Error(), "READONLY") || strings.HasPrefix(re.Error(), "MASTERDOWN")
