@@ -119,7 +119,7 @@ type holding struct {
 	done chan bool
 }
 
-// hold records the hold ctx carries (m just granted it) and works under it
+// holdAndWork records the hold ctx carries (m just granted it) and works under it
 // until stop or the loss of the lease.
 func holdAndWork(t *testing.T, h *history, who string, m *mutex.Mutex, ctx context.Context) *holding {
 	t.Helper()
