@@ -17,14 +17,7 @@ import (
 // clusterClient returns a Client on the cluster, closed at cleanup.
 func clusterClient(t *testing.T, cl *redistest.Cluster, edit ...func(*distsync.Options)) *distsync.Client {
 	t.Helper()
-	o := distsync.Options{Addrs: cl.Addrs()}
-	for _, f := range edit {
-		f(&o)
-	}
-	c, err := distsync.New(o)
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	return c
+	return connect(t, distsync.Options{Addrs: cl.Addrs()}, edit...)
 }
 
 // TestCluster runs every primitive on a three-master Cluster with one replica

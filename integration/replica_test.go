@@ -18,12 +18,31 @@ import (
 // startReplica starts a replica of master and waits until it is in sync.
 func startReplica(t *testing.T, master *redistest.Server) *redistest.Server {
 	t.Helper()
-	replica := redistest.Start(t, redistest.WithConfig("replicaof", "127.0.0.1 "+strconv.Itoa(master.Port())))
+	return startReplicaOf(t, master, master.Port())
+}
+
+// startReplicaOf starts a replica of master that connects to it on
+// 127.0.0.1:port (master's own port, or a proxy's in front of it) and waits
+// until it is in sync and has acknowledged a first write: the first write
+// acknowledged after a replica attaches can wait up to a second for it (its
+// periodic acknowledgement), which would make a test's first acquisition
+// with replica acknowledgement time out.
+func startReplicaOf(t *testing.T, master *redistest.Server, port int) *redistest.Server {
+	t.Helper()
+	replica := redistest.Start(t, redistest.WithConfig("replicaof", "127.0.0.1 "+strconv.Itoa(port)))
 	rc := replica.Client(t)
 	require.Eventually(t, func() bool {
 		info, err := rc.Do(context.Background(), rc.B().Info().Section("replication").Build()).ToString()
 		return err == nil && strings.Contains(info, "master_link_status:up")
 	}, 20*time.Second, 10*time.Millisecond)
+	mc := master.Client(t)
+	rs := mc.DoMulti(context.Background(), // one connection: WAIT covers the SET
+		mc.B().Set().Key("startReplicaOf").Value("1").Build(),
+		mc.B().Wait().Numreplicas(1).Timeout(20000).Build())
+	require.NoError(t, rs[0].Error())
+	acked, err := rs[1].AsInt64()
+	require.NoError(t, err)
+	require.Equal(t, int64(1), acked, "the replica acknowledges")
 	return replica
 }
 

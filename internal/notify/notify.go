@@ -162,12 +162,6 @@ func (n *Notifier) run(ctx context.Context, st *channel) {
 		n.mu.Unlock()
 	}()
 
-	var cmd rueidis.Completed
-	if n.sharded {
-		cmd = n.client.B().Ssubscribe().Channel(st.name).Build()
-	} else {
-		cmd = n.client.B().Subscribe().Channel(st.name).Build()
-	}
 	rctx := rueidis.WithOnSubscriptionHook(ctx, func(s rueidis.PubSubSubscription) {
 		if s.Kind == "subscribe" || s.Kind == "ssubscribe" {
 			n.up(st)
@@ -188,6 +182,15 @@ func (n *Notifier) run(ctx context.Context, st *channel) {
 	})
 	backoff := 50 * time.Millisecond
 	for {
+		// A fresh command each time: rueidis recycles the one Receive was
+		// given when the subscription ends without error (as a Cluster
+		// failover ends a sharded one), so it must not be sent again.
+		var cmd rueidis.Completed
+		if n.sharded {
+			cmd = n.client.B().Ssubscribe().Channel(st.name).Build()
+		} else {
+			cmd = n.client.B().Subscribe().Channel(st.name).Build()
+		}
 		err := n.client.Receive(rctx, cmd, func(m rueidis.PubSubMessage) { n.deliver(st, m.Message) })
 		if ctx.Err() != nil {
 			return

@@ -1,0 +1,665 @@
+package integration_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/redistest"
+	"github.com/distsync/distsync/mutex"
+)
+
+// Fault scenarios: each puts holders of one lock through a fault, records
+// their holds in a history (history_test.go) and asserts what the deployment
+// promises: exclusion where it is promised, and the double grant where the
+// README says it can happen. Leases are short (1-2 s) to keep them fast; a
+// sleep in a scenario is the length of the fault it injects, never a wait for
+// something to happen.
+
+// logWriter sends a Client's log lines (lost leases, retries) to the test log.
+type logWriter struct{ t *testing.T }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// clientAt returns a Client on addr with the watchdog lease, logging to the
+// test, closed at cleanup.
+//
+// Its WaiterWindow is the lease, not the default 30 s: a waiter that wakes
+// when a lease ends on the server can arrive in the lease's last millisecond,
+// when the lock script reports 0 ms left, which the acquire loop takes for
+// "unknown" and sleeps WaiterWindow/2 on (15 s by default) instead of trying
+// again at once. The short window bounds that cost without hiding it.
+func clientAt(t *testing.T, addr string, lease time.Duration, edit ...func(*distsync.Options)) *distsync.Client {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(logWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return connect(t, distsync.Options{Addrs: []string{addr}, Lease: lease, WaiterWindow: lease, Logger: log}, edit...)
+}
+
+// connect returns a Client with options o adjusted by edit, closed at
+// cleanup.
+func connect(t *testing.T, o distsync.Options, edit ...func(*distsync.Options)) *distsync.Client {
+	t.Helper()
+	for _, f := range edit {
+		f(&o)
+	}
+	c, err := distsync.New(o)
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	return c
+}
+
+func mutexOf(t *testing.T, c *distsync.Client, name string) *mutex.Mutex {
+	t.Helper()
+	m, err := c.Mutex(name)
+	require.NoError(t, err)
+	return m
+}
+
+// scene is one lock seen by a holder's Client (a, on holderAddr) and
+// another Client (b, on otherAddr), with the history of its holds.
+type scene struct {
+	a, b   *distsync.Client
+	ma, mb *mutex.Mutex
+	h      *history
+}
+
+// newScene connects both Clients with the watchdog lease; editA adjusts the
+// holder's options only.
+func newScene(t *testing.T, what, holderAddr, otherAddr string, lease time.Duration, editA ...func(*distsync.Options)) *scene {
+	t.Helper()
+	sc := &scene{a: clientAt(t, holderAddr, lease, editA...), b: clientAt(t, otherAddr, lease), h: newHistory(what)}
+	sc.ma, sc.mb = mutexOf(t, sc.a, "lock"), mutexOf(t, sc.b, "lock")
+	return sc
+}
+
+// hold takes the lock on the holder's side, with the watchdog lease when
+// lease is 0, and works under it.
+func (sc *scene) hold(t *testing.T, lease time.Duration) (context.Context, *holding) {
+	t.Helper()
+	ctx, err := sc.ma.TryLock(context.Background(), 0, lease)
+	require.NoError(t, err)
+	return ctx, holdAndWork(t, sc.h, "holder", sc.ma, ctx)
+}
+
+// take takes the lock on the other side at once and records the hold.
+func (sc *scene) take(t *testing.T, who string) (context.Context, *hold) {
+	t.Helper()
+	ctx, err := tryLock(sc.mb, 0, 0)
+	require.NoError(t, err, "%s is granted the lock", who)
+	tok, err := sc.mb.Token(ctx)
+	require.NoError(t, err)
+	return ctx, sc.h.acquired(who, tok)
+}
+
+// holding is a holder at work under its lock in a goroutine.
+type holding struct {
+	hd   *hold
+	ctx  context.Context
+	m    *mutex.Mutex
+	stop chan struct{}
+	done chan bool
+}
+
+// holdAndWork records the hold ctx carries (m just granted it) and works under it
+// until stop or the loss of the lease.
+func holdAndWork(t *testing.T, h *history, who string, m *mutex.Mutex, ctx context.Context) *holding {
+	t.Helper()
+	tok, err := m.Token(ctx)
+	require.NoError(t, err)
+	w := &holding{hd: h.acquired(who, tok), ctx: ctx, m: m, stop: make(chan struct{}), done: make(chan bool, 1)}
+	go func() { w.done <- w.hd.work(ctx, w.stop) }()
+	t.Cleanup(func() { w.finish() })
+	return w
+}
+
+// finish stops the work and reports whether the hold was alive then. Only
+// the first call waits; later ones report false.
+func (w *holding) finish() bool {
+	select {
+	case <-w.stop:
+		return false
+	default:
+	}
+	close(w.stop)
+	return <-w.done
+}
+
+// release stops the work and unlocks if the hold is alive.
+func (w *holding) release(t *testing.T) {
+	t.Helper()
+	if w.finish() {
+		require.NoError(t, w.hd.release(w.ctx, unlock(w.m)))
+	}
+}
+
+// transient reports whether err is a connection error that a caller retries:
+// after a restart or a failover, the first command on each connection the
+// client had fails with it (rueidis resends no script, since the first send
+// may have run). The Cluster redirections and refusals during a failover
+// are transient too. Typed distsync errors are not.
+func transient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var ne net.Error
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.As(err, &ne) {
+		return true
+	}
+	var re *rueidis.RedisError
+	if errors.As(err, &re) {
+		_, redirect := re.IsRedirect()
+		return redirect || re.IsTryAgain() || re.IsClusterDown() || re.IsLoading() ||
+			strings.HasPrefix(re.Error(), "READONLY") || strings.HasPrefix(re.Error(), "MASTERDOWN")
+	}
+	return false
+}
+
+// retry runs f until it returns nil or an error that is not transient, at
+// most 20 times.
+func retry(f func() error) error {
+	for i := 0; ; i++ {
+		err := f()
+		if !transient(err) || i == 20 {
+			return err
+		}
+		time.Sleep(time.Duration(i+1) * 10 * time.Millisecond) // back-off before a reconnect
+	}
+}
+
+// tryLock is m.TryLock retried on transient errors.
+func tryLock(m *mutex.Mutex, wait, lease time.Duration) (ctx context.Context, err error) {
+	err = retry(func() error {
+		ctx, err = m.TryLock(context.Background(), wait, lease)
+		return err
+	})
+	return ctx, err
+}
+
+// unlock is m.Unlock retried on transient errors, which Unlock allows: a
+// retry of a release the server applied returns nil and releases nothing
+// more.
+func unlock(m *mutex.Mutex) func(context.Context) error {
+	return func(ctx context.Context) error {
+		return retry(func() error { return m.Unlock(ctx) })
+	}
+}
+
+// waiter waits for m (at most wait) in a goroutine; once granted it records
+// the hold and releases it at once. The channel gets the acquire error.
+func waiter(h *history, who string, m *mutex.Mutex, wait time.Duration) <-chan error {
+	got := make(chan error, 1)
+	go func() {
+		ctx, err := tryLock(m, wait, 0)
+		if err != nil {
+			got <- err
+			return
+		}
+		tok, err := m.Token(ctx)
+		if err != nil {
+			got <- err
+			return
+		}
+		got <- h.acquired(who, tok).release(ctx, unlock(m))
+	}()
+	return got
+}
+
+// receive waits for a result, failing after a generous bound.
+func receive[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(time.Minute):
+		t.Fatalf("%s: nothing within a minute", what)
+		panic("unreachable")
+	}
+}
+
+// awaitRenewals waits until the server shows n renewals of m's lease by its
+// holder: polled through another handle on the same lock (m), the remaining
+// TTL only falls until a renewal raises it. Errors are ignored: the server
+// may be coming back from a fault.
+func awaitRenewals(t *testing.T, m *mutex.Mutex, n int) {
+	t.Helper()
+	var prev time.Duration
+	seen := 0
+	require.Eventually(t, func() bool {
+		ttl, err := m.TTL(context.Background())
+		if err != nil {
+			return false
+		}
+		if prev > 0 && ttl > prev {
+			seen++
+		}
+		prev = ttl
+		return seen >= n
+	}, time.Minute, time.Millisecond, "the server did not see %d renewals", n)
+}
+
+// outlastShortFault holds the lock with the watchdog lease through a fault,
+// from start to end, a quarter of the lease long, while a waiter on the other
+// side queues for the lock. The last renewal was at most a third of the
+// lease before the fault, so the fault ends well before the lease that
+// renewal set: the holder must keep its lock (the server sees its watchdog
+// renew after the fault and no loss is reported) and the waiter must be
+// granted only after the holder released.
+func (sc *scene) outlastShortFault(t *testing.T, start, end func()) {
+	t.Helper()
+	ctx, w := sc.hold(t, 0)
+	start()
+	got := waiter(sc.h, "waiter", sc.mb, time.Minute)
+	time.Sleep(sc.a.Watchdog().Lease() / 4)
+	end()
+	awaitRenewals(t, sc.mb, 2) // a renewal held back by the fault, or its retry, and the next
+	require.Zero(t, sc.a.Watchdog().Stats().Lost.Load())
+	require.True(t, w.hd.alive(ctx), "the holder keeps its lock through a short fault")
+	w.release(t)
+	require.NoError(t, receive(t, got, "waiter"))
+	requireExclusive(t, sc.h)
+}
+
+// awaitLoss waits for the holder's context to end with ErrLeaseLost, failing
+// after a generous bound.
+func awaitLoss(t *testing.T, ctx context.Context) {
+	t.Helper()
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Minute):
+		t.Fatal("the holder's context outlived a minute of fault")
+	}
+	require.ErrorIs(t, context.Cause(ctx), distsync.ErrLeaseLost)
+}
+
+// takeWhenFree takes the lock on the other side as soon as the server lets
+// it go: it watches the lock until it is gone (the lease ran out) and then
+// tries once, rather than trusting the acquire loop's wake-up timer, which
+// can oversleep (see clientAt).
+func (sc *scene) takeWhenFree(t *testing.T, who string) (context.Context, *hold) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		locked, err := sc.mb.IsLocked(context.Background())
+		return err == nil && !locked
+	}, time.Minute, time.Millisecond, "the lease did not run out on the server")
+	return sc.take(t, who)
+}
+
+// ---- a holder killed with kill -9 ----
+
+const helperEnv = "DISTSYNC_FAULT_HOLDER"
+
+// TestHelperHolder is the holder process of TestFaultHolderKilled, not a test:
+// with DISTSYNC_FAULT_HOLDER="addr name lease" it locks the mutex name on addr
+// with that watchdog lease, prints "token N" and holds until its stdin closes
+// or it is killed.
+func TestHelperHolder(t *testing.T) {
+	spec := strings.Fields(os.Getenv(helperEnv))
+	if len(spec) != 3 {
+		t.Skip("the holder process of TestFaultHolderKilled; runs only when it starts it")
+	}
+	lease, err := time.ParseDuration(spec[2])
+	require.NoError(t, err)
+	c := clientAt(t, spec[0], lease)
+	m := mutexOf(t, c, spec[1])
+	ctx, err := m.Lock(context.Background())
+	require.NoError(t, err)
+	tok, err := m.Token(ctx)
+	require.NoError(t, err)
+	fmt.Printf("token %d\n", tok)
+	_, _ = io.Copy(io.Discard, os.Stdin)
+}
+
+// A holder process killed with kill -9 holds the lock until its lease runs
+// out on the server, and no longer: another client is granted the lock
+// exactly after the remaining TTL observed at the kill.
+func TestFaultHolderKilled(t *testing.T) {
+	t.Parallel()
+	s := redistest.Start(t)
+	redistest.RequireReal(t, s)
+	const lease = time.Second
+	name := "killed"
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperHolder$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %s", helperEnv, s.Addr(), name, lease))
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	exited := make(chan struct{})
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		stdin.Close()
+		<-exited
+	})
+	tokens := make(chan int64, 1)
+	go func() {
+		defer close(exited)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "token "); ok {
+				tok, _ := strconv.ParseInt(v, 10, 64)
+				tokens <- tok
+			}
+		}
+		_ = cmd.Wait()
+	}()
+	var tok int64
+	select {
+	case tok = <-tokens:
+	case <-exited:
+		t.Fatalf("holder process exited: %s", stderr.String())
+	case <-time.After(time.Minute):
+		t.Fatal("holder process did not lock within a minute")
+	}
+	h := newHistory(name)
+	proc := h.acquired("process", tok)
+
+	c := clientAt(t, s.Addr(), lease)
+	m := mutexOf(t, c, name)
+	ctx := context.Background()
+	_, err = m.TryLock(ctx, 0, 0)
+	require.ErrorIs(t, err, distsync.ErrNotAcquired, "the holder process holds it")
+	awaitRenewals(t, m, 1) // the holder's watchdog renews from its own process
+
+	require.NoError(t, cmd.Process.Kill())
+	<-exited
+	proc.killed()
+	sent := time.Now()
+	ttl, err := m.TTL(ctx)
+	require.NoError(t, err)
+	require.Positive(t, ttl, "the lock outlives its killed holder")
+
+	held, err := m.TryLock(ctx, time.Minute, 0)
+	require.NoError(t, err)
+	got := time.Now()
+	tok2, err := m.Token(held)
+	require.NoError(t, err)
+	require.NoError(t, h.acquired("survivor", tok2).release(held, unlock(m)))
+
+	// The server expires the key when its clock passes the expiry that PTTL
+	// counted from, which it read after sent.
+	assert.False(t, got.Before(sent.Add(ttl)), "granted %v after the kill, before the %v the lease had left", got.Sub(sent), ttl)
+	assert.Less(t, got.Sub(sent), ttl+10*time.Second, "free within the lease it had left (generous bound)")
+	t.Logf("lease left at the kill %v, granted after %v", ttl, got.Sub(sent))
+	requireExclusive(t, h)
+}
+
+// ---- the server paused with SIGSTOP ----
+
+func TestFaultRedisPaused(t *testing.T) {
+	t.Parallel()
+	// Shorter than the lease: the server answers late but nothing expired in
+	// between (server time keeps running while it is stopped, so what
+	// matters is that the pause ends before the lease the last renewal set).
+	t.Run("shorter than the lease", func(t *testing.T) {
+		t.Parallel()
+		s := redistest.Start(t)
+		redistest.RequireProcess(t, s)
+		sc := newScene(t, "paused short", s.Addr(), s.Addr(), 2*time.Second)
+		sc.outlastShortFault(t, s.Pause, s.Resume)
+	})
+
+	// Longer than the lease: the holder's context is cancelled while the
+	// server is stopped, so before any other owner can be granted. The
+	// margin: the watchdog's deadline for a lease is the send time of the
+	// request that last extended it plus the lease, and the server counts
+	// the same lease from when it received that request, later; so the
+	// holder gives up before the server's expiry, and here before the server
+	// answers anyone at all. (A pause that ends less than Lease/3 after that
+	// deadline is not covered today: the holder notices the deadline only
+	// when its blocked renewal times out; see the network cut below.)
+	t.Run("longer than the lease", func(t *testing.T) {
+		t.Parallel()
+		s := redistest.Start(t)
+		redistest.RequireProcess(t, s)
+		sc := newScene(t, "paused long", s.Addr(), s.Addr(), time.Second)
+		ctx, w := sc.hold(t, 0)
+
+		pausedAt := time.Now()
+		s.Pause()
+		got := waiter(sc.h, "waiter", sc.mb, time.Minute)
+		awaitLoss(t, ctx) // a paused server is resumed by its cleanup
+		lostAfter := time.Since(pausedAt)
+		s.Resume()
+		require.NoError(t, receive(t, got, "waiter"))
+		require.False(t, w.finish())
+		t.Logf("holder saw the loss %v into the pause", lostAfter)
+		requireExclusive(t, sc.h)
+	})
+}
+
+// ---- the server restarted ----
+
+// With appendonly yes and appendfsync always, a crash (kill -9) and restart
+// loses no grant: the restored lock keeps its owner and its expiry, the
+// holder's watchdog renews it after reconnecting, and nobody else is granted
+// it meanwhile.
+func TestFaultRestartAOFAlways(t *testing.T) {
+	t.Parallel()
+	s := redistest.Start(t, redistest.WithConfig("appendonly", "yes"), redistest.WithConfig("appendfsync", "always"))
+	redistest.RequireProcess(t, s)
+	sc := newScene(t, "aof always", s.Addr(), s.Addr(), 2*time.Second)
+	ctx, w := sc.hold(t, 0)
+
+	s.Kill()
+	s.Restart(t)
+	_, err := tryLock(sc.mb, 0, 0)
+	require.ErrorIs(t, err, distsync.ErrNotAcquired, "the lock survived the crash")
+	ttl, err := sc.mb.TTL(context.Background())
+	require.NoError(t, err)
+	require.Positive(t, ttl, "with its expiry")
+	got := waiter(sc.h, "waiter", sc.mb, time.Minute)
+	awaitRenewals(t, sc.mb, 2) // the watchdog goes on after the restart
+	require.Zero(t, sc.a.Watchdog().Stats().Lost.Load())
+	require.True(t, w.hd.alive(ctx), "the holder keeps renewing after the restart")
+	n, err := sc.ma.HoldCount(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	w.release(t)
+	require.NoError(t, receive(t, got, "waiter"))
+	requireExclusive(t, sc.h)
+}
+
+// Without persistence a restart forgets every lock: a second owner is granted
+// while the first still holds, as the checker shows. The fencing tokens still
+// increase (they continue from the server clock when the counter is gone),
+// which is what lets a resource refuse the stale holder. Delaying the restart
+// by one lease removes the overlap: every lease granted before the stop has
+// ended, and every holder has seen it, before anyone can be granted again.
+func TestFaultRestartWithoutPersistence(t *testing.T) {
+	t.Parallel()
+	t.Run("immediate restart grants twice", func(t *testing.T) {
+		t.Parallel()
+		s := redistest.Start(t)
+		redistest.RequireProcess(t, s)
+		sc := newScene(t, "restart without persistence", s.Addr(), s.Addr(), time.Second)
+		// An explicit lease, so that nothing renews it and the holder's
+		// context lives for the whole lease: the overlap does not hinge on
+		// when a renewal would find the key gone. With the watchdog it is as
+		// real but lasts only until the next renewal (at most Lease/3).
+		_, w := sc.hold(t, 5*time.Second)
+
+		s.Restart(t)
+		bctx, second := sc.take(t, "second") // the restarted server forgot the lock
+		require.True(t, w.finish(), "the first holder still holds by its lease")
+		require.NoError(t, second.release(bctx, unlock(sc.mb)))
+		requireDoubleGrant(t, sc.h)
+	})
+
+	t.Run("restart delayed by one lease", func(t *testing.T) {
+		t.Parallel()
+		s := redistest.Start(t)
+		redistest.RequireProcess(t, s)
+		const lease = time.Second
+		sc := newScene(t, "restart delayed by one lease", s.Addr(), s.Addr(), lease)
+		ctx, w := sc.hold(t, 0)
+
+		s.Stop()
+		time.Sleep(lease) // the operator's delay: no lease outlives it
+		s.Restart(t)
+		bctx, second := sc.take(t, "second")
+		require.NoError(t, second.release(bctx, unlock(sc.mb)))
+		require.False(t, w.finish(), "the first holder saw its lease end")
+		require.ErrorIs(t, context.Cause(ctx), distsync.ErrLeaseLost)
+		requireExclusive(t, sc.h)
+	})
+}
+
+// ---- replica failover ----
+
+// replicated is a master and a replica that replicates through a cutProxy,
+// so that the test can stop replication exactly: stopping the replica's
+// process (SIGSTOP) does not, since the kernel still receives the
+// replication stream into the paused replica's socket, and the replica reads
+// it on resuming, before it could be promoted.
+type replicated struct {
+	master, replica *redistest.Server
+	link            *cutProxy
+}
+
+func startReplicated(t *testing.T) replicated {
+	t.Helper()
+	master := redistest.Start(t)
+	redistest.RequireProcess(t, master)
+	link := startCutProxy(t, master.Addr())
+	return replicated{master: master, replica: startReplicaOf(t, master, link.Port()), link: link}
+}
+
+// failover kills the master, drops what replication had not delivered and
+// promotes the replica, as a failover after a master crash does.
+func (r replicated) failover(t *testing.T) {
+	t.Helper()
+	r.master.Kill()
+	r.link.sever()
+	rc := r.replica.Client(t)
+	require.NoError(t, rc.Do(context.Background(), rc.B().Replicaof().No().One().Build()).Error())
+}
+
+// One master, one replica, asynchronous replication: a grant the replica has
+// not received is lost when the replica is promoted, and the lock is granted
+// again. Replication is cut while the grant happens, so the loss is certain
+// rather than a race with replication.
+func TestFaultReplicaFailover(t *testing.T) {
+	t.Parallel()
+	const lease = 2 * time.Second
+	ack := func(o *distsync.Options) {
+		o.ReplicaAck = distsync.ReplicaAck{Replicas: 1, Timeout: time.Second}
+	}
+
+	t.Run("without acknowledgement grants twice", func(t *testing.T) {
+		t.Parallel()
+		r := startReplicated(t)
+		sc := newScene(t, "failover without acknowledgement", r.master.Addr(), r.replica.Addr(), lease)
+
+		r.link.cut()
+		_, w := sc.hold(t, 0)
+		r.failover(t)
+		bctx, second := sc.take(t, "second") // the new master never saw the first grant
+		require.True(t, w.finish(), "the first holder's lease has not run out")
+		require.NoError(t, second.release(bctx, unlock(sc.mb)))
+		requireDoubleGrant(t, sc.h)
+	})
+
+	t.Run("with acknowledgement refuses the unreplicated grant", func(t *testing.T) {
+		t.Parallel()
+		r := startReplicated(t)
+		sc := newScene(t, "failover with acknowledgement", r.master.Addr(), r.replica.Addr(), lease, ack)
+
+		r.link.cut()
+		_, err := sc.ma.TryLock(context.Background(), 0, 0)
+		require.ErrorIs(t, err, distsync.ErrNotReplicated, "no grant without the replica")
+		r.failover(t)
+		bctx, second := sc.take(t, "second")
+		require.NoError(t, second.release(bctx, unlock(sc.mb)))
+		requireExclusive(t, sc.h)
+	})
+
+	// Replica acknowledgement covers acquisitions, not the watchdog's
+	// renewals: a promoted replica that missed renewals expires the lock at
+	// the lease the acknowledged acquisition set, while the holder's
+	// watchdog counts from its last renewal on the old master. A second
+	// owner is granted in between. README, Safety, says so.
+	t.Run("with acknowledgement, renewals are not covered", func(t *testing.T) {
+		t.Parallel()
+		r := startReplicated(t)
+		sc := newScene(t, "failover after unacknowledged renewals", r.master.Addr(), r.replica.Addr(), lease, ack)
+
+		ctx, w := sc.hold(t, 0) // acknowledged by the replica
+		r.link.cut()
+		awaitRenewals(t, sc.ma, 1) // on the master only
+		require.True(t, w.hd.alive(ctx))
+		r.failover(t)
+		bctx, second := sc.takeWhenFree(t, "second")
+		w.finish() // the first holder's watchdog still counts from its last renewal
+		require.NoError(t, second.release(bctx, unlock(sc.mb)))
+		requireDoubleGrant(t, sc.h)
+	})
+}
+
+// ---- the network cut between a holder and the server ----
+
+func TestFaultNetworkCut(t *testing.T) {
+	t.Parallel()
+	// Shorter than the lease: the renewal that the cut held back arrives
+	// when it heals, before the lease it extends has ended.
+	t.Run("shorter than the lease", func(t *testing.T) {
+		t.Parallel()
+		s := redistest.Start(t)
+		redistest.RequireReal(t, s)
+		p := startCutProxy(t, s.Addr())
+		sc := newScene(t, "network cut short", p.Addr(), s.Addr(), 2*time.Second)
+		sc.outlastShortFault(t, p.cut, p.heal)
+	})
+
+	// Longer than the lease: the holder's context is cancelled, but late.
+	//
+	// BUG (watchdog): the watchdog checks a lease's deadline only when a
+	// renewal attempt returns, and an attempt the cut holds back returns at
+	// its own timeout, Lease/3 after it was sent. So the holder's context
+	// ends up to Lease/3 after the deadline (sent + Lease of the last
+	// successful extension), while the server expires the lock at about that
+	// deadline and grants it to the other side of the cut. With Lease 1 s the
+	// overlap is about 60 ms (about 7/120 of the lease, from the retry
+	// schedule). This test pins the double grant so that it stays visible;
+	// once the watchdog bounds each attempt by the lease's deadline (less a
+	// margin for the latency of the reply), it must call requireExclusive.
+	t.Run("longer than the lease", func(t *testing.T) {
+		t.Parallel()
+		s := redistest.Start(t)
+		redistest.RequireReal(t, s)
+		p := startCutProxy(t, s.Addr())
+		sc := newScene(t, "network cut long", p.Addr(), s.Addr(), time.Second)
+		ctx, w := sc.hold(t, 0)
+
+		p.cut()
+		bctx, second := sc.takeWhenFree(t, "other side")
+		awaitLoss(t, ctx)
+		require.False(t, w.finish())
+		require.NoError(t, second.release(bctx, unlock(sc.mb)))
+		p.heal()
+		requireDoubleGrant(t, sc.h)
+	})
+}
