@@ -87,7 +87,10 @@ type Options struct {
 	// many replicas acknowledged it (Redis WAIT, at most Timeout). When too
 	// few do, the acquisition is undone and ErrNotReplicated returned, so a
 	// failover to a replica cannot hand the same lock to a second owner
-	// because the grant had not reached it. It costs a dedicated connection
+	// because the grant had not reached it. Watchdog renewals wait the same
+	// way, and one that too few replicas acknowledged does not extend the
+	// holder's deadline (it is retried until the lease ends, then the lease
+	// is lost), so a holder never outlives the lease a replica knows. It costs a dedicated connection
 	// and a replication round trip per acquisition; see README, Safety.
 	ReplicaAck ReplicaAck
 	// Logger receives lost-lease and reconnect reports; default slog.Default().
@@ -213,6 +216,9 @@ func newClient(rc rueidis.Client, opts Options) *Client {
 	c := &Client{
 		notifier: notify.New(rc, sharded, cfg.Log),
 		watchdog: watchdog.New(rc, cfg.Lease, cfg.Log),
+	}
+	if cfg.AckReplicas > 0 {
+		c.watchdog.RequireReplicas(cfg.AckReplicas, cfg.AckTimeout)
 	}
 	c.core = &core.Core{Config: cfg, Sharded: sharded, Notifier: c.notifier, Watchdog: c.watchdog}
 	c.core.Holds = core.NewHolds(c.core)

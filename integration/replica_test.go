@@ -77,3 +77,24 @@ func TestReplicaAckRefusesUnreplicatedGrant(t *testing.T) {
 	require.NoError(t, err, "granted again once the replica answers")
 	require.NoError(t, m.Unlock(held))
 }
+
+// With replica acknowledgement and a healthy replica, the watchdog's
+// acknowledged renewals keep a lock past several leases.
+func TestReplicaAckRenewals(t *testing.T) {
+	t.Parallel()
+	master := redistest.Start(t)
+	redistest.RequireReal(t, master)
+	startReplica(t, master)
+	const lease = 900 * time.Millisecond
+	c := dstest.ClientOn(t, master, func(o *distsync.Options) {
+		o.Lease = lease
+		o.ReplicaAck = distsync.ReplicaAck{Replicas: 1, Timeout: 200 * time.Millisecond}
+	})
+	m, err := c.Mutex("acked-renewals")
+	require.NoError(t, err)
+	held, err := m.Lock(context.Background())
+	require.NoError(t, err)
+	time.Sleep(4 * lease) // only acknowledged renewals keep the hold alive
+	require.NoError(t, held.Err(), "the lease must not be lost")
+	require.NoError(t, m.Unlock(held))
+}

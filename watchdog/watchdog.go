@@ -37,6 +37,8 @@ type Watchdog struct {
 	interval time.Duration
 	drift    time.Duration
 	log      *slog.Logger
+	ackN     int           // replicas that must acknowledge a renewal (0: none)
+	ackWait  time.Duration // how long WAIT may take
 
 	mu      sync.Mutex
 	queue   queue
@@ -88,6 +90,15 @@ func New(c rueidis.Client, lease time.Duration, log *slog.Logger) *Watchdog {
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
+}
+
+// RequireReplicas makes a renewal count only once n replicas acknowledged it
+// (WAIT, at most timeout, on the connection that sent it): an unacknowledged
+// renewal is treated like one that failed on the network, retried until the
+// lease's deadline, so a holder never believes in a lease that a promoted
+// replica would not have. Call it before the first Add.
+func (w *Watchdog) RequireReplicas(n int, timeout time.Duration) {
+	w.ackN, w.ackWait = n, timeout
 }
 
 // Lease is the lease every renewal extends to.
@@ -236,8 +247,7 @@ func (w *Watchdog) renew(batch []*entry) {
 		cmds[i] = e.r.Script.EvalSHA(w.client, e.r.Keys, e.r.Args)
 	}
 	sent := time.Now()
-	res := w.client.DoMulti(ctx, cmds...)
-	w.stats.RoundTrips.Add(1)
+	res, acked := w.send(ctx, cmds)
 	w.stats.Renewals.Add(int64(len(batch)))
 
 	// Scripts missing from the server's cache (a restart, SCRIPT FLUSH) are
@@ -254,10 +264,10 @@ func (w *Watchdog) renew(batch []*entry) {
 			e := batch[i]
 			cmds = append(cmds, e.r.Script.Eval(w.client, e.r.Keys, e.r.Args))
 		}
-		for j, r := range w.client.DoMulti(ctx, cmds...) {
-			res[again[j]] = r
+		res2, acked2 := w.send(ctx, cmds)
+		for j, r := range res2 {
+			res[again[j]], acked[again[j]] = r, acked2[j]
 		}
-		w.stats.RoundTrips.Add(1)
 	}
 
 	var lost []func()
@@ -268,6 +278,9 @@ func (w *Watchdog) renew(batch []*entry) {
 			continue
 		}
 		ok, err := res[i].AsInt64()
+		if err == nil && ok == 1 && !acked[i] {
+			err = fmt.Errorf("renewal not acknowledged by %d replicas in %v", w.ackN, w.ackWait)
+		}
 		var cause error
 		switch {
 		case err == nil && ok == 1:
@@ -275,12 +288,12 @@ func (w *Watchdog) renew(batch []*entry) {
 			e.due = sent.Add(w.interval)
 		case err == nil:
 			cause = fmt.Errorf("%w: %s: gone or held by another owner", core.ErrLeaseLost, e.r.What)
-		case !now.Before(e.deadline):
-			cause = fmt.Errorf("%w: %s: renewal failed until the lease ended: %v", core.ErrLeaseLost, e.r.What, err)
-		default:
+		case now.Before(e.deadline):
 			// Retry soon, but well before the deadline.
 			e.due = now.Add(min(time.Second, e.deadline.Sub(now)/4))
 			w.log.Debug("distsync: lease renewal failed, retrying", "lock", e.r.What, "err", err)
+		default:
+			cause = fmt.Errorf("%w: %s: renewal failed until the lease ended: %v", core.ErrLeaseLost, e.r.What, err)
 		}
 		if cause != nil {
 			e.removed = true
@@ -321,4 +334,52 @@ func (q *queue) Pop() any {
 	*q = old[:len(old)-1]
 	e.idx = -1
 	return e
+}
+
+// send sends cmds in one pipelined round trip and reports, per command,
+// whether enough replicas acknowledged it. With RequireReplicas, commands of
+// one slot go on a dedicated connection followed by WAIT, so WAIT covers
+// exactly their writes (one round trip per slot in the batch on Cluster).
+func (w *Watchdog) send(ctx context.Context, cmds rueidis.Commands) ([]rueidis.RedisResult, []bool) {
+	acked := make([]bool, len(cmds))
+	if w.ackN <= 0 {
+		for i := range acked {
+			acked[i] = true
+		}
+		w.stats.RoundTrips.Add(1)
+		return w.client.DoMulti(ctx, cmds...), acked
+	}
+	// WAIT must answer before the batch's deadline, or the scripts' own
+	// replies (NOSCRIPT among them) would be lost with it.
+	wait := w.ackWait
+	if d, ok := ctx.Deadline(); ok {
+		wait = min(wait, time.Until(d)*3/4)
+	}
+	res := make([]rueidis.RedisResult, len(cmds))
+	groups := map[uint16][]int{}
+	for i, c := range cmds {
+		groups[c.Slot()] = append(groups[c.Slot()], i)
+	}
+	for _, idx := range groups {
+		w.stats.RoundTrips.Add(1)
+		err := w.client.Dedicated(func(d rueidis.DedicatedClient) error {
+			group := make(rueidis.Commands, 0, len(idx)+1)
+			for _, i := range idx {
+				group = append(group, cmds[i])
+			}
+			group = append(group, d.B().Wait().Numreplicas(int64(w.ackN)).Timeout(max(wait.Milliseconds(), 1)).Build())
+			rs := d.DoMulti(ctx, group...)
+			n, err := rs[len(idx)].AsInt64()
+			for j, i := range idx {
+				res[i], acked[i] = rs[j], err == nil && n >= int64(w.ackN)
+			}
+			return nil
+		})
+		if err != nil {
+			for _, i := range idx {
+				res[i] = rueidis.NewErrorResult(err)
+			}
+		}
+	}
+	return res, acked
 }
