@@ -149,7 +149,7 @@ func (f *FairLock) lock(ctx context.Context, wait, lease time.Duration) (context
 			return false, 0, err
 		}
 		if res[0] == 0 {
-			return false, time.Duration(res[1]) * time.Millisecond, nil
+			return false, core.RetryAfter(res[1]), nil
 		}
 		token = res[0]
 		return true, 0, nil

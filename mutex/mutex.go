@@ -131,7 +131,7 @@ func (m *Mutex) lock(ctx context.Context, wait, lease time.Duration) (context.Co
 			return false, 0, err
 		}
 		if res[0] == 0 {
-			return false, time.Duration(res[1]) * time.Millisecond, nil
+			return false, core.RetryAfter(res[1]), nil
 		}
 		token = res[0]
 		return true, 0, nil

@@ -232,7 +232,7 @@ func (l *Locker) lock(ctx context.Context, wait, lease time.Duration) (context.C
 		case res[0] == -1:
 			return false, 0, core.ErrUpgrade
 		case res[0] == 0:
-			return false, time.Duration(res[1]) * time.Millisecond, nil
+			return false, core.RetryAfter(res[1]), nil
 		}
 		token = res[0]
 		return true, 0, nil

@@ -98,7 +98,7 @@ func (s *PermitSemaphore) acquire(ctx context.Context, wait time.Duration, opts 
 		if err != nil || r == 0 {
 			return err == nil, 0, err
 		}
-		return false, time.Duration(max(r, 0)) * time.Millisecond, nil
+		return false, core.RetryAfter(r), nil
 	})
 	if err != nil {
 		return nil, s.errorf(err)

@@ -29,3 +29,17 @@ func (c *Core) TryAcquire(ctx context.Context, s *Script, keys, args []string, u
 	}
 	return res, nil
 }
+
+// RetryAfter turns the remaining milliseconds a refusing script reported into
+// the acquire loop's retry hint: a negative value (no expiry known) is 0,
+// "unknown"; 0 (it ends within the millisecond) is 1 ms, so that a waiter
+// refused at the very end of a lease retries then instead of sleeping long.
+func RetryAfter(ms int64) time.Duration {
+	switch {
+	case ms < 0:
+		return 0
+	case ms == 0:
+		return time.Millisecond
+	}
+	return time.Duration(ms) * time.Millisecond
+}
