@@ -31,9 +31,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
-
 	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/miniserver"
 	"github.com/distsync/distsync/semaphore"
 )
 
@@ -210,11 +209,11 @@ func runCar(cfg config, stdout, stderr io.Writer) int {
 func runLot(cfg config, stdout, stderr io.Writer) error {
 	addr, resp2, where := cfg.redis, false, "Redis at "+cfg.redis
 	if addr == "" {
-		m, err := startMiniredis()
+		m, err := miniserver.Start()
 		if err != nil {
 			return err
 		}
-		defer m.stop()
+		defer m.Close()
 		addr, resp2, where = m.Addr(), true, "an in-process Redis (miniredis)"
 	}
 	c, err := distsync.New(clientOptions(addr, resp2, cfg.lease))
@@ -561,40 +560,4 @@ func (t *timeline) summary(spaces int) error {
 		return fmt.Errorf("%d cars were parked at once at %.2fs, in %d spaces", most, when.Sub(t.start).Seconds(), spaces)
 	}
 	return nil
-}
-
-// mini is the in-process server: miniredis expires keys only when its clock
-// is advanced, so a goroutine advances it with real time.
-type mini struct {
-	*miniredis.Miniredis
-	done chan struct{}
-	wg   sync.WaitGroup
-}
-
-func startMiniredis() (*mini, error) {
-	m := &mini{Miniredis: miniredis.NewMiniRedis(), done: make(chan struct{})}
-	if err := m.StartAddr("127.0.0.1:0"); err != nil {
-		return nil, err
-	}
-	m.wg.Go(func() {
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		last := time.Now()
-		for {
-			select {
-			case <-m.done:
-				return
-			case now := <-tick.C:
-				m.FastForward(now.Sub(last))
-				last = now
-			}
-		}
-	})
-	return m, nil
-}
-
-func (m *mini) stop() {
-	close(m.done)
-	m.wg.Wait()
-	m.Close()
 }

@@ -25,9 +25,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
-
 	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/miniserver"
 	"github.com/distsync/distsync/rwlock"
 )
 
@@ -57,7 +56,7 @@ func main() {
 
 	opts := distsync.Options{Addrs: []string{*addr}}
 	if *addr == "" {
-		srv, err := startInProcess()
+		srv, err := miniserver.Start()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "rwcache:", err)
 			os.Exit(2)
@@ -76,18 +75,6 @@ func main() {
 	if res.torn > 0 {
 		os.Exit(1)
 	}
-}
-
-// startInProcess starts miniredis on a free loopback port. Its TTLs follow
-// the wall clock (ClockTTL), as leases need; by default miniredis expires
-// keys only when told to.
-func startInProcess() (*miniredis.Miniredis, error) {
-	m := miniredis.NewMiniRedis()
-	m.ClockTTL(true)
-	if err := m.StartAddr("127.0.0.1:0"); err != nil {
-		return nil, err
-	}
-	return m, nil
 }
 
 // run serves the cache for cfg.duration: readers on one Client, the writer on

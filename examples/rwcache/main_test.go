@@ -10,6 +10,7 @@ import (
 
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/dstest"
+	"github.com/distsync/distsync/internal/miniserver"
 	"github.com/distsync/distsync/internal/redistest"
 )
 
@@ -37,7 +38,7 @@ func TestRun(t *testing.T) {
 // The default run, on the in-process server.
 func TestRunInProcess(t *testing.T) {
 	t.Parallel()
-	srv, err := startInProcess()
+	srv, err := miniserver.Start()
 	require.NoError(t, err)
 	defer srv.Close()
 	cfg := short(t)

@@ -20,9 +20,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/rueidis"
 	"go.uber.org/goleak"
+
+	"github.com/distsync/distsync/internal/miniserver"
 )
 
 // RequireEnv is the environment variable that, set to 1, turns "no real Redis
@@ -77,7 +78,7 @@ type Server struct {
 	proc *proc // running process, nil when stopped
 
 	// backendMini
-	mini *miniredis.Miniredis
+	mini *miniserver.Server
 
 	// backendContainer
 	ctr containerHandle
