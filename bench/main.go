@@ -45,9 +45,9 @@ var scenarios = []scenario{
 	{id: "1b", title: "uncontended lock+unlock, G=64", unit: "pairs/s", run: uncontended(64)},
 	{id: "2", title: "contended, 16 goroutines on 1 name (wait)", unit: "acq/s", run: contended(16)},
 	{id: "3", title: "handoff: release -> blocked waiter holds", run: handoff},
-	{id: "5", title: "fair lock, 1 000 queued waiters", pending: "fairlock"},
-	{id: "6", title: "semaphore 100 permits, 256 goroutines", pending: "semaphore"},
-	{id: "7", title: "read-write lock, 95% reads, 64 goroutines", pending: "rwlock"},
+	{id: "5", title: "fair lock, 1 000 queued waiters", unit: "handoffs/s", run: fairQueue(1000), distsyncOnly: true},
+	{id: "6", title: "semaphore 100 permits, 256 goroutines", unit: "pairs/s", run: semaphoreLoop(100, 256), distsyncOnly: true},
+	{id: "7", title: "read-write lock, 95% reads, 64 goroutines", unit: "ops/s", run: rwLoop(64, 0.05), distsyncOnly: true},
 }
 
 type config struct {
@@ -203,9 +203,18 @@ func benchmark(cfg config) error {
 					continue
 				}
 				before, cpu0, srv0 := cmdStats(admin), cpuTime(), serverCPU(pid)
+				var msgs0, wakes0 int64
+				if r.ds != nil {
+					msgs0, wakes0 = r.ds.NotifierStats()
+				}
 				res := sc.run(r)
 				res.clientCPU, res.serverCPU = cpuTime()-cpu0, serverCPU(pid)-srv0
+				if r.ds != nil {
+					msgs, wakes := r.ds.NotifierStats()
+					res.msgs, res.wakes = msgs-msgs0, wakes-wakes0
+				}
 				res.cmds, res.pubs = cmdDelta(before, cmdStats(admin))
+				res.cmds -= res.harness
 				results[i].merge(res)
 				flush()
 			}

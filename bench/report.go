@@ -128,6 +128,16 @@ func (r *report) print(w io.Writer) {
 			if res.errors > 0 {
 				notes = append(notes, fmt.Sprintf("%d errors", res.errors))
 			}
+			if n := float64(len(res.lat)); n > 0 && res.msgs > 0 {
+				notes = append(notes, fmt.Sprintf("notifier %.2f msgs, %.2f wakes/op", float64(res.msgs)/n, float64(res.wakes)/n))
+			}
+			if res.peak > 0 {
+				notes = append(notes, fmt.Sprintf("peak %d held", res.peak))
+			}
+			if len(res.wlat) > 0 {
+				slices.Sort(res.wlat)
+				notes = append(notes, fmt.Sprintf("writes (%d): p50 %s, p99 %s", len(res.wlat), dur(pct(res.wlat, .5)), dur(pct(res.wlat, .99))))
+			}
 			title := ""
 			if i == 0 {
 				title = rw.sc.id + " " + rw.sc.title
@@ -146,10 +156,13 @@ func (r *report) print(w io.Writer) {
 		}
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "\nops/s counts operations completed in the timed windows; p50/p99/max are of lock+unlock (1a, 1b), of the wait for the lock (2),")
-	fmt.Fprintln(w, "of release-start to waiter-holds (3). vs distsync: ops/s ratio (p50 ratio for 3). CPU/op: CPU time of this process and of redis-server")
-	fmt.Fprintln(w, "per operation (robust to a loaded machine, unlike wall time). cmds/op, pub/op: server commands per operation, counting each call")
-	fmt.Fprintln(w, "inside a script (INFO commandstats), and PUBLISHes among them.")
+	fmt.Fprintln(w, "\nops/s counts operations completed in the timed windows; p50/p99/max are of lock+unlock (1a, 1b, 7), of the wait for the lock (2),")
+	fmt.Fprintln(w, "of release-start to waiter-holds (3, and 5: from the previous holder's release to the next in the queue holding), of acquire+release")
+	fmt.Fprintln(w, "(6). vs distsync: ops/s ratio (p50 ratio for 3). CPU/op: CPU time of this process and of redis-server per operation (robust to")
+	fmt.Fprintln(w, "a loaded machine, unlike wall time). cmds/op, pub/op: server commands per operation, counting each call inside a script (INFO")
+	fmt.Fprintln(w, "commandstats), and PUBLISHes among them. Notes: notifier msgs/wakes per op = pub/sub messages distsync's Client received and")
+	fmt.Fprintln(w, "local waiters they woke; peak held = permits minus the lowest available count a poller read on the server (6); violations of 5")
+	fmt.Fprintln(w, "include waiters granted out of order. Commands the harness sends to observe (5: FairLock.Waiting, 6: the poller) are left out.")
 
 	if len(r.watchdog) > 0 {
 		fmt.Fprintln(w, "\n4 watchdog: hold N leases at once, one renewal interval")
@@ -232,6 +245,13 @@ func (r *report) targets(w io.Writer) {
 		d := rw.results[ds]
 		p50, p99 := pct(d.lat, .5), pct(d.lat, .99)
 		check(len(d.lat) > 0 && p50 <= 300*time.Microsecond && p99 <= 2*time.Millisecond, "3 handoff: distsync p50 %s, p99 %s; target p50 <= 0.3ms, p99 <= 2ms", dur(p50), dur(p99))
+	}
+	if rw := get("5"); rw != nil {
+		d := rw.results[ds]
+		n := float64(len(d.lat))
+		check(n > 0 && d.pubs == int64(n) && d.msgs == int64(n) && d.wakes == int64(n) && d.violations == 0,
+			"5 fair lock: per release %.2f PUBLISH, %.2f messages, %.2f wakes; %d violations (order or exclusion); target exactly 1.00 notification per release",
+			float64(d.pubs)/n, float64(d.msgs)/n, float64(d.wakes)/n, d.violations)
 	}
 	for _, x := range r.watchdog {
 		if x.lib == "distsync" && x.n >= 100000 && x.skipped == "" {

@@ -21,8 +21,13 @@ type result struct {
 	errors     int64           // operations that failed
 	retries    int64           // acquisitions the library gave up on and the harness restarted
 	cmds, pubs int64           // server commands (PUBLISH among them) during the run
+	harness    int64           // commands the harness itself sent to observe (5, 6), left out of cmds
 	clientCPU  time.Duration   // CPU used by this process during the run
 	serverCPU  time.Duration   // CPU used by redis-server during the run (when we started it)
+	msgs       int64           // pub/sub messages distsync's notifier received during the run
+	wakes      int64           // local waiters those messages woke
+	wlat       []time.Duration // latency of the write operations (7), also in lat
+	peak       int64           // most holders seen inside at once (6)
 	na         bool            // the library has no such primitive
 }
 
@@ -37,6 +42,10 @@ func (r *result) merge(o result) {
 	r.pubs += o.pubs
 	r.clientCPU += o.clientCPU
 	r.serverCPU += o.serverCPU
+	r.msgs += o.msgs
+	r.wakes += o.wakes
+	r.wlat = append(r.wlat, o.wlat...)
+	r.peak = max(r.peak, o.peak)
 }
 
 // guard checks mutual exclusion: every holder runs critical, which counts
@@ -74,21 +83,47 @@ type run struct {
 
 // loop runs g goroutines that lock, run the critical section and unlock
 // until the window ends. nameOf gives goroutine i's lock name. With pair the
-// latency is that of lock+unlock; otherwise it is the wait for the lock, and
-// acquisitions that complete after the window still report their wait (so
-// the longest waits are not cut off) but count toward no throughput.
+// latency is that of lock+unlock; otherwise it is the wait for the lock.
 func loop(r run, g int, nameOf func(i int) string, pair bool) result {
-	ctx, cancel := context.WithTimeout(context.Background(), r.dur+2*time.Minute)
-	defer cancel()
 	guards := map[string]*guard{}
 	for i := range g {
 		if guards[nameOf(i)] == nil {
 			guards[nameOf(i)] = &guard{}
 		}
 	}
+	retries0 := r.l.retries()
+	res := timed(r, g, pair, func(ctx context.Context, i int) (time.Time, error) {
+		name := nameOf(i)
+		release, err := r.l.lock(ctx, name)
+		if err != nil {
+			return time.Time{}, err
+		}
+		held := time.Now()
+		guards[name].critical()
+		return held, release()
+	})
+	res.retries = r.l.retries() - retries0
+	for _, gd := range guards {
+		res.violations += gd.violations()
+	}
+	return res
+}
+
+// op is one operation of goroutine i of a timed loop: acquire, critical
+// section, release. It returns when it held (zero when the acquisition
+// failed, which ends the goroutine) and the release's error.
+type op func(ctx context.Context, i int) (held time.Time, err error)
+
+// timed runs g goroutines that repeat do until the window ends. With pair
+// the latency is that of the whole operation; otherwise it is the wait for
+// the hold, and operations that hold after the window still report their
+// wait (so the longest waits are not cut off) but count toward no
+// throughput.
+func timed(r run, g int, pair bool, do op) result {
+	ctx, cancel := context.WithTimeout(context.Background(), r.dur+2*time.Minute)
+	defer cancel()
 	lats := make([][]time.Duration, g)
 	var ops, errs atomic.Int64
-	retries0 := r.l.retries()
 	var wg sync.WaitGroup
 	start := time.Now()
 	deadline := start.Add(r.dur)
@@ -96,19 +131,16 @@ func loop(r run, g int, nameOf func(i int) string, pair bool) result {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			name := nameOf(i)
-			gd := guards[name]
 			lat := make([]time.Duration, 0, 4096)
+			defer func() { lats[i] = lat }()
 			for time.Now().Before(deadline) {
 				t0 := time.Now()
-				release, err := r.l.lock(ctx, name)
-				if err != nil {
+				t1, err := do(ctx, i)
+				if t1.IsZero() {
 					errs.Add(1)
 					return
 				}
-				t1 := time.Now()
-				gd.critical()
-				if err := release(); err != nil {
+				if err != nil {
 					errs.Add(1)
 				}
 				t2 := time.Now()
@@ -121,16 +153,12 @@ func loop(r run, g int, nameOf func(i int) string, pair bool) result {
 					ops.Add(1)
 				}
 			}
-			lats[i] = lat
 		}()
 	}
 	wg.Wait()
-	res := result{ops: ops.Load(), window: r.dur, errors: errs.Load(), retries: r.l.retries() - retries0}
+	res := result{ops: ops.Load(), window: r.dur, errors: errs.Load()}
 	for _, l := range lats {
 		res.lat = append(res.lat, l...)
-	}
-	for _, gd := range guards {
-		res.violations += gd.violations()
 	}
 	return res
 }
