@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
+	"github.com/distsync/distsync/semaphore"
 )
 
 // clusterClient returns a Client on the cluster, closed at cleanup.
@@ -68,6 +70,102 @@ func TestCluster(t *testing.T) {
 				t.Fatalf("%s: waiter not woken by the release", name)
 			}
 		}
+	})
+
+	t.Run("every locker: exclusion and wake-ups on many slots", func(t *testing.T) {
+		for _, k := range dstest.Kinds {
+			for i := range 3 { // names on different slots
+				name := fmt.Sprintf("%s-%d", k.Name, i)
+				var ls []distsync.Locker
+				for g := range 4 {
+					c := a
+					if g%2 == 1 {
+						c = b
+					}
+					l, err := k.New(c, name)
+					require.NoError(t, err)
+					ls = append(ls, l)
+				}
+				dstest.Contend(t, ls, 5, time.Minute)
+			}
+		}
+	})
+
+	t.Run("read-write lock readers share", func(t *testing.T) {
+		ctx := context.Background()
+		rwa, err := a.RWLock("rw-share")
+		require.NoError(t, err)
+		rwb, err := b.RWLock("rw-share")
+		require.NoError(t, err)
+		ra, err := rwa.Read().Lock(ctx)
+		require.NoError(t, err)
+		rb, err := rwb.Read().TryLock(ctx, 0, 0)
+		require.NoError(t, err, "readers share")
+		got := make(chan error, 1)
+		go func() {
+			w, err := rwb.Write().TryLock(ctx, time.Minute, 0)
+			if err == nil {
+				err = rwb.Write().Unlock(w)
+			}
+			got <- err
+		}()
+		require.NoError(t, rwa.Read().Unlock(ra))
+		require.NoError(t, rwb.Read().Unlock(rb))
+		require.NoError(t, <-got, "the writer is woken when the last reader leaves")
+	})
+
+	t.Run("semaphores and latch", func(t *testing.T) {
+		ctx := context.Background()
+		sa, err := a.Semaphore("lot")
+		require.NoError(t, err)
+		sb, err := b.Semaphore("lot")
+		require.NoError(t, err)
+		_, err = sa.TrySetPermits(ctx, 1)
+		require.NoError(t, err)
+		require.NoError(t, sa.Acquire(ctx, 1))
+		got := make(chan error, 1)
+		go func() { got <- sb.TryAcquire(ctx, 1, time.Minute) }()
+		waitZcard(t, a, sa.Key()+":waiters", 1)
+		require.NoError(t, sa.Release(ctx, 1))
+		require.NoError(t, <-got, "a release wakes the waiter across the cluster")
+		require.NoError(t, sb.Release(ctx, 1))
+		_, err = sa.Delete(ctx)
+		require.NoError(t, err)
+
+		pa, err := a.PermitSemaphore("permits")
+		require.NoError(t, err)
+		pb, err := b.PermitSemaphore("permits")
+		require.NoError(t, err)
+		_, err = pa.TrySetPermits(ctx, 1)
+		require.NoError(t, err)
+		p, err := pa.Acquire(ctx)
+		require.NoError(t, err)
+		pgot := make(chan error, 1)
+		go func() {
+			q, err := pb.TryAcquire(ctx, time.Minute, semaphore.PermitOptions{})
+			if err == nil {
+				err = pb.Release(ctx, q)
+			}
+			pgot <- err
+		}()
+		require.NoError(t, pa.Release(ctx, p))
+		require.NoError(t, <-pgot)
+		_, err = pa.Delete(ctx)
+		require.NoError(t, err)
+
+		la, err := a.Latch("ready")
+		require.NoError(t, err)
+		lb, err := b.Latch("ready")
+		require.NoError(t, err)
+		_, err = la.TrySetCount(ctx, 2)
+		require.NoError(t, err)
+		lgot := make(chan error, 1)
+		go func() { lgot <- lb.Await(ctx) }()
+		_, err = la.CountDown(ctx)
+		require.NoError(t, err)
+		_, err = la.CountDown(ctx)
+		require.NoError(t, err)
+		require.NoError(t, <-lgot, "awaiters are woken at zero")
 	})
 
 	t.Run("mutual exclusion", func(t *testing.T) {
