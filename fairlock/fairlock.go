@@ -73,6 +73,7 @@ type FairLock struct {
 	deadlines string // waiter id -> end of its wait window
 	fence     string // the fencing counter
 	channel   string // wake-ups, addressed to one waiter
+	acq       *acquire.Lock
 }
 
 // New returns the fair lock called name on c. Callers use Client.FairLock.
@@ -80,7 +81,7 @@ func New(c *core.Core, name string) (*FairLock, error) {
 	if err := core.ValidateName(name); err != nil {
 		return nil, err
 	}
-	return &FairLock{
+	f := &FairLock{
 		c:         c,
 		name:      name,
 		key:       c.Key(name, ""),
@@ -88,7 +89,21 @@ func New(c *core.Core, name string) (*FairLock, error) {
 		deadlines: c.Key(name, "deadlines"),
 		fence:     c.Key(name, "fence"),
 		channel:   c.Key(name, "ch"),
-	}, nil
+	}
+	f.acq = &acquire.Lock{
+		Core:    c,
+		Key:     f.key,
+		What:    f.what(),
+		Channel: f.channel,
+		Script:  lockScript,
+		Keys:    []string{f.key, f.queue, f.deadlines, f.fence},
+		Undo:    func(ctx context.Context, owner, reqID string) { f.release(ctx, owner, reqID) },
+		Leave:   f.leave,
+		Renewal: func(owner string) *core.Renewal {
+			return &core.Renewal{Script: renewScript, Keys: []string{f.key}, Args: []string{owner, core.Ms(c.Lease)}, What: f.what()}
+		},
+	}
+	return f, nil
 }
 
 // Name returns the lock's name.
@@ -127,50 +142,14 @@ func (f *FairLock) TryLock(ctx context.Context, wait, lease time.Duration) (cont
 }
 
 func (f *FairLock) lock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
-	c := f.c
-	if err := c.Closed(); err != nil {
+	if err := f.c.Closed(); err != nil {
 		return nil, f.errorf(err)
 	}
-	ctx, owner := c.Owner(ctx)
-	leaseArg := core.Ms(lease)
-	if lease == 0 {
-		leaseArg = core.Ms(c.Lease)
-	}
-	var token int64
-	var sentAt time.Time
-	try := func(actx context.Context, waiter string) (bool, time.Duration, error) {
-		sentAt = time.Now()
-		res, err := c.TryAcquire(actx, lockScript,
-			[]string{f.key, f.queue, f.deadlines, f.fence},
-			[]string{owner, leaseArg, waiter, core.Ms(c.WaiterWindow), core.Ms(c.FenceTTL)},
-			func(uctx context.Context, reqID string) { f.release(uctx, owner, reqID) },
-		)
-		if err != nil {
-			return false, 0, err
-		}
-		if res[0] == 0 {
-			return false, core.RetryAfter(res[1]), nil
-		}
-		token = res[0]
-		return true, 0, nil
-	}
-	err := acquire.Do(ctx, acquire.Wait{
-		Notifier: c.Notifier,
-		Channel:  f.channel,
-		Waiter:   owner,
-		Budget:   wait,
-		Window:   c.WaiterWindow,
-		Leave:    func(lctx context.Context) { f.leave(lctx, owner) },
-	}, try)
+	ctx, owner := f.c.Owner(ctx)
+	lctx, err := acquire.Hold(ctx, f.acq, owner, wait, lease)
 	if err != nil {
 		return nil, f.errorf(err)
 	}
-	lctx, _ := c.Holds.Grant(ctx, f.key, owner, f.what(), token, sentAt, lease, &core.Renewal{
-		Script: renewScript,
-		Keys:   []string{f.key},
-		Args:   []string{owner, core.Ms(c.Lease)},
-		What:   f.what(),
-	})
 	return lctx, nil
 }
 

@@ -57,6 +57,7 @@ type Mutex struct {
 	fence   string // the fencing counter
 	waiters string // the waiter set
 	channel string // release notifications
+	acq     *acquire.Lock
 }
 
 // New returns the mutex called name on c. Callers use Client.Mutex.
@@ -64,14 +65,28 @@ func New(c *core.Core, name string) (*Mutex, error) {
 	if err := core.ValidateName(name); err != nil {
 		return nil, err
 	}
-	return &Mutex{
+	m := &Mutex{
 		c:       c,
 		name:    name,
 		key:     c.Key(name, ""),
 		fence:   c.Key(name, "fence"),
 		waiters: c.Key(name, "waiters"),
 		channel: c.Key(name, "ch"),
-	}, nil
+	}
+	m.acq = &acquire.Lock{
+		Core:    c,
+		Key:     m.key,
+		What:    m.what(),
+		Channel: m.channel,
+		Script:  lockScript,
+		Keys:    []string{m.key, m.fence, m.waiters},
+		Undo:    func(ctx context.Context, owner, reqID string) { m.release(ctx, owner, reqID) },
+		Leave:   func(ctx context.Context, owner string) { c.Unwait(ctx, m.waiters, owner) },
+		Renewal: func(owner string) *core.Renewal {
+			return &core.Renewal{Script: renewScript, Keys: []string{m.key}, Args: []string{owner, core.Ms(c.Lease)}, What: m.what()}
+		},
+	}
+	return m, nil
 }
 
 // Name returns the mutex's name.
@@ -114,46 +129,10 @@ func (m *Mutex) lock(ctx context.Context, wait, lease time.Duration) (context.Co
 		return nil, m.errorf(err)
 	}
 	ctx, owner := m.c.Owner(ctx)
-	leaseArg := core.Ms(lease)
-	if lease == 0 {
-		leaseArg = core.Ms(m.c.Lease)
-	}
-	var token int64
-	var sentAt time.Time
-	try := func(actx context.Context, waiter string) (bool, time.Duration, error) {
-		sentAt = time.Now()
-		res, err := m.c.TryAcquire(actx, lockScript,
-			[]string{m.key, m.fence, m.waiters},
-			[]string{owner, leaseArg, waiter, core.Ms(m.c.WaiterWindow), core.Ms(m.c.FenceTTL)},
-			func(uctx context.Context, reqID string) { m.release(uctx, owner, reqID) },
-		)
-		if err != nil {
-			return false, 0, err
-		}
-		if res[0] == 0 {
-			return false, core.RetryAfter(res[1]), nil
-		}
-		token = res[0]
-		return true, 0, nil
-	}
-	err := acquire.Do(ctx, acquire.Wait{
-		Notifier: m.c.Notifier,
-		Channel:  m.channel,
-		Waiter:   owner,
-		Budget:   wait,
-		Window:   m.c.WaiterWindow,
-		Leave:    func(lctx context.Context) { m.c.Unwait(lctx, m.waiters, owner) },
-	}, try)
+	lctx, err := acquire.Hold(ctx, m.acq, owner, wait, lease)
 	if err != nil {
 		return nil, m.errorf(err)
 	}
-	what := m.what()
-	lctx, _ := m.c.Holds.Grant(ctx, m.key, owner, what, token, sentAt, lease, &core.Renewal{
-		Script: renewScript,
-		Keys:   []string{m.key},
-		Args:   []string{owner, core.Ms(m.c.Lease)},
-		What:   what,
-	})
 	return lctx, nil
 }
 

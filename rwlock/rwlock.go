@@ -125,6 +125,31 @@ func New(c *core.Core, name string, opts ...Option) (*RWLock, error) {
 	}
 	rw.read = Locker{rw: rw, side: "r", key: rw.leases, waiters: rw.rwait}
 	rw.write = Locker{rw: rw, side: "w", key: rw.hash, waiters: rw.wwait}
+	prefer := "0"
+	if rw.prefer {
+		prefer = "1"
+	}
+	for _, l := range []*Locker{&rw.read, &rw.write} {
+		script := readLockScript
+		if l.side == "w" {
+			script = writeLockScript
+		}
+		l.acq = &acquire.Lock{
+			Core:    c,
+			Key:     l.key,
+			What:    l.what(),
+			Channel: rw.channel,
+			Script:  script,
+			Keys:    []string{rw.hash, rw.leases, rw.fence, rw.rwait, rw.wwait},
+			Extra:   []string{prefer},
+			Codes:   map[int64]error{-1: core.ErrUpgrade},
+			Undo:    func(ctx context.Context, owner, reqID string) { l.release(ctx, owner, reqID) },
+			Leave:   func(ctx context.Context, owner string) { c.Unwait(ctx, l.waiters, owner) },
+			Renewal: func(owner string) *core.Renewal {
+				return &core.Renewal{Script: renewScript, Keys: []string{rw.hash, rw.leases}, Args: []string{l.side + ":" + owner, core.Ms(c.Lease)}, What: l.what()}
+			},
+		}
+	}
 	return rw, nil
 }
 
@@ -147,6 +172,7 @@ type Locker struct {
 	side    string // "r" or "w", the prefix of its holds in Redis
 	key     string
 	waiters string
+	acq     *acquire.Lock
 }
 
 // Name returns the lock's name.
@@ -204,59 +230,13 @@ func (l *Locker) lock(ctx context.Context, wait, lease time.Duration) (context.C
 		// taken on, not the write hold's.
 		ctx, downgrade = detach(ctx, base)
 	}
-	leaseArg := core.Ms(lease)
-	if lease == 0 {
-		leaseArg = core.Ms(c.Lease)
-	}
-	script := readLockScript
-	if l.side == "w" {
-		script = writeLockScript
-	}
-	keys := []string{rw.hash, rw.leases, rw.fence, rw.rwait, rw.wwait}
-	prefer := "0"
-	if rw.prefer {
-		prefer = "1"
-	}
-	var token int64
-	var sentAt time.Time
-	try := func(actx context.Context, waiter string) (bool, time.Duration, error) {
-		sentAt = time.Now()
-		res, err := c.TryAcquire(actx, script, keys,
-			[]string{owner, leaseArg, waiter, core.Ms(c.WaiterWindow), core.Ms(c.FenceTTL), prefer},
-			func(uctx context.Context, reqID string) { l.release(uctx, owner, reqID) },
-		)
-		if err != nil {
-			return false, 0, err
-		}
-		switch {
-		case res[0] == -1:
-			return false, 0, core.ErrUpgrade
-		case res[0] == 0:
-			return false, core.RetryAfter(res[1]), nil
-		}
-		token = res[0]
-		return true, 0, nil
-	}
-	err := acquire.Do(ctx, acquire.Wait{
-		Notifier: c.Notifier,
-		Channel:  rw.channel,
-		Waiter:   owner,
-		Budget:   wait,
-		Window:   c.WaiterWindow,
-		Leave:    func(lctx context.Context) { c.Unwait(lctx, l.waiters, owner) },
-	}, try)
+	lctx, err := acquire.Hold(ctx, l.acq, owner, wait, lease)
 	if err != nil {
 		if downgrade != nil {
 			downgrade(nil)
 		}
 		return nil, l.errorf(err)
 	}
-	lctx, _ := c.Holds.Grant(ctx, l.key, owner, l.what(), token, sentAt, lease, &core.Renewal{
-		Script: renewScript,
-		Keys:   []string{rw.hash, rw.leases},
-		Args:   []string{l.side + ":" + owner, core.Ms(c.Lease)},
-		What:   l.what(),
-	})
 	switch {
 	case downgrade != nil:
 		context.AfterFunc(lctx, func() { downgrade(context.Cause(lctx)) })
