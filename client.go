@@ -243,7 +243,8 @@ func (c *Client) Mutex(name string) (*mutex.Mutex, error) {
 
 // Close stops the watchdog and the notifier and, if New created it, closes
 // the connection. Leases still held are no longer renewed and expire on the
-// server by themselves; waiters return ErrClosed. Close waits for every
+// server by themselves; their holders' contexts are cancelled with a cause
+// wrapping ErrClosed, and waiters return ErrClosed. Close waits for every
 // goroutine the Client started.
 func (c *Client) Close() {
 	if c.core.Closed() != nil {
@@ -252,6 +253,7 @@ func (c *Client) Close() {
 	c.core.SetClosed()
 	c.notifier.Close()
 	c.watchdog.Close()
+	c.core.Holds.Abandon(fmt.Errorf("%w: leases are no longer renewed", ErrClosed))
 	if c.owned {
 		c.core.Client.Close()
 	}

@@ -426,3 +426,19 @@ func keysOf(t *testing.T, rc rueidis.Client, pattern string) []string {
 	require.NoError(t, err)
 	return keys
 }
+
+func TestCloseCancelsHolders(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	m := newMutex(t, c, dstest.Name(t))
+	held, err := m.Lock(context.Background())
+	require.NoError(t, err)
+	explicit, err := newMutex(t, c, dstest.Name(t)+"-explicit").TryLock(context.Background(), 0, time.Minute)
+	require.NoError(t, err)
+	c.Close()
+	// No longer renewed: the holders must not believe they still hold.
+	<-held.Done()
+	<-explicit.Done()
+	assert.ErrorIs(t, context.Cause(held), distsync.ErrClosed)
+	assert.ErrorIs(t, context.Cause(explicit), distsync.ErrClosed)
+}

@@ -214,3 +214,23 @@ func (hd *Hold) lost(cause error) {
 		a.end(cause)
 	}
 }
+
+// Abandon ends every hold of a Client being closed: their leases are no
+// longer renewed, so their contexts are cancelled with cause (wrapping
+// ErrClosed) rather than outliving what the server will keep. The holds stay
+// on the server until their leases run out or they are released.
+func (h *Holds) Abandon(cause error) {
+	h.mu.Lock()
+	var acqs []*Acq
+	for k, hd := range h.m {
+		acqs = append(acqs, hd.acqs...)
+		hd.acqs = nil
+		hd.count = 0
+		hd.entry = nil
+		delete(h.m, k)
+	}
+	h.mu.Unlock()
+	for _, a := range acqs {
+		a.end(cause)
+	}
+}
