@@ -436,6 +436,13 @@ func TestCloseCancelsHolders(t *testing.T) {
 	explicit, err := newMutex(t, c, dstest.Name(t)+"-explicit").TryLock(context.Background(), 0, time.Minute)
 	require.NoError(t, err)
 	c.Close()
+	t.Cleanup(func() { // the abandoned holds stay on the server until their leases end
+		other := dstest.Client(t)
+		for _, name := range []string{dstest.Name(t), dstest.Name(t) + "-explicit"} {
+			_, err := newMutex(t, other, name).ForceUnlock(context.Background())
+			assert.NoError(t, err)
+		}
+	})
 	// No longer renewed: the holders must not believe they still hold.
 	<-held.Done()
 	<-explicit.Done()
