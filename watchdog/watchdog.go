@@ -251,18 +251,31 @@ func (w *Watchdog) renew(batch []*entry) {
 	w.stats.Renewals.Add(int64(len(batch)))
 
 	// Scripts missing from the server's cache (a restart, SCRIPT FLUSH) are
-	// sent once more with their source.
+	// loaded once on every node (SCRIPT LOAD) and the renewals sent again by
+	// SHA; only if loading fails is each sent with its source.
 	var again []int
+	missing := map[*core.Script]bool{}
 	for i, r := range res {
 		if core.IsNoScript(r.Error()) {
 			again = append(again, i)
+			missing[batch[i].r.Script] = true
 		}
 	}
 	if len(again) > 0 {
+		loaded := true
+		for sc := range missing {
+			if err := sc.Load(ctx, w.client); err != nil {
+				loaded = false
+			}
+		}
 		cmds = cmds[:0]
 		for _, i := range again {
 			e := batch[i]
-			cmds = append(cmds, e.r.Script.Eval(w.client, e.r.Keys, e.r.Args))
+			if loaded {
+				cmds = append(cmds, e.r.Script.EvalSHA(w.client, e.r.Keys, e.r.Args))
+			} else {
+				cmds = append(cmds, e.r.Script.Eval(w.client, e.r.Keys, e.r.Args))
+			}
 		}
 		res2, acked2 := w.send(ctx, cmds)
 		for j, r := range res2 {

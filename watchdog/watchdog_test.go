@@ -199,3 +199,22 @@ func TestCloseStopsRenewing(t *testing.T) {
 	w.Remove(e)
 	assert.Zero(t, w.Len(), "a closed watchdog registers nothing")
 }
+
+// A server that lost its script cache (a restart, SCRIPT FLUSH) gets the
+// renewal script again; no lease is lost for it.
+func TestScriptFlushIsSurvived(t *testing.T) {
+	t.Parallel()
+	s := redistest.Start(t)
+	rc := s.Client(t)
+	const lease = 900 * time.Millisecond
+	w := watchdog.New(rc, lease, nil)
+	defer w.Close()
+	lost := newLostLog()
+	hold(t, rc, w, "k", lease, lost.fn("k"))
+	require.Eventually(t, func() bool { return w.Stats().Renewals.Load() >= 1 }, 10*time.Second, time.Millisecond)
+	require.NoError(t, rc.Do(context.Background(), rc.B().ScriptFlush().Build()).Error())
+	before := w.Stats().Renewals.Load()
+	require.Eventually(t, func() bool { return w.Stats().Renewals.Load() >= before+2 }, 10*time.Second, time.Millisecond)
+	assert.Zero(t, lost.count("k"))
+	assert.True(t, exists(t, rc, "k"))
+}

@@ -60,3 +60,13 @@ func IsNoScript(err error) bool {
 	re, ok := rueidis.IsRedisErr(err)
 	return ok && re.IsNoScript()
 }
+
+// Load caches the script on every node of c (SCRIPT LOAD), so EVALSHA finds it.
+func (s *Script) Load(ctx context.Context, c rueidis.Client) error {
+	for _, n := range c.Nodes() {
+		if err := n.Do(ctx, n.B().ScriptLoad().Script(s.src).Build()).Error(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
