@@ -17,6 +17,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -137,7 +138,7 @@ func run(ctx context.Context, opts distsync.Options, cfg config) (result, error)
 				held, err := readLock.Read().Lock(ctx)
 				if err != nil {
 					if ctx.Err() == nil {
-						errs <- err
+						errs <- fmt.Errorf("read lock: %w", err)
 					}
 					return
 				}
@@ -152,11 +153,16 @@ func run(ctx context.Context, opts distsync.Options, cfg config) (result, error)
 					}
 					hits.Add(1)
 				}
-				if uerr := readLock.Read().Unlock(held); err == nil {
-					err = uerr
+				if err != nil {
+					err = fmt.Errorf("read: %w", err)
+				}
+				if uerr := readLock.Read().Unlock(held); err == nil && uerr != nil {
+					err = fmt.Errorf("read unlock: %w", uerr)
 				}
 				if err != nil {
-					if ctx.Err() == nil {
+					// The run's deadline can end a read on the connection a
+					// moment before ctx itself reports it.
+					if ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
 						errs <- err
 					}
 					return
@@ -177,7 +183,7 @@ func run(ctx context.Context, opts distsync.Options, cfg config) (result, error)
 			}
 			// A refresh once begun is finished, even if the run ends meanwhile.
 			if err := refresh(context.WithoutCancel(ctx), v); err != nil {
-				errs <- err
+				errs <- fmt.Errorf("refresh: %w", err)
 				return
 			}
 			res.refreshes++
