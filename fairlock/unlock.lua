@@ -5,15 +5,9 @@
 -- ARGV[3] channel  ARGV[4] publish command (PUBLISH or SPUBLISH)
 -- Reply: 1 released (the lock is free), 0 still held by the owner (a hold
 -- count remains, or this request was applied before), -1 not held by the owner.
-local n = redis.call('HGET', KEYS[1], ARGV[1])
-if not n then return -1 end
-if redis.call('HGET', KEYS[1], '#u') == ARGV[2] then return 0 end
-n = tonumber(n) - 1
-if n > 0 then
-  redis.call('HSET', KEYS[1], ARGV[1], n, '#u', ARGV[2])
-  return 0
+local r = ds_release(KEYS[1], ARGV[1], ARGV[2])
+if r == 1 then
+  fl_prune(KEYS[2], KEYS[3])
+  fl_wake_head(KEYS[1], KEYS[2], ARGV[3], ARGV[4])
 end
-redis.call('DEL', KEYS[1])
-fl_prune(KEYS[2], KEYS[3])
-fl_wake_head(KEYS[1], KEYS[2], ARGV[3], ARGV[4])
-return 1
+return r

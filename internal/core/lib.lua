@@ -52,3 +52,21 @@ local function ds_notify(key, channel, msg, pub)
   return 1
 end
 
+-- Release one hold count of owner in the hash of holds at key, at most once
+-- per release request id (a retry of an applied release is recognised by the
+-- '#u' field). When it was the owner's last count the hash is deleted (an
+-- exclusive lock's hash holds one owner). Returns 1 released, 0 a count
+-- remains or this request was applied before, -1 the owner holds nothing.
+local function ds_release(key, owner, reqid)
+  local v = redis.call('HMGET', key, owner, '#u')
+  if not v[1] then return -1 end
+  if v[2] == reqid then return 0 end
+  local n = tonumber(v[1]) - 1
+  if n > 0 then
+    redis.call('HSET', key, owner, n, '#u', reqid)
+    return 0
+  end
+  redis.call('DEL', key)
+  return 1
+end
+
