@@ -61,7 +61,7 @@ func TestCluster(t *testing.T) {
 				}
 				got <- err
 			}()
-			waitZcard(t, a, ma.Key()+":waiters", 1)
+			dstest.WaitWaiters(t, a, ma.Key()+":waiters", 1)
 			require.NoError(t, ma.Unlock(held))
 			select {
 			case err := <-got:
@@ -125,7 +125,7 @@ func TestCluster(t *testing.T) {
 		require.NoError(t, sa.Acquire(ctx, 1))
 		got := make(chan error, 1)
 		go func() { got <- sb.TryAcquire(ctx, 1, time.Minute) }()
-		waitZcard(t, a, sa.Key()+":waiters", 1)
+		dstest.WaitWaiters(t, a, sa.Key()+":waiters", 1)
 		require.NoError(t, sa.Release(ctx, 1))
 		require.NoError(t, <-got, "a release wakes the waiter across the cluster")
 		require.NoError(t, sb.Release(ctx, 1))
@@ -195,14 +195,4 @@ func TestCluster(t *testing.T) {
 		wg.Wait()
 		assert.Equal(t, 160, counter)
 	})
-}
-
-// waitZcard waits until the sorted set key has n members.
-func waitZcard(t *testing.T, c *distsync.Client, key string, n int64) {
-	t.Helper()
-	rc := c.Rueidis()
-	require.Eventually(t, func() bool {
-		got, err := rc.Do(context.Background(), rc.B().Zcard().Key(key).Build()).AsInt64()
-		return err == nil && got == n
-	}, 20*time.Second, time.Millisecond)
 }

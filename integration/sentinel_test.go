@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
 )
 
@@ -32,7 +33,7 @@ func TestSentinel(t *testing.T) {
 		}
 		got <- err
 	}()
-	waitZcard(t, c, m.Key()+":waiters", 1)
+	dstest.WaitWaiters(t, c, m.Key()+":waiters", 1)
 	require.NoError(t, m.Unlock(held))
 	select {
 	case err := <-got:

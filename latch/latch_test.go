@@ -34,11 +34,7 @@ func newLatch(t testing.TB, c *distsync.Client) *latch.Latch {
 // waitForWaiters waits until the latch's waiter set has n members.
 func waitForWaiters(t *testing.T, c *distsync.Client, l *latch.Latch, n int64) {
 	t.Helper()
-	rc := c.Rueidis()
-	require.Eventually(t, func() bool {
-		got, err := rc.Do(context.Background(), rc.B().Zcard().Key(l.Key()+":waiters").Build()).AsInt64()
-		return err == nil && got == n
-	}, 10*time.Second, time.Millisecond)
+	dstest.WaitWaiters(t, c, l.Key()+":waiters", n)
 }
 
 func count(t *testing.T, l *latch.Latch) int64 {

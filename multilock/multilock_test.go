@@ -200,11 +200,7 @@ func TestCancelWhileWaitingReleasesTaken(t *testing.T) {
 		errc <- err
 	}()
 	// Wait until the multilock holds a and waits for b.
-	rc := c.Rueidis()
-	require.Eventually(t, func() bool {
-		n, err := rc.Do(context.Background(), rc.B().Zcard().Key(b.Key()+":waiters").Build()).AsInt64()
-		return err == nil && n == 1
-	}, 10*time.Second, time.Millisecond)
+	dstest.WaitWaiters(t, c, b.Key()+":waiters", 1)
 	assert.True(t, exists(t, c, a.Key()))
 	cancel()
 	assert.ErrorIs(t, <-errc, context.Canceled)

@@ -263,12 +263,7 @@ func TestWaiterContextCancelled(t *testing.T) {
 // waitForWaiters waits until the mutex's waiter set has n members.
 func waitForWaiters(t *testing.T, c *distsync.Client, m *mutex.Mutex, n int64) {
 	t.Helper()
-	rc := c.Rueidis()
-	key := m.Key() + ":waiters"
-	require.Eventually(t, func() bool {
-		got, err := rc.Do(context.Background(), rc.B().Zcard().Key(key).Build()).AsInt64()
-		return err == nil && got == n
-	}, 10*time.Second, time.Millisecond)
+	dstest.WaitWaiters(t, c, m.Key()+":waiters", n)
 }
 
 func TestReleaseWakesWaiterByNotification(t *testing.T) {

@@ -567,10 +567,5 @@ func TestClosedClient(t *testing.T) {
 // "wwaiters") has n members.
 func waitForWaiters(t *testing.T, c *distsync.Client, rw *rwlock.RWLock, suffix string, n int64) {
 	t.Helper()
-	rc := c.Rueidis()
-	key := rw.Write().Key() + ":" + suffix
-	require.Eventually(t, func() bool {
-		got, err := rc.Do(context.Background(), rc.B().Zcard().Key(key).Build()).AsInt64()
-		return err == nil && got == n
-	}, 10*time.Second, time.Millisecond)
+	dstest.WaitWaiters(t, c, rw.Write().Key()+":"+suffix, n)
 }

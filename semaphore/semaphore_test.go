@@ -47,11 +47,7 @@ func newPermitSem(t testing.TB, c *distsync.Client, name string) *semaphore.Perm
 // has n members.
 func waitForWaiters(t *testing.T, c *distsync.Client, key string, n int64) {
 	t.Helper()
-	rc := c.Rueidis()
-	require.Eventually(t, func() bool {
-		got, err := rc.Do(context.Background(), rc.B().Zcard().Key(key+":waiters").Build()).AsInt64()
-		return err == nil && got == n
-	}, 10*time.Second, time.Millisecond)
+	dstest.WaitWaiters(t, c, key+":waiters", n)
 }
 
 func available(t *testing.T, s interface {

@@ -172,11 +172,7 @@ func TestBinary(t *testing.T) {
 		cmd := command("run", "--lock", name, "--", "touch", ran)
 		require.NoError(t, cmd.Start())
 		t.Cleanup(func() { cmd.Process.Kill() })
-		rc := c.Rueidis()
-		require.Eventually(t, func() bool {
-			n, err := rc.Do(context.Background(), rc.B().Zcard().Key("distsync:{"+name+"}:waiters").Build()).AsInt64()
-			return err == nil && n == 1
-		}, 10*time.Second, time.Millisecond, "distsync run never waited")
+		dstest.WaitWaiters(t, c, "distsync:{"+name+"}:waiters", 1) // distsync run waits
 		require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 		assert.Equal(t, 128+int(syscall.SIGINT), exitCodeOf(t, cmd.Wait()))
 		assert.NoFileExists(t, ran)

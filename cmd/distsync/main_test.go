@@ -137,11 +137,7 @@ func TestInspect(t *testing.T) {
 		_, err := mo.Lock(waitCtx)
 		waited <- err
 	}()
-	rc := c.Rueidis()
-	require.Eventually(t, func() bool {
-		n, err := rc.Do(context.Background(), rc.B().Zcard().Key(m.Key()+":waiters").Build()).AsInt64()
-		return err == nil && n == 1
-	}, 10*time.Second, time.Millisecond, "the waiter never registered")
+	dstest.WaitWaiters(t, c, m.Key()+":waiters", 1)
 
 	// Flags after the name are accepted too.
 	code, out, errOut = invoke(t, "", "inspect", name, "--json")

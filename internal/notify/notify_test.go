@@ -39,11 +39,8 @@ func TestWaitersRecheckAfterReconnect(t *testing.T) {
 		}
 		got <- err
 	}()
+	dstest.WaitWaiters(t, c, m.Key()+":waiters", 1)
 	rc := s.Client(t)
-	require.Eventually(t, func() bool {
-		n, err := rc.Do(ctx, rc.B().Zcard().Key(m.Key()+":waiters").Build()).AsInt64()
-		return err == nil && n == 1
-	}, 10*time.Second, time.Millisecond)
 
 	// Free the lock without a notification, then drop the subscriber's connection.
 	require.NoError(t, rc.Do(ctx, rc.B().Del().Key(m.Key()).Build()).Error())
@@ -79,11 +76,8 @@ func TestOneSubscriptionPerChannel(t *testing.T) {
 			done <- err
 		}()
 	}
+	dstest.WaitWaiters(t, c, m.Key()+":waiters", waiters)
 	rc := s.Client(t)
-	require.Eventually(t, func() bool {
-		n, err := rc.Do(ctx, rc.B().Zcard().Key(m.Key()+":waiters").Build()).AsInt64()
-		return err == nil && n == waiters
-	}, 10*time.Second, time.Millisecond)
 	counts, err := rc.Do(ctx, rc.B().PubsubNumsub().Channel(m.Key()+":ch").Build()).AsIntMap()
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), counts[m.Key()+":ch"], "one subscription for %d local waiters", waiters)
