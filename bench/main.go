@@ -34,10 +34,9 @@ import (
 // distsync has sets distsyncOnly, uses run.ds, and the peers show n/a.
 type scenario struct {
 	id, title    string
-	unit         string           // throughput unit, "" when the row is about latency
-	run          func(run) result // nil: not measured yet (pending)
-	distsyncOnly bool             // the peers have no such primitive: n/a
-	pending      string           // what it waits for
+	unit         string // throughput unit, "" when the row is about latency
+	run          func(run) result
+	distsyncOnly bool // the peers have no such primitive: n/a
 }
 
 var scenarios = []scenario{
@@ -186,7 +185,7 @@ func benchmark(cfg config) error {
 	rep := report{cfg: cfg, addr: addr, version: version, libs: libs, started: time.Now()}
 	rep.header(os.Stdout)
 	for _, sc := range scenarios {
-		if !cfg.wants(sc.id) || sc.run == nil {
+		if !cfg.wants(sc.id) {
 			continue
 		}
 		results := make([]result, len(libs))

@@ -87,9 +87,6 @@ func (r *report) print(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "scenario\tlibrary\tops/s\tp50\tp99\tmax\tvs distsync\tclient CPU/op\tserver CPU/op\tcmds/op\tpub/op\tviolations\tnotes\t")
 	for _, rw := range r.rows {
-		if rw.sc.run == nil {
-			continue
-		}
 		ds := slices.IndexFunc(r.libs, func(l library) bool { return l.name == "distsync" })
 		for i, res := range rw.results {
 			slices.Sort(res.lat)
@@ -148,11 +145,6 @@ func (r *report) print(w io.Writer) {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", title, r.libs[i].name, rate,
 				dur(pct(res.lat, .5)), dur(pct(res.lat, .99)), dur(pct(res.lat, 1)), ratio,
 				cpuOp(res.clientCPU), cpuOp(res.serverCPU), perOp(res.cmds), perOp(res.pubs), res.violations, strings.Join(notes, "; "))
-		}
-	}
-	for _, sc := range scenarios {
-		if sc.run == nil && r.cfg.wants(sc.id) {
-			fmt.Fprintf(tw, "%s %s\t%s\t%s\t\t\t\t\t\t\t\t\t\t\t\n", sc.id, sc.title, "all", "pending ("+sc.pending+" not merged yet)")
 		}
 	}
 	tw.Flush()
@@ -257,11 +249,6 @@ func (r *report) targets(w io.Writer) {
 		if x.lib == "distsync" && x.n >= 100000 && x.skipped == "" {
 			check(x.pass < time.Second && x.memPerHold < 1024 && x.lost == 0, "4 watchdog: %s leases renewed in %s (%d ticks, %d round trips), %.0f B per lease; target < 1s, < 1 KiB",
 				num(float64(x.n)), dur(x.pass), x.ticks, x.roundTrips, x.memPerHold)
-		}
-	}
-	for _, sc := range scenarios {
-		if sc.run == nil {
-			fmt.Fprintf(w, "  --   %s %s: pending\n", sc.id, sc.title)
 		}
 	}
 }
