@@ -221,7 +221,7 @@ func newClient(rc rueidis.Client, opts Options) *Client {
 		c.watchdog.RequireReplicas(cfg.AckReplicas, cfg.AckTimeout)
 	}
 	c.core = &core.Core{Config: cfg, Sharded: sharded, Notifier: c.notifier, Watchdog: c.watchdog}
-	c.core.Holds = core.NewHolds(c.core)
+	c.core.Init()
 	return c
 }
 
@@ -244,8 +244,11 @@ func (c *Client) Mutex(name string) (*mutex.Mutex, error) {
 // Close stops the watchdog and the notifier and, if New created it, closes
 // the connection. Leases still held are no longer renewed and expire on the
 // server by themselves; their holders' contexts are cancelled with a cause
-// wrapping ErrClosed, and waiters return ErrClosed. Close waits for every
-// goroutine the Client started.
+// wrapping ErrClosed, and waiters return ErrClosed. An acquisition whose
+// grant arrives during or after Close returns an error wrapping ErrClosed
+// and gives the grant back: Close waits for that (and for releases
+// distsync makes on its own) for at most a second before it closes the
+// connection. Close waits for every goroutine the Client started.
 func (c *Client) Close() {
 	if c.core.Closed() != nil {
 		return
@@ -254,6 +257,7 @@ func (c *Client) Close() {
 	c.notifier.Close()
 	c.watchdog.Close()
 	c.core.Holds.Abandon(fmt.Errorf("%w: leases are no longer renewed", ErrClosed))
+	c.core.WaitJobs(core.CloseGrace)
 	if c.owned {
 		c.core.Client.Close()
 	}

@@ -2,7 +2,7 @@
 -- before each script's body.
 --
 -- A fair lock is the mutex's hash H (owner -> hold count, '#t' -> fencing
--- token, '#u' -> id of the last partial release) and, under the same hash
+-- token, '#a:'..owner -> the owner's ledger of acquisitions) and, under the same hash
 -- tag, its waiters:
 --   Q a list of waiter ids in arrival order, the head first
 --   D a sorted set: waiter id -> the end of its wait window, ms on the

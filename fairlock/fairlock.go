@@ -72,6 +72,7 @@ type FairLock struct {
 	queue     string // waiter ids, head first
 	deadlines string // waiter id -> end of its wait window
 	fence     string // the fencing counter
+	done      string // the finished acquisitions
 	channel   string // wake-ups, addressed to one waiter
 	acq       *acquire.Lock
 }
@@ -88,6 +89,7 @@ func New(c *core.Core, name string) (*FairLock, error) {
 		queue:     c.Key(name, "queue"),
 		deadlines: c.Key(name, "deadlines"),
 		fence:     c.Key(name, "fence"),
+		done:      c.Key(name, "done"),
 		channel:   c.Key(name, "ch"),
 	}
 	f.acq = &acquire.Lock{
@@ -96,8 +98,8 @@ func New(c *core.Core, name string) (*FairLock, error) {
 		What:    f.what(),
 		Channel: f.channel,
 		Script:  lockScript,
-		Keys:    []string{f.key, f.queue, f.deadlines, f.fence},
-		Undo:    func(ctx context.Context, owner, reqID string) { f.release(ctx, owner, reqID) },
+		Keys:    []string{f.key, f.queue, f.deadlines, f.fence, f.done},
+		Release: f.release,
 		Leave:   f.leave,
 		Renewal: func(owner string) *core.Renewal {
 			return &core.Renewal{Script: renewScript, Keys: []string{f.key}, Args: []string{owner, core.Ms(c.Lease)}, What: f.what()}
@@ -172,17 +174,18 @@ func (f *FairLock) leave(ctx context.Context, waiter string) {
 // (the reply was lost), the retry with the same context returns nil and does
 // not release a second hold count. Unlock is one round trip.
 func (f *FairLock) Unlock(ctx context.Context) error {
-	if err := f.c.Release(ctx, f.key, f.release); err != nil {
+	if err := f.c.Release(ctx, f.key); err != nil {
 		return f.errorf(err)
 	}
 	return nil
 }
 
-// release runs the unlock script once for owner: see core.Release.
-func (f *FairLock) release(ctx context.Context, owner, reqID string) (int64, error) {
+// release runs the unlock script once for acquisition id of owner,
+// remembering it for life: see core.ReleaseFunc.
+func (f *FairLock) release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
 	return f.c.Eval(ctx, unlockScript,
-		[]string{f.key, f.queue, f.deadlines},
-		[]string{owner, reqID, f.channel, f.c.PublishCmd()},
+		[]string{f.key, f.queue, f.deadlines, f.done},
+		[]string{owner, id, f.channel, f.c.PublishCmd(), core.Ms(life)},
 	).AsInt64()
 }
 

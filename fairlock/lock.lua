@@ -1,28 +1,35 @@
--- Acquire or re-enter the fair lock: granted when nobody holds it and the
--- caller is the head of the queue, or the queue is empty.
+-- Acquire or re-enter the fair lock: one acquisition, by its id. Granted
+-- when nobody holds it and the caller is the head of the queue, or the
+-- queue is empty.
 -- KEYS[1] H  KEYS[2] Q  KEYS[3] D (see fair.lua)  KEYS[4] the fencing counter
+-- KEYS[5] the finished acquisitions
 -- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] waiter id ('' when the caller
 -- will not wait: it is then never queued)  ARGV[4] waiter window ms
--- ARGV[5] fencing counter lifetime ms
--- Reply: {token, hold count} when acquired or re-entered;
+-- ARGV[5] fencing counter lifetime ms  ARGV[6] acquisition id
+-- ARGV[7] 'w' (the watchdog renews it) or 'e' (an explicit lease)
+-- Reply: {token, hold count} when acquired or re-entered, or when this
+--        acquisition was granted before (a repeated attempt);
 --        {0, ms after which to try again} when refused; a queued waiter must
---        try again by then to keep its place.
+--        try again by then to keep its place;
+--        {-2, 0} when the acquisition was released or given up before.
+-- A re-entry never shortens the lease (see the mutex).
 local now = fl_prune(KEYS[2], KEYS[3])
-local n = redis.call('HGET', KEYS[1], ARGV[1])
-if n then
-  n = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
+  if ds_finished(KEYS[5], ARGV[6]) then return {-2, 0} end
+  local n, new = ds_enter(KEYS[1], ARGV[1], ARGV[6], ARGV[7], ARGV[2], now)
+  if new then ds_extend(KEYS[1], ARGV[2]) end
   return {tonumber(redis.call('HGET', KEYS[1], '#t')), n}
 end
 local head = redis.call('LINDEX', KEYS[2], 0)
 if redis.call('EXISTS', KEYS[1]) == 0 and (not head or head == ARGV[3]) then
+  if ds_finished(KEYS[5], ARGV[6]) then return {-2, 0} end
   if head then
     redis.call('LPOP', KEYS[2])
     redis.call('ZREM', KEYS[3], head)
     fl_expire(KEYS[2], KEYS[3], now)
   end
-  local tok = ds_token(KEYS[4], ARGV[5])
-  redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', string.format('%.0f', tok))
+  local tok, s = ds_token(KEYS[4], ARGV[5])
+  redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', s, '#a:' .. ARGV[1], ARGV[6] .. '=' .. ds_end(now, ARGV[7], ARGV[2]))
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return {tok, 1}
 end

@@ -1,8 +1,9 @@
--- Extend the owner's lease (the watchdog's renewal).
+-- Extend the owner's lease to at least the watchdog lease from now (the
+-- watchdog's renewal), while a watchdog acquisition of it lives; never
+-- shorten a longer explicit lease.
 -- KEYS[1] the lock  ARGV[1] owner  ARGV[2] lease ms
--- Reply: 1 extended, 0 the owner does not hold the lock.
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
-end
-return 0
+-- Reply: 1 extended, 0 the owner holds no watchdog acquisition of the lock.
+local a = redis.call('HGET', KEYS[1], '#a:' .. ARGV[1])
+if not a or not string.find(a, '=w', 1, true) then return 0 end
+ds_extend(KEYS[1], ARGV[2])
+return 1

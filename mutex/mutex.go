@@ -56,6 +56,7 @@ type Mutex struct {
 	key     string // the lock hash
 	fence   string // the fencing counter
 	waiters string // the waiter set
+	done    string // the finished acquisitions
 	channel string // release notifications
 	acq     *acquire.Lock
 }
@@ -71,6 +72,7 @@ func New(c *core.Core, name string) (*Mutex, error) {
 		key:     c.Key(name, ""),
 		fence:   c.Key(name, "fence"),
 		waiters: c.Key(name, "waiters"),
+		done:    c.Key(name, "done"),
 		channel: c.Key(name, "ch"),
 	}
 	m.acq = &acquire.Lock{
@@ -79,8 +81,8 @@ func New(c *core.Core, name string) (*Mutex, error) {
 		What:    m.what(),
 		Channel: m.channel,
 		Script:  lockScript,
-		Keys:    []string{m.key, m.fence, m.waiters},
-		Undo:    func(ctx context.Context, owner, reqID string) { m.release(ctx, owner, reqID) },
+		Keys:    []string{m.key, m.fence, m.waiters, m.done},
+		Release: m.release,
 		Leave:   func(ctx context.Context, owner string) { c.Unwait(ctx, m.waiters, owner) },
 		Renewal: func(owner string) *core.Renewal {
 			return &core.Renewal{Script: renewScript, Keys: []string{m.key}, Args: []string{owner, core.Ms(c.Lease)}, What: m.what()}
@@ -152,17 +154,18 @@ func (m *Mutex) lock(ctx context.Context, wait, lease time.Duration) (context.Co
 // held, no longer renewed, until its lease ends; retry to release it sooner.
 // Unlock is one round trip.
 func (m *Mutex) Unlock(ctx context.Context) error {
-	if err := m.c.Release(ctx, m.key, m.release); err != nil {
+	if err := m.c.Release(ctx, m.key); err != nil {
 		return m.errorf(err)
 	}
 	return nil
 }
 
-// release runs the unlock script once for owner: see core.Release.
-func (m *Mutex) release(ctx context.Context, owner, reqID string) (int64, error) {
+// release runs the unlock script once for acquisition id of owner,
+// remembering it for life: see core.ReleaseFunc.
+func (m *Mutex) release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
 	r, err := m.c.Eval(ctx, unlockScript,
-		[]string{m.key, m.waiters},
-		[]string{owner, reqID, m.channel, m.c.PublishCmd()},
+		[]string{m.key, m.waiters, m.done},
+		[]string{owner, id, m.channel, m.c.PublishCmd(), core.Ms(life)},
 	).AsInt64()
 	if h := afterUnlock.Load(); h != nil && err == nil {
 		err = (*h)()

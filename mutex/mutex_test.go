@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -412,14 +411,7 @@ func TestNoKeysLeftAfterLastUnlock(t *testing.T) {
 	waitForWaiters(t, c, m, 4)
 	require.NoError(t, m.Unlock(held))
 	wg.Wait()
-	assert.Equal(t, []string{m.Key() + ":fence"}, keysOf(t, c.Rueidis(), m.Key()+"*"))
-}
-
-func keysOf(t *testing.T, rc rueidis.Client, pattern string) []string {
-	t.Helper()
-	keys, err := rc.Do(context.Background(), rc.B().Keys().Pattern(pattern).Build()).AsStrSlice()
-	require.NoError(t, err)
-	return keys
+	assert.Equal(t, []string{m.Key() + ":fence"}, dstest.Keys(t, c, m.Key()+"*"))
 }
 
 func TestCloseCancelsHolders(t *testing.T) {

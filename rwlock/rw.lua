@@ -4,9 +4,10 @@
 -- A read-write lock is two keys under its name's hash tag:
 --   H a hash: '#w' -> the owner holding the write lock; for each hold m,
 --     'w:<owner>' (the write hold) or 'r:<owner>' (a read hold):
---     m -> hold count, 't:'..m -> fencing token, 'u:'..m -> id of the last
---     partial release (so a retried release is recognised)
---   L a sorted set: hold m -> the end of its lease, ms on the server clock
+--     m -> hold count, 't:'..m -> fencing token, '#a:'..m -> the hold's
+--     ledger of acquisitions (lib.lua)
+--   L a sorted set: hold m -> the end of its lease, ms on the server clock:
+--     the longest promise made to a live acquisition of m
 -- Each hold has its own lease, so a crashed reader's hold ends alone. Every
 -- script first drops the holds whose lease ended (rw_prune); both keys live
 -- until the last lease ends and are deleted when no hold is left.
@@ -17,7 +18,7 @@ end
 
 -- Forget hold m in H (not in L).
 local function rw_drop(h, m)
-  redis.call('HDEL', h, m, 't:' .. m, 'u:' .. m)
+  redis.call('HDEL', h, m, 't:' .. m, '#a:' .. m)
   if string.sub(m, 1, 2) == 'w:' then redis.call('HDEL', h, '#w') end
 end
 
@@ -53,37 +54,42 @@ local function rw_expire(h, l, now)
   redis.call('PEXPIRE', l, rw_int(ttl))
 end
 
--- Grant hold m once more (a new hold gets a fencing token) with a lease of
--- lease ms from now. Returns {token, hold count}.
-local function rw_grant(h, l, m, now, lease, fence, fencettl)
-  local n = redis.call('HINCRBY', h, m, 1)
+-- Grant acquisition id (mode 'w' or 'e') of hold m with a lease of lease
+-- ms from now (a new hold gets a fencing token); a repeated attempt of an
+-- acquisition granted before changes nothing. The hold's lease is never
+-- shortened. Returns {token, hold count}.
+local function rw_grant(h, l, m, now, lease, fence, fencettl, id, mode)
+  local n, new = ds_enter(h, m, id, mode, lease, now)
   local tok
-  if n == 1 then
+  if n == 1 and new then
     tok = ds_token(fence, fencettl)
     redis.call('HSET', h, 't:' .. m, string.format('%.0f', tok))
   else
     tok = tonumber(redis.call('HGET', h, 't:' .. m))
   end
-  redis.call('ZADD', l, rw_int(now + tonumber(lease)), m)
-  rw_expire(h, l, now)
+  if new then
+    local e = now + tonumber(lease)
+    local cur = redis.call('ZSCORE', l, m)
+    if not cur or tonumber(cur) < e then redis.call('ZADD', l, rw_int(e), m) end
+    rw_expire(h, l, now)
+  end
   return {tok, n}
 end
 
--- Release one hold count of m. Returns 1 when the hold is gone, 0 when a
--- count remains or request req was applied before, -1 when m is not held.
-local function rw_release(h, l, m, req, now)
-  local n = redis.call('HGET', h, m)
-  if not n then return -1 end
-  if redis.call('HGET', h, 'u:' .. m) == req then return 0 end
-  n = tonumber(n) - 1
-  if n > 0 then
-    redis.call('HSET', h, m, n, 'u:' .. m, req)
-    return 0
+-- Release acquisition id of hold m (see ds_release for the reply). When the
+-- hold ends it is dropped; when it goes on with no acquisition the watchdog
+-- renews, its lease falls to the latest explicit end left.
+local function rw_release(h, l, d, m, id, now, life)
+  local r, watch, last = ds_release(h, d, m, id, now, life)
+  if r == 1 then
+    rw_drop(h, m)
+    redis.call('ZREM', l, m)
+    rw_expire(h, l, now)
+  elseif r == 0 and not watch then
+    redis.call('ZADD', l, rw_int(last), m)
+    rw_expire(h, l, now)
   end
-  rw_drop(h, m)
-  redis.call('ZREM', l, m)
-  rw_expire(h, l, now)
-  return 1
+  return r
 end
 
 -- Publish '' (wake every waiter) when either waiter set has a live member.

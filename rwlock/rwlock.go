@@ -61,6 +61,8 @@ var (
 	forceLua string
 	//go:embed state.lua
 	stateLua string
+	//go:embed leave.lua
+	leaveLua string
 
 	readLockScript    = core.NewScript(rwLua + readLockLua)
 	writeLockScript   = core.NewScript(rwLua + writeLockLua)
@@ -69,6 +71,7 @@ var (
 	renewScript       = core.NewScript(rwLua + renewLua)
 	forceScript       = core.NewScript(rwLua + forceLua)
 	stateScript       = core.NewScript(stateLua)
+	leaveScript       = core.NewScript(rwLua + leaveLua)
 )
 
 // Option configures a read-write lock handle.
@@ -100,6 +103,7 @@ type RWLock struct {
 	fence   string // the fencing counter
 	rwait   string // waiting readers
 	wwait   string // waiting writers
+	done    string // the finished acquisitions
 	channel string // release notifications
 	read    Locker
 	write   Locker
@@ -118,6 +122,7 @@ func New(c *core.Core, name string, opts ...Option) (*RWLock, error) {
 		fence:   c.Key(name, "fence"),
 		rwait:   c.Key(name, "rwaiters"),
 		wwait:   c.Key(name, "wwaiters"),
+		done:    c.Key(name, "done"),
 		channel: c.Key(name, "ch"),
 	}
 	for _, o := range opts {
@@ -140,11 +145,11 @@ func New(c *core.Core, name string, opts ...Option) (*RWLock, error) {
 			What:    l.what(),
 			Channel: rw.channel,
 			Script:  script,
-			Keys:    []string{rw.hash, rw.leases, rw.fence, rw.rwait, rw.wwait},
+			Keys:    []string{rw.hash, rw.leases, rw.fence, rw.rwait, rw.wwait, rw.done},
 			Extra:   []string{prefer},
 			Codes:   map[int64]error{-1: core.ErrUpgrade},
-			Undo:    func(ctx context.Context, owner, reqID string) { l.release(ctx, owner, reqID) },
-			Leave:   func(ctx context.Context, owner string) { c.Unwait(ctx, l.waiters, owner) },
+			Release: l.release,
+			Leave:   l.leave,
 			Renewal: func(owner string) *core.Renewal {
 				return &core.Renewal{Script: renewScript, Keys: []string{rw.hash, rw.leases}, Args: []string{l.side + ":" + owner, core.Ms(c.Lease)}, What: l.what()}
 			},
@@ -276,23 +281,33 @@ func detach(ctx, base context.Context) (context.Context, context.CancelCauseFunc
 // (the reply was lost), the retry with the same context returns nil and does
 // not release a second hold count. Unlock is one round trip.
 func (l *Locker) Unlock(ctx context.Context) error {
-	if err := l.rw.c.Release(ctx, l.key, l.release); err != nil {
+	if err := l.rw.c.Release(ctx, l.key); err != nil {
 		return l.errorf(err)
 	}
 	return nil
 }
 
-// release runs this side's release script once for owner: see core.Release.
-func (l *Locker) release(ctx context.Context, owner, reqID string) (int64, error) {
+// release runs this side's release script once for acquisition id of
+// owner, remembering it for life: see core.ReleaseFunc.
+func (l *Locker) release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
 	rw, c := l.rw, l.rw.c
 	script := readUnlockScript
 	if l.side == "w" {
 		script = writeUnlockScript
 	}
 	return c.Eval(ctx, script,
-		[]string{rw.hash, rw.leases, rw.rwait, rw.wwait},
-		[]string{owner, reqID, rw.channel, c.PublishCmd()},
+		[]string{rw.hash, rw.leases, rw.rwait, rw.wwait, rw.done},
+		[]string{owner, id, rw.channel, c.PublishCmd(), core.Ms(life)},
 	).AsInt64()
+}
+
+// leave forgets a waiter of this side that gave up; a writer that was the
+// last one waiting wakes the readers it held back (one round trip).
+func (l *Locker) leave(ctx context.Context, waiter string) {
+	rw, c := l.rw, l.rw.c
+	c.Eval(ctx, leaveScript,
+		[]string{rw.hash, rw.rwait, rw.wwait},
+		[]string{l.side, waiter, rw.channel, c.PublishCmd()})
 }
 
 // ForceUnlock removes this side's holds whoever holds them (the write hold,

@@ -14,7 +14,6 @@ import (
 
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/acquire"
-	"github.com/distsync/distsync/internal/core"
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
 	"github.com/distsync/distsync/rwlock"
@@ -456,31 +455,6 @@ func TestNotHeld(t *testing.T) {
 	assert.ErrorIs(t, other.Read().Unlock(r), distsync.ErrNotHeld, "another Client's owner")
 	require.NoError(t, rw.Read().Unlock(r))
 	assert.ErrorIs(t, rw.Read().Unlock(r), distsync.ErrNotHeld, "the same acquisition twice")
-}
-
-func TestRetriedReleaseAppliedOnce(t *testing.T) {
-	t.Parallel()
-	c := dstest.Client(t)
-	rw := newRW(t, c, dstest.Name(t))
-	ctx := context.Background()
-	for _, l := range []*rwlock.Locker{rw.Write(), rw.Read()} {
-		outer, err := l.Lock(ctx)
-		require.NoError(t, err)
-		inner, err := l.Lock(outer)
-		require.NoError(t, err)
-		id, _ := core.OwnerID(outer)
-		owner := c.ID() + ":" + id
-		for range 2 { // the second is a retry after a lost reply
-			r, err := l.ReleaseOnce(ctx, owner, "req-1")
-			require.NoError(t, err)
-			assert.Zero(t, r)
-		}
-		n, err := l.HoldCount(outer)
-		require.NoError(t, err)
-		assert.Equal(t, 1, n, "a retried release is applied once")
-		require.NoError(t, l.Unlock(outer))
-		assert.ErrorIs(t, context.Cause(inner), distsync.ErrReleased)
-	}
 }
 
 func TestFencingTokensIncrease(t *testing.T) {

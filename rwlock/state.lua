@@ -16,7 +16,7 @@ if ARGV[2] ~= '' then
   local m = ARGV[1] .. ':' .. ARGV[2]
   local exp = redis.call('ZSCORE', KEYS[2], m)
   if exp and tonumber(exp) > now then
-    n = tonumber(redis.call('HGET', KEYS[1], m) or '0')
+    n = #ds_ledger(KEYS[1], m, now)
   end
 end
 return {holders, n, ttl}

@@ -6,6 +6,8 @@
 --         counting semaphore
 -- KEYS[3] the waiter set
 -- KEYS[4] the needs of the waiters: a sorted set need -> end of its window
+-- KEYS[5] the finished acquisitions (ds_done): permit ids released or given
+--         up, and 'g:'..id for a counting acquisition that took its permits
 -- ARGV[1] the channel of waiters needing one permit; a waiter needing n > 1
 --         listens on ARGV[1] .. ':' .. n
 -- ARGV[2] the publish command (PUBLISH or SPUBLISH)

@@ -3,10 +3,7 @@ package semaphore
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/distsync/distsync/internal/acquire"
 	"github.com/distsync/distsync/internal/core"
@@ -74,16 +71,17 @@ func (s *PermitSemaphore) TryAcquire(ctx context.Context, wait time.Duration, op
 }
 
 func (s *PermitSemaphore) acquire(ctx context.Context, wait time.Duration, opts PermitOptions) (*Permit, error) {
-	if err := s.c.Closed(); err != nil {
+	if err := s.c.Track(); err != nil {
 		return nil, s.errorf(err)
 	}
-	id := uuid.NewString()
+	defer s.c.Untrack()
+	id := core.NewAcqID() // the permit id: every attempt carries it
 	lease := opts.Lease
 	if lease == 0 {
 		lease = s.c.Lease
 	}
 	args := s.args(id, core.Ms(lease), "", core.Ms(s.c.WaiterWindow))
-	var sentAt time.Time
+	var t acquire.Track
 	err := acquire.Do(ctx, acquire.Wait{
 		Notifier: s.c.Notifier,
 		Channel:  s.channel,
@@ -93,70 +91,65 @@ func (s *PermitSemaphore) acquire(ctx context.Context, wait time.Duration, opts 
 		Leave:    s.leave(id),
 	}, func(actx context.Context, waiter string) (bool, time.Duration, error) {
 		args[4] = waiter
-		sentAt = time.Now()
-		r, err := s.c.Eval(actx, permitAcquireScript, s.keys, args).AsInt64()
-		if err != nil || r == 0 {
-			return err == nil, 0, err
+		sent := time.Now()
+		res, err := s.c.TryAcquire(actx, permitAcquireScript, s.keys, args)
+		switch {
+		case err != nil:
+			return false, 0, t.Sent(sent, false, err)
+		case res[0] == acquire.CodeFinished:
+			return false, 0, acquire.ErrFinished
+		case res[0] == 0:
+			return false, core.RetryAfter(res[1]), nil
 		}
-		return false, core.RetryAfter(r), nil
+		return true, 0, t.Sent(sent, true, nil)
 	})
-	if err != nil {
+	what := fmt.Sprintf("permit %s of %s %q", id, s.kind, s.name)
+	undo := func() { s.c.Undo(what, id, opts.Lease, s.release) }
+	if err := t.Finish(ctx, err, undo); err != nil {
 		return nil, s.errorf(err)
 	}
-	p := &Permit{id: id, s: s, lease: opts.Lease}
-	what := fmt.Sprintf("permit %s of %s %q", id, s.kind, s.name)
 	var renew *core.Renewal
 	if opts.Lease == 0 {
 		renew = &core.Renewal{Script: permitRenewScript, Keys: s.keys, Args: s.args(id, core.Ms(s.c.Lease)), What: what}
 	}
-	// Each permit is its own hold, owned by its id. An explicit lease gets
-	// no watchdog and a timer of the permit's own, which UpdateLease moves.
-	p.ctx, p.acq = s.c.Holds.Grant(ctx, s.keys[1], id, what, 0, sentAt, 0, renew)
-	if opts.Lease > 0 {
-		var cancel context.CancelCauseFunc
-		p.ctx, cancel = context.WithCancelCause(p.ctx)
-		p.timer = time.AfterFunc(time.Until(sentAt.Add(opts.Lease)), func() {
-			// The lease has ended (the server's end is no earlier): the
-			// permit is no longer held, and Release says so.
-			cancel(ErrLeaseExpired)
-			p.acq.Released(true)
-		})
+	// Each permit is its own hold, owned by its id, with one acquisition.
+	p := &Permit{id: id, s: s, lease: opts.Lease}
+	p.ctx, p.acq, err = s.c.Holds.Grant(ctx, core.Grant{
+		Key: s.keys[1], Owner: id, What: what, ID: id, SentAt: t.SentAt(),
+		Lease: opts.Lease, Renewal: renew, Release: s.release, Unknown: t.Unknown(),
+	})
+	if err != nil {
+		undo()
+		return nil, s.errorf(err)
 	}
 	return p, nil
 }
 
+// release returns permit id to the pool once, remembering it for life (a
+// core.ReleaseFunc).
+func (s *PermitSemaphore) release(ctx context.Context, id string, life time.Duration) (int64, error) {
+	return s.c.Eval(ctx, permitReleaseScript, s.keys, s.args(id, core.Ms(life))).AsInt64()
+}
+
 // Release returns the permit to the pool and wakes a waiter; the permit's
-// context is cancelled with cause ErrReleased. It returns an error wrapping
+// context is cancelled with cause ErrReleased (whatever the outcome, the
+// context has ended when Release returns). It returns an error wrapping
 // ErrNotHeld, and returns nothing to the pool, when the permit is not held:
-// released before, its lease ended (it went back to the pool then, once), or
-// it belongs to another semaphore. It works on a cancelled ctx (the release
-// runs on a short context of its own) and is safe to retry after an error: a
-// retry after an attempt whose reply was lost returns nil. One round trip.
+// released before, its lease ended (it went back to the pool then, once),
+// or it belongs to another semaphore. It works on a cancelled ctx (the
+// release runs on a short context of its own) and retries transient
+// failures for a few seconds. It is safe to call again after an error: it
+// returns nil if and only if the permit was returned, by this call or by an
+// earlier one whose reply was lost, and of concurrent calls exactly one
+// returns nil. One round trip.
 func (s *PermitSemaphore) Release(ctx context.Context, p *Permit) error {
 	if p == nil || p.s.c != s.c || p.s.keys[1] != s.keys[1] {
 		return s.errorf(fmt.Errorf("%w: not a permit of this semaphore", core.ErrNotHeld))
 	}
-	if err := s.c.Closed(); err != nil {
-		return s.errorf(err)
-	}
-	_, retried, err := p.acq.BeginRelease()
-	if err != nil {
+	if err := p.acq.Unlock(ctx); err != nil {
 		return p.errorf(err)
 	}
-	ictx, cancel := core.IOContext(ctx, core.ReleaseTimeout)
-	defer cancel()
-	r, err := s.c.Eval(ictx, permitReleaseScript, s.keys, s.args(p.id)).AsInt64()
-	if err != nil {
-		return p.errorf(err)
-	}
-	if p.timer != nil {
-		p.timer.Stop()
-	}
-	p.acq.Released(true)
-	if r == 1 || retried {
-		return nil
-	}
-	return p.errorf(fmt.Errorf("%w: its lease ended", core.ErrNotHeld))
+	return nil
 }
 
 // SetPermits sets the semaphore's number of permits to n (0..MaxPermits)
@@ -192,8 +185,6 @@ type Permit struct {
 	ctx   context.Context
 	acq   *core.Acq
 	lease time.Duration // the explicit lease, 0 when the watchdog renews it
-	mu    sync.Mutex    // orders UpdateLease
-	timer *time.Timer   // ends ctx when an explicit lease ends
 }
 
 // ID returns the permit's id in Redis.
@@ -226,9 +217,10 @@ func (p *Permit) TTL(ctx context.Context) (time.Duration, error) {
 // lease to lease (> 0) from now, by the server's clock, and moves the end of
 // the permit's context with it. It returns an error wrapping ErrNotHeld when
 // the permit is no longer held (a permit whose lease ended is not revived),
-// ErrLeaseExpired when its context ended while the update was on the wire
-// (release the permit), and ErrInvalidArgument for lease <= 0 or a permit the
-// watchdog renews. One round trip.
+// and ErrInvalidArgument for lease <= 0 or a permit the watchdog renews.
+// While the update is on the wire the permit does not expire: the server's
+// answer decides, so the client and the server agree on every permit. One
+// round trip.
 func (p *Permit) UpdateLease(ctx context.Context, lease time.Duration) error {
 	if err := p.s.c.Closed(); err != nil {
 		return p.errorf(err)
@@ -239,23 +231,13 @@ func (p *Permit) UpdateLease(ctx context.Context, lease time.Duration) error {
 	case p.lease == 0:
 		return p.errorf(fmt.Errorf("%w: the watchdog renews this permit", core.ErrInvalidArgument))
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.acq.Held() || p.ctx.Err() != nil {
-		return p.errorf(core.ErrNotHeld)
-	}
-	sentAt := time.Now()
-	r, err := p.s.c.Eval(ctx, permitRenewScript, p.s.keys, p.s.args(p.id, core.Ms(lease))).AsInt64()
+	err := p.acq.Extend(ctx, lease, func(ctx context.Context) (bool, error) {
+		r, err := p.s.c.Eval(ctx, permitRenewScript, p.s.keys, p.s.args(p.id, core.Ms(lease))).AsInt64()
+		return r == 1, err
+	})
 	if err != nil {
 		return p.errorf(err)
 	}
-	if r == 0 {
-		return p.errorf(core.ErrNotHeld)
-	}
-	if !p.timer.Stop() {
-		return p.errorf(core.ErrLeaseExpired)
-	}
-	p.timer.Reset(time.Until(sentAt.Add(lease)))
 	return nil
 }
 

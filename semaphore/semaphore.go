@@ -77,6 +77,8 @@ var (
 	permitRenewLua string
 	//go:embed permit_ttl.lua
 	permitTTLLua string
+	//go:embed undo.lua
+	undoLua string
 
 	acquireScript       = newScript(acquireLua)
 	addScript           = newScript(addLua)
@@ -89,6 +91,7 @@ var (
 	permitReleaseScript = newScript(permitReleaseLua)
 	permitRenewScript   = newScript(permitRenewLua)
 	permitTTLScript     = newScript(permitTTLLua)
+	undoScript          = newScript(undoLua)
 )
 
 // newScript prepends the semaphore helpers (lib.lua) to body.
@@ -100,7 +103,7 @@ type pool struct {
 	c       *core.Core
 	name    string
 	kind    string   // "semaphore" or "permit semaphore", for errors
-	keys    []string // available, held permits, waiters, needs (see lib.lua)
+	keys    []string // available, held permits, waiters, needs, finished (see lib.lua)
 	channel string
 }
 
@@ -117,6 +120,7 @@ func newPool(c *core.Core, name, kind string) (pool, error) {
 			c.Key(name, "permits"),
 			c.Key(name, "waiters"),
 			c.Key(name, "needs"),
+			c.Key(name, "done"),
 		},
 		channel: c.Key(name, "ch"),
 	}, nil
@@ -214,7 +218,7 @@ func (s *pool) Delete(ctx context.Context) (bool, error) {
 		return false, s.errorf(err)
 	}
 	rc := s.c.Client
-	n, err := rc.Do(ctx, rc.B().Del().Key(s.keys[0], s.keys[1], s.keys[3]).Build()).AsInt64()
+	n, err := rc.Do(ctx, rc.B().Del().Key(s.keys[0], s.keys[1], s.keys[3], s.keys[4]).Build()).AsInt64()
 	if err != nil {
 		return false, s.errorf(err)
 	}
@@ -241,6 +245,8 @@ func (s *pool) args(more ...string) []string {
 func (s *pool) eval(ctx context.Context, script *core.Script, n int64) rueidis.RedisResult {
 	return s.c.Eval(ctx, script, s.keys, s.args(strconv.FormatInt(n, 10)))
 }
+
+func (s *pool) what() string { return fmt.Sprintf("%s %q", s.kind, s.name) }
 
 func (s *pool) errorf(err error) error {
 	return fmt.Errorf("%s %q: %w", s.kind, s.name, err)
@@ -315,9 +321,18 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) er
 	if err := s.check(1, n); err != nil {
 		return err
 	}
+	if err := s.c.Track(); err != nil {
+		return s.errorf(err)
+	}
+	defer s.c.Untrack()
+	// The acquisition's id makes a repeated attempt take nothing more, and
+	// lets an acquisition whose outcome is unknown give back what it took.
+	id := core.NewAcqID()
 	waiter := uuid.NewString()
 	num := strconv.FormatInt(n, 10)
 	window := core.Ms(s.c.WaiterWindow)
+	memory := core.Ms(s.c.UndoLife(0))
+	var t acquire.Track
 	err := acquire.Do(ctx, acquire.Wait{
 		Notifier: s.c.Notifier,
 		Channel:  s.channelFor(n),
@@ -325,9 +340,25 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) er
 		Budget:   wait,
 		Window:   s.c.WaiterWindow,
 		Leave:    s.leave(waiter),
-	}, func(actx context.Context, id string) (bool, time.Duration, error) {
-		r, err := s.c.Eval(actx, acquireScript, s.keys, s.args(num, id, window)).AsInt64()
-		return r == 1, 0, err
+	}, func(actx context.Context, w string) (bool, time.Duration, error) {
+		sent := time.Now()
+		res, ackErr := s.c.EvalAcquire(actx, acquireScript, s.keys, s.args(num, w, window, id, memory))
+		r, err := res.AsInt64()
+		if err == nil && r == 1 && ackErr != nil {
+			err = ackErr // taken, but too few replicas know: give them back
+		}
+		switch {
+		case err != nil:
+			return false, 0, t.Sent(sent, false, err)
+		case r == acquire.CodeFinished:
+			return false, 0, acquire.ErrFinished
+		}
+		return r == 1, 0, t.Sent(sent, r == 1, nil)
+	})
+	err = t.Finish(ctx, err, func() {
+		s.c.Undo(s.what(), id, 0, func(ctx context.Context, id string, life time.Duration) (int64, error) {
+			return s.c.Eval(ctx, undoScript, s.keys, s.args(num, id, core.Ms(life))).AsInt64()
+		})
 	})
 	if err != nil {
 		return s.errorf(err)

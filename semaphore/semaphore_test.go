@@ -424,7 +424,7 @@ func TestDeleteLeavesNoKeys(t *testing.T) {
 	existed, err := s.Delete(ctx)
 	require.NoError(t, err)
 	assert.True(t, existed)
-	assert.Empty(t, keysOf(t, c.Rueidis(), s.Key()+"*"))
+	assert.Empty(t, dstest.Keys(t, c, s.Key()+"*"))
 	existed, err = s.Delete(ctx)
 	require.NoError(t, err)
 	assert.False(t, existed)

@@ -19,8 +19,9 @@ import (
 // yet registered as waiting; afterwards it is the waiter's id, and a refused
 // attempt registers the waiter so releases notify it. It returns whether it
 // acquired and, if not, after how long trying again may succeed (0: unknown).
-// Attempts run on a context without the caller's cancellation (bounded by
-// core.ReleaseTimeout), so a grant on the wire is never orphaned.
+// Attempts run on the caller's context bounded by core.ReleaseTimeout; an
+// attempt cut short may have been applied, and the caller gives back what it
+// may have granted (core.Undo).
 type Attempt func(ctx context.Context, waiter string) (ok bool, retry time.Duration, err error)
 
 // Wait describes how to wait.
@@ -56,21 +57,18 @@ var BeforeSubscribe atomic.Pointer[func()]
 
 // Do runs the loop until try acquires (nil), the budget is spent (an error
 // wrapping core.ErrNotAcquired) or ctx is done (ctx.Err()).
+//
+// A transient failure (the connection dropped, the server restarts or fails
+// over: core.Transient) does not end the wait: the attempt is repeated,
+// backing off, while the budget lasts. Attempts must therefore be safe to
+// repeat: an attempt that was applied but whose reply was lost must, when
+// repeated, report the grant it made instead of granting twice. With a zero
+// budget a failure is returned at once.
 func Do(ctx context.Context, w Wait, try Attempt) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	start := time.Now()
-	ok, _, err := attempt(ctx, try, "")
-	if err != nil || ok {
-		return err
-	}
-	if w.Budget == 0 {
-		return core.ErrNotAcquired
-	}
-	if h := BeforeSubscribe.Load(); h != nil {
-		(*h)()
-	}
 	var deadline time.Time
 	sctx := ctx
 	if w.Budget > 0 {
@@ -79,16 +77,18 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 		sctx, cancel = context.WithDeadline(ctx, deadline)
 		defer cancel()
 	}
-	sub, err := w.Notifier.Subscribe(sctx, w.Channel, w.Waiter)
-	if err != nil {
-		if ctx.Err() == nil && sctx.Err() != nil {
-			return fmt.Errorf("%w (waited %v)", core.ErrNotAcquired, w.Budget)
+	var (
+		sub        core.Subscription
+		waiter     string // "" until subscribed: a refused attempt registers no waiter
+		registered bool
+		backoff    core.Backoff
+		lastErr    error
+	)
+	defer func() {
+		if sub != nil {
+			sub.Close()
 		}
-		return err
-	}
-	defer sub.Close()
-
-	registered := false
+	}()
 	leave := func() {
 		if registered && w.Leave != nil {
 			lctx, cancel := core.IOContext(ctx, core.ReleaseTimeout)
@@ -99,24 +99,60 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		ok, retry, err := attempt(ctx, try, w.Waiter)
-		registered = true
-		if err != nil {
-			leave()
-			return err
+		ok, retry, err := attempt(ctx, try, waiter)
+		if waiter != "" {
+			registered = true
 		}
-		if ok {
+		var sleep time.Duration
+		switch {
+		case err != nil:
+			if w.Budget == 0 || !core.Transient(err) || ctx.Err() != nil {
+				leave()
+				if cerr := ctx.Err(); cerr != nil {
+					return cerr
+				}
+				return err
+			}
+			lastErr = err
+			sleep = backoff.Next()
+		case ok:
 			return nil
-		}
-		sleep := retry
-		if sleep <= 0 {
-			sleep = w.Window / 2
+		case w.Budget == 0:
+			return core.ErrNotAcquired
+		case sub == nil:
+			if h := BeforeSubscribe.Load(); h != nil {
+				(*h)()
+			}
+			s, err := w.Notifier.Subscribe(sctx, w.Channel, w.Waiter)
+			switch {
+			case err == nil:
+				// Try again at once: a release may have come before the
+				// subscription.
+				sub, waiter = s, w.Waiter
+				backoff.Reset()
+				continue
+			case ctx.Err() != nil:
+				return ctx.Err()
+			case sctx.Err() != nil:
+				return notAcquired(w.Budget, lastErr)
+			case !core.Transient(err):
+				return err
+			}
+			lastErr = err
+			sleep = backoff.Next()
+		default:
+			backoff.Reset()
+			lastErr = nil
+			sleep = retry
+			if sleep <= 0 {
+				sleep = w.Window / 2
+			}
 		}
 		if !deadline.IsZero() {
 			left := time.Until(deadline)
 			if left <= 0 {
 				leave()
-				return fmt.Errorf("%w (waited %v)", core.ErrNotAcquired, w.Budget)
+				return notAcquired(w.Budget, lastErr)
 			}
 			sleep = min(sleep, left)
 		}
@@ -127,23 +163,38 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 			}
 		}
 		timer.Reset(sleep)
+		var notified, closed <-chan struct{}
+		if sub != nil {
+			notified, closed = sub.C(), sub.Done()
+		}
 		select {
-		case <-sub.C():
+		case <-notified:
 			stats.Notified.Add(1)
 		case <-timer.C:
 			stats.Timer.Add(1)
 		case <-ctx.Done():
 			leave()
 			return ctx.Err()
-		case <-sub.Done():
+		case <-closed:
 			return core.ErrClosed
 		}
 	}
 }
 
+// notAcquired is the error of a wait whose budget was spent; lastErr, when
+// not nil, is the failure that kept the last attempts from getting an answer.
+func notAcquired(budget time.Duration, lastErr error) error {
+	if lastErr != nil {
+		return fmt.Errorf("%w (waited %v; last attempt: %w)", core.ErrNotAcquired, budget, lastErr)
+	}
+	return fmt.Errorf("%w (waited %v)", core.ErrNotAcquired, budget)
+}
+
+// attempt runs one try on a context that ends with ctx or after
+// core.ReleaseTimeout, whichever is first.
 func attempt(ctx context.Context, try Attempt, waiter string) (bool, time.Duration, error) {
 	stats.Attempts.Add(1)
-	actx, cancel := core.IOContext(ctx, core.ReleaseTimeout)
+	actx, cancel := context.WithTimeout(ctx, core.ReleaseTimeout)
 	defer cancel()
 	return try(actx, waiter)
 }

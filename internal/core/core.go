@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -49,6 +50,21 @@ type Core struct {
 	Holds    *Holds
 	closed   atomic.Bool
 	inflight atomic.Int64 // scripts running through Eval
+
+	// Operations and background jobs Close waits for (jobs.go).
+	jobsMu   sync.Mutex
+	jobs     int
+	idle     chan struct{} // closed when jobs falls to 0 during Close
+	jobsDone bool          // Close has stopped waiting: Go runs nothing
+	jobCtx   context.Context
+	jobStop  context.CancelCauseFunc
+}
+
+// Init completes a Core made from a Config: its registry of holds and the
+// context of its background jobs.
+func (c *Core) Init() {
+	c.Holds = NewHolds(c)
+	c.jobCtx, c.jobStop = context.WithCancelCause(context.Background())
 }
 
 // Notifier is the pub/sub fan-out the acquire loop waits on (internal/notify).
@@ -86,7 +102,11 @@ type Renewal struct {
 }
 
 // SetClosed marks the core closed; every later call returns ErrClosed.
-func (c *Core) SetClosed() { c.closed.Store(true) }
+func (c *Core) SetClosed() {
+	c.jobsMu.Lock()
+	defer c.jobsMu.Unlock()
+	c.closed.Store(true)
+}
 
 // Closed reports ErrClosed after Close.
 func (c *Core) Closed() error {

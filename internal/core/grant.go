@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 )
 
@@ -11,10 +10,10 @@ import (
 // EvalAcquire, and returns its reply of two integers: {token, hold count}
 // when it granted, otherwise {0 or a negative code, detail}. When replica
 // acknowledgement is configured and too few replicas acknowledged a grant,
-// undo runs with a fresh release request id to give back the hold count just
-// taken (a failover could otherwise hand it to another owner), and the error
-// wraps ErrNotReplicated.
-func (c *Core) TryAcquire(ctx context.Context, s *Script, keys, args []string, undo func(ctx context.Context, reqID string)) ([]int64, error) {
+// it returns the reply with an error wrapping ErrNotReplicated: the caller
+// must give the grant back (a failover could otherwise hand it to another
+// owner).
+func (c *Core) TryAcquire(ctx context.Context, s *Script, keys, args []string) ([]int64, error) {
 	r, ackErr := c.EvalAcquire(ctx, s, keys, args)
 	res, err := r.AsIntSlice()
 	if err != nil {
@@ -24,8 +23,7 @@ func (c *Core) TryAcquire(ctx context.Context, s *Script, keys, args []string, u
 		return nil, fmt.Errorf("unexpected reply %v", res)
 	}
 	if res[0] > 0 && ackErr != nil {
-		undo(ctx, "undo:"+strconv.FormatInt(time.Now().UnixNano(), 36))
-		return nil, ackErr
+		return res, ackErr
 	}
 	return res, nil
 }

@@ -2,49 +2,82 @@ package core
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/google/uuid"
 )
 
-// Holds is a Client's record of what its owners hold: one Hold per (key, owner),
-// with the contexts handed out for each acquisition. It ties acquisitions to
-// the watchdog and cancels their contexts when a lease is lost or released.
+// Holds is a Client's record of what its owners hold: one Hold per (key,
+// owner), made of the acquisitions this process was granted. It ties them to
+// the watchdog, ends their contexts when a lease is lost, expires or is
+// released, and releases an acquisition whose parent context ended.
+//
+// The model, shared with the scripts (lib.lua): every acquisition has an id
+// on the server, recorded in its hold's ledger with its own promise (an
+// explicit lease end, or "renewed by the watchdog"). The server lease of a
+// hold covers the longest promise of its live acquisitions; the watchdog
+// renews a hold while at least one watchdog acquisition of it is live; a
+// release removes exactly one acquisition, once, by its id.
 type Holds struct {
-	core *Core
-	mu   sync.Mutex
-	m    map[holdKey]*Hold
+	core   *Core
+	mu     sync.Mutex
+	m      map[holdKey]*Hold
+	closed error // set by Abandon: no grant is recorded any more
 }
 
 type holdKey struct{ key, owner string }
 
-// Hold is one owner's hold on one key, across its reentrant acquisitions.
+// Hold is one owner's hold on one key, across its acquisitions.
 type Hold struct {
 	holds *Holds
 	key   holdKey
 	what  string
-	count int    // acquisitions not yet released
-	acqs  []*Acq // their contexts, to cancel on loss (mostly one: a slice, not a map)
-	entry Entry  // watchdog registration, nil when nothing renews it
+	acqs  []*Acq // live acquisitions (mostly one: a slice, not a map)
+	watch int    // how many of them the watchdog renews
+	entry Entry  // watchdog registration while watch > 0
 	renew *Renewal
 }
 
-// Acq is one acquisition: what Lock returned a context for.
+// ReleaseFunc releases acquisition id on the server once, remembering the
+// release for life (see ds_release in lib.lua for its reply).
+type ReleaseFunc func(ctx context.Context, id string, life time.Duration) (int64, error)
+
+// Replies of a release script (ds_release).
+const (
+	releasedLast  = 1  // released; the owner holds nothing more
+	releasedSome  = 0  // released; the owner still holds
+	releasedTwice = 2  // released before, by an attempt whose reply was lost
+	releaseNoHold = -1 // not held: its lease ended, or it was never granted
+)
+
+// Acq is one acquisition: what one successful Lock returned a context for.
 type Acq struct {
-	hold   *Hold
-	cancel context.CancelCauseFunc
-	stop   context.CancelFunc
+	hold *Hold
+	// ID identifies the acquisition on the server.
+	ID string
 	// Token is the fencing token of the hold.
 	Token int64
-	// Extra carries primitive-specific data (e.g. a permit id).
+	// Extra carries primitive-specific data.
 	Extra any
 
-	mu    sync.Mutex
-	reqID string // request id of this acquisition's release, reused on retries
-	tried bool   // a release was sent whose outcome is unknown
-	done  bool   // released
+	lease      time.Duration // explicit lease, 0 when the watchdog renews it
+	release    ReleaseFunc
+	cancel     context.CancelCauseFunc
+	stopParent func() bool
+
+	relMu sync.Mutex // one release or extension at a time, across its round trip
+
+	mu       sync.Mutex
+	live     bool  // held: granted, not released, lost, expired or abandoned
+	pending  bool  // a release was sent whose outcome is unknown
+	released bool  // a release was applied
+	untold   bool  // distsync released it on its own: the next Unlock reports it
+	cause    error // why it is no longer live
+	unknown  bool  // some request of it had an unknown outcome
+	deadline time.Time
+	timer    *time.Timer // ends an explicit lease
 }
 
 type acqKey struct {
@@ -55,37 +88,72 @@ type acqKey struct {
 // NewHolds returns the registry of core's holds.
 func NewHolds(c *Core) *Holds { return &Holds{core: c, m: map[holdKey]*Hold{}} }
 
-// Grant records a granted acquisition of key by owner and returns the context
-// for it: derived from ctx, carrying the acquisition, cancelled with
-// ErrLeaseLost if the lease is lost, with ErrReleased when this acquisition is
-// released, and with ErrLeaseExpired at sentAt+lease when lease > 0 (an
-// explicit lease, not renewed). With lease == 0, r is registered with the
-// watchdog unless the hold already is; sentAt is when the granting request was
-// sent, a lower bound for the server's lease start.
-func (h *Holds) Grant(ctx context.Context, key, owner, what string, token int64, sentAt time.Time, lease time.Duration, r *Renewal) (context.Context, *Acq) {
-	acq := &Acq{Token: token}
-	ctx, acq.cancel = context.WithCancelCause(ctx)
-	if lease > 0 {
-		ctx, acq.stop = context.WithDeadlineCause(ctx, sentAt.Add(lease), ErrLeaseExpired)
-	}
-	ctx = context.WithValue(ctx, acqKey{h, key}, acq)
+// Grant is a granted acquisition, for Holds.Grant.
+type Grant struct {
+	Key   string // the hold's key in Holds
+	Owner string
+	What  string // the lock in logs
+	ID    string
+	Token int64
+	// SentAt is when the earliest request that may have granted was sent: a
+	// lower bound for the server's lease start.
+	SentAt time.Time
+	// Lease is the explicit lease, or 0 for the watchdog lease, renewed with
+	// Renewal while a watchdog acquisition of the hold lives.
+	Lease   time.Duration
+	Renewal *Renewal
+	Release ReleaseFunc
+	// Unknown says that a request of the acquisition had an unknown outcome
+	// (it may still arrive): its release is then remembered longer.
+	Unknown bool
+}
+
+// Grant records g and returns the context of the acquisition: derived from
+// parent, carrying the acquisition, and cancelled with ErrReleased when it
+// is released, with ErrLeaseLost when the hold's lease is lost, with
+// ErrLeaseExpired when an explicit lease ends, and with a cause wrapping
+// ErrClosed at Close. When parent ends first, the acquisition is released
+// in the background: no lock outlives the context it was acquired on.
+//
+// After Close, Grant records nothing and returns ErrClosed: the caller must
+// undo the grant on the server.
+func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, error) {
+	a := &Acq{ID: g.ID, Token: g.Token, lease: g.Lease, release: g.Release, live: true, unknown: g.Unknown}
+	ctx, cancel := context.WithCancelCause(parent)
+	a.cancel = cancel
+	ctx = context.WithValue(ctx, acqKey{h, g.Key}, a)
 
 	h.mu.Lock()
-	k := holdKey{key, owner}
+	if h.closed != nil {
+		h.mu.Unlock()
+		cancel(h.closed)
+		return nil, nil, h.closed
+	}
+	k := holdKey{g.Key, g.Owner}
 	hd := h.m[k]
 	if hd == nil {
-		hd = &Hold{holds: h, key: k, what: what}
+		hd = &Hold{holds: h, key: k, what: g.What}
 		h.m[k] = hd
 	}
-	hd.count++
-	hd.acqs = append(hd.acqs, acq)
-	acq.hold = hd
-	if lease == 0 && hd.entry == nil && r != nil {
-		hd.renew = r
-		hd.entry = h.core.Watchdog.Add(r, sentAt, hd.lost)
+	hd.acqs = append(hd.acqs, a)
+	a.hold = hd
+	if g.Lease == 0 {
+		hd.watch++
+		if hd.entry == nil && g.Renewal != nil {
+			hd.renew = g.Renewal
+			hd.entry = h.core.Watchdog.Add(g.Renewal, g.SentAt, hd.lost)
+		}
+	} else {
+		a.mu.Lock()
+		a.deadline = g.SentAt.Add(g.Lease)
+		a.timer = time.AfterFunc(time.Until(a.deadline), a.expire)
+		a.mu.Unlock()
 	}
 	h.mu.Unlock()
-	return ctx, acq
+	a.stopParent = context.AfterFunc(parent, func() {
+		h.core.Go(func(jctx context.Context) { a.unlock(jctx) })
+	})
+	return ctx, a, nil
 }
 
 // Lookup returns the acquisition of key that ctx carries, or nil.
@@ -94,120 +162,65 @@ func (h *Holds) Lookup(ctx context.Context, key string) *Acq {
 	return a
 }
 
-// Count returns how many acquisitions of key by owner this process has not released.
+// Count returns how many live acquisitions of key owner has in this process.
 func (h *Holds) Count(key, owner string) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if hd := h.m[holdKey{key, owner}]; hd != nil {
-		return hd.count
+		return len(hd.acqs)
 	}
 	return 0
 }
 
-// BeginRelease prepares acq's release and returns its request id, the same on
-// every retry, for the script to recognise a release it already applied. When
-// this is the hold's last acquisition, the watchdog stops renewing it first, so
-// a released lease is never renewed again. It returns ErrNotHeld when acq was
-// already released.
-func (a *Acq) BeginRelease() (reqID string, retried bool, err error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.done {
-		return "", false, ErrNotHeld
-	}
-	if a.reqID == "" {
-		a.reqID = uuid.NewString()
-	}
-	retried = a.tried
-	a.tried = true
-	hd := a.hold
+// detach removes a from its hold: the watchdog stops renewing the hold with
+// its last watchdog acquisition, and the hold is forgotten with its last
+// acquisition. It is idempotent.
+func (hd *Hold) detach(a *Acq) {
 	h := hd.holds
 	h.mu.Lock()
-	if hd.count == 1 && hd.entry != nil {
-		h.core.Watchdog.Remove(hd.entry)
-		hd.entry = nil
+	defer h.mu.Unlock()
+	i := slices.Index(hd.acqs, a)
+	if i < 0 {
+		return
 	}
-	h.mu.Unlock()
-	return a.reqID, retried, nil
-}
-
-// Released records that the server applied acq's release. final says the
-// owner no longer holds the key at all (the last hold count was released, or
-// the key is gone): every context of the hold is cancelled. Otherwise only
-// acq's context is, and if the hold still wants renewal, the watchdog resumes.
-func (a *Acq) Released(final bool) {
-	a.mu.Lock()
-	a.done = true
-	a.mu.Unlock()
-	hd := a.hold
-	h := hd.holds
-	h.mu.Lock()
-	var cancel []*Acq
-	if i := slices.Index(hd.acqs, a); i >= 0 {
-		hd.acqs = slices.Delete(hd.acqs, i, i+1)
-		hd.count--
-		cancel = append(cancel, a)
-	}
-	if final || hd.count <= 0 {
-		for _, o := range hd.acqs {
-			cancel = append(cancel, o)
-		}
-		hd.acqs = nil
-		hd.count = 0
-		if hd.entry != nil {
+	hd.acqs = slices.Delete(hd.acqs, i, i+1)
+	if a.lease == 0 {
+		hd.watch--
+		if hd.watch == 0 && hd.entry != nil {
 			h.core.Watchdog.Remove(hd.entry)
 			hd.entry = nil
 		}
-		if h.m[hd.key] == hd {
-			delete(h.m, hd.key)
+	}
+	if len(hd.acqs) == 0 && h.m[hd.key] == hd {
+		delete(h.m, hd.key)
+	}
+}
+
+// others returns the hold's live acquisitions but a.
+func (hd *Hold) others(a *Acq) []*Acq {
+	h := hd.holds
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []*Acq
+	for _, o := range hd.acqs {
+		if o != a {
+			out = append(out, o)
 		}
-	} else if hd.entry == nil && hd.renew != nil {
-		// The server still holds a count this process thought was the last
-		// (the owner is shared by goroutines): keep renewing, starting now,
-		// since when the lease was last extended is no longer known.
-		hd.entry = h.core.Watchdog.Add(hd.renew, time.Now().Add(-h.core.Lease/3), hd.lost)
 	}
-	h.mu.Unlock()
-	for _, o := range cancel {
-		o.end(ErrReleased)
-	}
+	return out
 }
 
-// Failed records that a release attempt failed before it was sent, so the
-// outcome is known: nothing changed on the server.
-func (a *Acq) Failed() {
-	a.mu.Lock()
-	a.tried = false
-	a.mu.Unlock()
-}
-
-// Held reports whether acq is not yet released.
-func (a *Acq) Held() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return !a.done
-}
-
-func (a *Acq) end(cause error) {
-	a.cancel(cause)
-	if a.stop != nil {
-		a.stop()
-	}
-}
-
-// lost is the watchdog's callback: the hold's lease is gone.
+// lost is the watchdog's callback: the hold's lease is gone, and with it
+// every acquisition of the hold.
 func (hd *Hold) lost(cause error) {
 	h := hd.holds
 	h.mu.Lock()
-	if h.m[hd.key] != hd || hd.entry == nil {
+	if hd.entry == nil {
 		h.mu.Unlock()
 		return
 	}
 	hd.entry = nil
-	delete(h.m, hd.key)
-	acqs := hd.acqs
-	hd.acqs = nil
-	hd.count = 0
+	acqs := slices.Clone(hd.acqs)
 	h.mu.Unlock()
 	h.core.Log.Warn("distsync: lease lost", "lock", hd.what, "key", hd.key.key, "owner", hd.key.owner, "cause", cause)
 	for _, a := range acqs {
@@ -217,20 +230,191 @@ func (hd *Hold) lost(cause error) {
 
 // Abandon ends every hold of a Client being closed: their leases are no
 // longer renewed, so their contexts are cancelled with cause (wrapping
-// ErrClosed) rather than outliving what the server will keep. The holds stay
-// on the server until their leases run out or they are released.
+// ErrClosed) rather than outliving what the server will keep, and no grant
+// is recorded afterwards.
 func (h *Holds) Abandon(cause error) {
 	h.mu.Lock()
+	h.closed = cause
 	var acqs []*Acq
-	for k, hd := range h.m {
+	for _, hd := range h.m {
 		acqs = append(acqs, hd.acqs...)
-		hd.acqs = nil
-		hd.count = 0
-		hd.entry = nil
-		delete(h.m, k)
 	}
 	h.mu.Unlock()
 	for _, a := range acqs {
 		a.end(cause)
 	}
+}
+
+// end ends a live acquisition with cause, without a release: its context is
+// cancelled and it leaves its hold. It reports whether a was live.
+func (a *Acq) end(cause error) bool {
+	a.mu.Lock()
+	if !a.live {
+		a.mu.Unlock()
+		return false
+	}
+	a.live, a.cause = false, cause
+	if a.timer != nil {
+		a.timer.Stop()
+	}
+	a.mu.Unlock()
+	a.hold.detach(a)
+	a.stopParent()
+	a.cancel(cause)
+	return true
+}
+
+// expire ends an explicit lease at its deadline, unless Extend moved it.
+func (a *Acq) expire() {
+	a.relMu.Lock() // an extension on the wire decides first
+	defer a.relMu.Unlock()
+	a.mu.Lock()
+	early := a.live && time.Now().Before(a.deadline)
+	a.mu.Unlock()
+	if !early {
+		a.end(ErrLeaseExpired)
+	}
+}
+
+// Held reports whether a is live.
+func (a *Acq) Held() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.live
+}
+
+// Unlock releases the acquisition, once: see the contract of the primitives'
+// Unlock. Whatever happens, the acquisition's context has ended when Unlock
+// returns. It returns nil if and only if the release was applied on the
+// server, by this call or by an earlier one whose reply was lost; of
+// concurrent calls exactly one returns nil; ErrNotHeld when the acquisition
+// was not held (released before, its lease lost or expired); the error of
+// the last attempt when no attempt got an answer (Unlock may be called again
+// to learn the outcome and release it).
+func (a *Acq) Unlock(ctx context.Context) error { return a.release1(ctx, false) }
+
+// release1 is Unlock; auto says distsync releases on its own, and the
+// holder's next Unlock reports the outcome.
+func (a *Acq) release1(ctx context.Context, auto bool) error {
+	a.relMu.Lock()
+	defer a.relMu.Unlock()
+	a.mu.Lock()
+	switch {
+	case a.live:
+		a.live, a.pending, a.cause = false, true, ErrReleased
+		if a.timer != nil {
+			a.timer.Stop()
+		}
+		a.mu.Unlock()
+		a.hold.detach(a)
+		a.stopParent()
+	case a.pending:
+		a.mu.Unlock()
+	case a.released:
+		untold := a.untold
+		a.untold = false
+		a.mu.Unlock()
+		if untold {
+			return nil // the release made when the parent context ended
+		}
+		return ErrNotHeld
+	default:
+		cause := a.cause
+		a.mu.Unlock()
+		if errors.Is(cause, ErrClosed) {
+			return cause
+		}
+		return fmt.Errorf("%w: %w", ErrNotHeld, cause)
+	}
+	r, err := a.send(ctx)
+	if err != nil {
+		a.cancel(fmt.Errorf("%w (the release failed: %v)", ErrReleased, err))
+		return err
+	}
+	a.mu.Lock()
+	a.pending = false
+	a.released = r != releaseNoHold
+	a.untold = auto && a.released
+	a.mu.Unlock()
+	if r == releaseNoHold {
+		a.cancel(ErrLeaseLost)
+		return ErrNotHeld
+	}
+	a.cancel(ErrReleased)
+	if r == releasedLast {
+		// The server holds nothing more for the owner: whatever else this
+		// process counted had already ended there (an explicit lease).
+		for _, o := range a.hold.others(a) {
+			o.end(ErrLeaseExpired)
+		}
+	}
+	return nil
+}
+
+// unlock is Unlock for a release distsync makes on its own (the parent
+// context ended): the holder's next Unlock reports its outcome.
+func (a *Acq) unlock(ctx context.Context) {
+	if err := a.release1(ctx, true); err != nil && !errors.Is(err, ErrNotHeld) && !errors.Is(err, ErrClosed) {
+		a.hold.holds.core.Log.Warn("distsync: release failed", "lock", a.hold.what, "err", err)
+	}
+}
+
+// send runs the release, retrying transient failures for ReleaseTimeout,
+// and remembers whether any attempt had an unknown outcome.
+func (a *Acq) send(ctx context.Context) (int64, error) {
+	a.mu.Lock()
+	life := ReleaseMemory
+	if a.unknown {
+		life = a.hold.holds.core.UndoLife(a.lease)
+	}
+	a.mu.Unlock()
+	var r int64
+	err := Retry(context.WithoutCancel(ctx), ReleaseTimeout, func(ctx context.Context) error {
+		var err error
+		r, err = a.release(ctx, a.ID, life)
+		if err != nil && Unknown(err) {
+			a.mu.Lock()
+			a.unknown = true
+			a.mu.Unlock()
+		}
+		return err
+	})
+	return r, err
+}
+
+// Extend moves the end of an explicit lease to lease from now: send extends
+// it on the server, reporting false when the acquisition is no longer held
+// there. It returns ErrNotHeld (and ends the acquisition) when the server no
+// longer holds it, and ErrNotHeld wrapping the cause when it had ended
+// before. While Extend is on the wire the lease does not expire: the
+// server's answer decides, so client and server agree.
+func (a *Acq) Extend(ctx context.Context, lease time.Duration, send func(ctx context.Context) (bool, error)) error {
+	a.relMu.Lock()
+	defer a.relMu.Unlock()
+	a.mu.Lock()
+	live, cause := a.live && a.lease > 0 && time.Now().Before(a.deadline), a.cause
+	a.mu.Unlock()
+	if !live {
+		if cause == nil {
+			cause = ErrLeaseExpired
+		}
+		return fmt.Errorf("%w: %w", ErrNotHeld, cause)
+	}
+	sentAt := time.Now()
+	ok, err := send(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		a.end(ErrLeaseLost)
+		return ErrNotHeld
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.live {
+		return fmt.Errorf("%w: %w", ErrNotHeld, a.cause)
+	}
+	a.deadline = sentAt.Add(lease)
+	a.timer.Reset(time.Until(a.deadline))
+	return nil
 }

@@ -3,8 +3,6 @@ package core
 import (
 	"context"
 	"time"
-
-	"github.com/redis/rueidis"
 )
 
 // What the locks that keep a hash of owner -> hold count under one key (the
@@ -22,7 +20,7 @@ func (c *Core) LockExists(ctx context.Context, key string) (bool, error) {
 }
 
 // HoldCount returns the hold count of the owner ctx carries in the hash at
-// key (0 when it holds none; one HGET). It works on a cancelled context, such
+// key: its live acquisitions (0 when it holds none; one round trip). It works on a cancelled context, such
 // as one whose hold was released.
 func (c *Core) HoldCount(ctx context.Context, key string) (int, error) {
 	if err := c.Closed(); err != nil {
@@ -34,10 +32,7 @@ func (c *Core) HoldCount(ctx context.Context, key string) (int, error) {
 	}
 	ictx, cancel := IOContext(ctx, ReleaseTimeout)
 	defer cancel()
-	n, err := c.Client.Do(ictx, c.Client.B().Hget().Key(key).Field(owner).Build()).AsInt64()
-	if rueidis.IsRedisNil(err) {
-		return 0, nil
-	}
+	n, err := c.Eval(ictx, holdCountScript, []string{key}, []string{owner}).AsInt64()
 	return int(n), err
 }
 
@@ -68,4 +63,20 @@ func (c *Core) Token(ctx context.Context, key string) (int64, error) {
 		return 0, ErrNotHeld
 	}
 	return acq.Token, nil
+}
+
+var holdCountScript = NewScript(`
+-- The hold count of holder ARGV[1] in the hash KEYS[1]: its live
+-- acquisitions. Changes nothing.
+return #ds_ledger(KEYS[1], ARGV[1], ds_now_ms())
+`)
+
+// Release releases the acquisition of key that ctx carries (see Acq.Unlock);
+// ErrNotHeld when ctx carries none.
+func (c *Core) Release(ctx context.Context, key string) error {
+	acq := c.Holds.Lookup(ctx, key)
+	if acq == nil {
+		return ErrNotHeld
+	}
+	return acq.Unlock(ctx)
 }

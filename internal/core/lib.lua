@@ -52,21 +52,126 @@ local function ds_notify(key, channel, msg, pub)
   return 1
 end
 
--- Release one hold count of owner in the hash of holds at key, at most once
--- per release request id (a retry of an applied release is recognised by the
--- '#u' field). When it was the owner's last count the hash is deleted (an
--- exclusive lock's hash holds one owner). Returns 1 released, 0 a count
--- remains or this request was applied before, -1 the owner holds nothing.
-local function ds_release(key, owner, reqid)
-  local v = redis.call('HMGET', key, owner, '#u')
-  if not v[1] then return -1 end
-  if v[2] == reqid then return 0 end
-  local n = tonumber(v[1]) - 1
-  if n > 0 then
-    redis.call('HSET', key, owner, n, '#u', reqid)
-    return 0
+-- Acquisitions. Every grant of a lock-like hold is an acquisition with an id
+-- the client chose, recorded in its hold's ledger: the field '#a:'..m of the
+-- hold's hash (m names the holder), a string of entries '<id>=<end>' joined
+-- by spaces, where end is the server ms at which an explicit lease ends, or
+-- 'w' for an acquisition the watchdog renews. The field m keeps the hold
+-- count: the number of live entries. An explicit entry whose end has passed
+-- is dropped whenever the ledger is read.
+
+-- The live entries of m's ledger in hash h, as two lists.
+local function ds_ledger(h, m, now)
+  local ids, ends = {}, {}
+  local s = redis.call('HGET', h, '#a:' .. m)
+  if s then
+    for id, e in string.gmatch(s, '(%S+)=(%S+)') do
+      if e == 'w' or tonumber(e) > now then
+        ids[#ids + 1] = id
+        ends[#ends + 1] = e
+      end
+    end
   end
-  redis.call('DEL', key)
-  return 1
+  return ids, ends
 end
 
+-- Store m's ledger (and its count); forget m when it is empty.
+local function ds_ledger_put(h, m, ids, ends)
+  if #ids == 0 then
+    redis.call('HDEL', h, m, '#a:' .. m)
+    return
+  end
+  local parts = {}
+  for i = 1, #ids do parts[i] = ids[i] .. '=' .. ends[i] end
+  redis.call('HSET', h, m, #ids, '#a:' .. m, table.concat(parts, ' '))
+end
+
+-- What a ledger promises: whether the watchdog renews it, and the latest
+-- explicit end (0 when none).
+local function ds_promise(ends)
+  local watch, last = false, 0
+  for _, e in ipairs(ends) do
+    if e == 'w' then watch = true else last = math.max(last, tonumber(e)) end
+  end
+  return watch, last
+end
+
+-- The end entry of a new acquisition: 'w' when the watchdog renews it
+-- (mode 'w'), else now + lease ms.
+local function ds_end(now, mode, lease)
+  if mode == 'w' then return 'w' end
+  return string.format('%d', now + tonumber(lease))
+end
+
+-- Add acquisition id (mode 'w' or 'e', lease ms) to m's ledger, unless it is
+-- there already (a repeated attempt whose first reply was lost). Returns the
+-- hold count and whether the acquisition was new.
+local function ds_enter(h, m, id, mode, lease, now)
+  local ids, ends = ds_ledger(h, m, now)
+  for _, x in ipairs(ids) do
+    if x == id then return #ids, false end
+  end
+  ids[#ids + 1] = id
+  ends[#ends + 1] = ds_end(now, mode, lease)
+  ds_ledger_put(h, m, ids, ends)
+  return #ids, true
+end
+
+-- Remove acquisition id from m's ledger. Returns -1 when it is not there,
+-- else the hold count left and what the rest of the ledger promises
+-- (see ds_promise).
+local function ds_leave(h, m, id, now)
+  local ids, ends = ds_ledger(h, m, now)
+  for i, x in ipairs(ids) do
+    if x == id then
+      table.remove(ids, i)
+      table.remove(ends, i)
+      ds_ledger_put(h, m, ids, ends)
+      local watch, last = ds_promise(ends)
+      return #ids, watch, last
+    end
+  end
+  ds_ledger_put(h, m, ids, ends)
+  return -1, false, 0
+end
+
+-- Set key's expiry to at least ms from now: never shorten a lease another
+-- acquisition was promised.
+local function ds_extend(key, ms)
+  if redis.call('PTTL', key) < tonumber(ms) then redis.call('PEXPIRE', key, ms) end
+end
+
+-- The finished acquisitions of a primitive: a sorted set d of ids, each
+-- scored with the server ms until which it is remembered. A release records
+-- its acquisition there, so that a retried release whose first reply was
+-- lost is recognised; a release of an acquisition that was never granted
+-- records it too, so that an attempt still on the wire is refused when it
+-- arrives. d expires with its last entry.
+local function ds_done(d, id, now, life)
+  redis.call('ZREMRANGEBYSCORE', d, '-inf', now)
+  redis.call('ZADD', d, now + tonumber(life), id)
+  ds_extend(d, life)
+end
+
+-- Whether id is a finished acquisition.
+local function ds_finished(d, id)
+  return redis.call('ZSCORE', d, id) ~= false
+end
+
+-- Release acquisition id of holder m in hash h, finished acquisitions in d
+-- remembered for life ms. Returns, like every lock-like release script:
+-- 1 released and m holds nothing more, 0 released and m still holds, 2 it
+-- was released before (a retried release), -1 m does not hold it (its lease
+-- ended, or it was never granted: then no attempt can grant it any more);
+-- then whether the rest of m's ledger is renewed and its latest explicit end.
+local function ds_release(h, d, m, id, now, life)
+  local n, watch, last = ds_leave(h, m, id, now)
+  if n < 0 then
+    if ds_finished(d, id) then return 2, false, 0 end
+    ds_done(d, id, now, life)
+    return -1, false, 0
+  end
+  ds_done(d, id, now, life)
+  if n == 0 then return 1, false, 0 end
+  return 0, watch, last
+end

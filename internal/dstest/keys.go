@@ -2,19 +2,39 @@ package dstest
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/core"
 )
 
 // Keys returns the keys matching pattern on c's server (KEYS), to check what
-// a primitive leaves behind.
+// a primitive leaves behind. A primitive's record of finished acquisitions
+// (":done") is not returned: it must expire within core.ReleaseMemory, and
+// Keys fails the test when it would not.
 func Keys(tb testing.TB, c *distsync.Client, pattern string) []string {
 	tb.Helper()
 	rc := c.Rueidis()
-	keys, err := rc.Do(context.Background(), rc.B().Keys().Pattern(pattern).Build()).AsStrSlice()
+	ctx := context.Background()
+	keys, err := rc.Do(ctx, rc.B().Keys().Pattern(pattern).Build()).AsStrSlice()
 	if err != nil {
 		tb.Fatalf("KEYS %s: %v", pattern, err)
 	}
-	return keys
+	var out []string
+	for _, k := range keys {
+		if !strings.HasSuffix(k, ":done") {
+			out = append(out, k)
+			continue
+		}
+		ms, err := rc.Do(ctx, rc.B().Pttl().Key(k).Build()).AsInt64()
+		if err != nil {
+			tb.Fatalf("PTTL %s: %v", k, err)
+		}
+		if ttl := time.Duration(ms) * time.Millisecond; ms != -2 && (ms < 0 || ttl > core.ReleaseMemory) {
+			tb.Errorf("%s expires in %v, want at most %v", k, ttl, core.ReleaseMemory)
+		}
+	}
+	return out
 }
