@@ -143,16 +143,17 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 			hd.renew = g.Renewal
 			hd.entry = h.core.Watchdog.Add(g.Renewal, g.SentAt, hd.lost)
 		}
-	} else {
-		a.mu.Lock()
-		a.deadline = g.SentAt.Add(g.Lease)
-		a.timer = time.AfterFunc(time.Until(a.deadline), a.expire)
-		a.mu.Unlock()
 	}
 	h.mu.Unlock()
+	a.mu.Lock()
 	a.stopParent = context.AfterFunc(parent, func() {
 		h.core.Go(func(jctx context.Context) { a.unlock(jctx) })
 	})
+	if g.Lease > 0 {
+		a.deadline = g.SentAt.Add(g.Lease)
+		a.timer = time.AfterFunc(time.Until(a.deadline), a.expire)
+	}
+	a.mu.Unlock()
 	return ctx, a, nil
 }
 
@@ -254,14 +255,22 @@ func (a *Acq) end(cause error) bool {
 		return false
 	}
 	a.live, a.cause = false, cause
+	a.stopTimers()
+	a.mu.Unlock()
+	a.hold.detach(a)
+	a.cancel(cause)
+	return true
+}
+
+// stopTimers stops what would end or release a: its lease's timer and the
+// watch on its parent context. a.mu is held.
+func (a *Acq) stopTimers() {
 	if a.timer != nil {
 		a.timer.Stop()
 	}
-	a.mu.Unlock()
-	a.hold.detach(a)
-	a.stopParent()
-	a.cancel(cause)
-	return true
+	if a.stopParent != nil {
+		a.stopParent()
+	}
 }
 
 // expire ends an explicit lease at its deadline, unless Extend moved it.
@@ -302,12 +311,9 @@ func (a *Acq) release1(ctx context.Context, auto bool) error {
 	switch {
 	case a.live:
 		a.live, a.pending, a.cause = false, true, ErrReleased
-		if a.timer != nil {
-			a.timer.Stop()
-		}
+		a.stopTimers()
 		a.mu.Unlock()
 		a.hold.detach(a)
-		a.stopParent()
 	case a.pending:
 		a.mu.Unlock()
 	case a.released:

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	_ "embed"
+	"sync"
 
 	"github.com/redis/rueidis"
 )
@@ -21,7 +22,20 @@ type Script struct {
 // NewScript returns the script made of the shared library and body.
 func NewScript(body string) *Script {
 	src := lib + body
-	return &Script{lua: rueidis.NewLuaScript(src), src: src, sha: shaOf(src)}
+	s := &Script{lua: rueidis.NewLuaScript(src), src: src, sha: shaOf(src)}
+	bodies.Store(s.sha, body)
+	return s
+}
+
+// bodies maps the SHA of every script to its body, for ScriptBody.
+var bodies sync.Map
+
+// ScriptBody returns the body (without the shared library) of the script
+// whose SHA is sha, or "": tests use it to recognise scripts on the wire.
+func ScriptBody(sha string) string {
+	b, _ := bodies.Load(sha)
+	s, _ := b.(string)
+	return s
 }
 
 // Exec runs the script once: one round trip when the server has it cached.
