@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/distsync/distsync"
-	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/core"
+	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
 	"github.com/distsync/distsync/semaphore"
 )
