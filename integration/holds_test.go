@@ -1,0 +1,676 @@
+package integration_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/dstest"
+	"github.com/distsync/distsync/internal/redistest"
+	"github.com/distsync/distsync/redlock"
+	"github.com/distsync/distsync/rwlock"
+	"github.com/distsync/distsync/semaphore"
+)
+
+// The hold model at the edges of a hold's life: one test (at least) per
+// finding of the review of the hold bookkeeping, over every lock-like
+// primitive where the finding applies. Faults are injected with
+// dstest.Faulty, a rueidis client passed to FromClient.
+
+// lockish is what the tests need of a lock-like primitive: the Locker
+// methods, the server's view of the hold (TTL, hold count of the owner ctx
+// carries, whether anyone holds it) and the scripts to inject faults into.
+type lockish interface {
+	distsync.Locker
+	TTL(ctx context.Context) (time.Duration, error)
+	HoldCount(ctx context.Context) (int, error)
+	IsLocked(ctx context.Context) (bool, error)
+}
+
+// lockKind makes one kind of lock-like primitive; acquire and release match
+// its acquisition and release scripts on the wire.
+type lockKind struct {
+	name             string
+	make             func(t *testing.T, c *distsync.Client, name string) lockish
+	acquire, release string // text of the scripts' bodies (dstest.Script)
+}
+
+var lockKinds = []lockKind{
+	{"mutex", func(t *testing.T, c *distsync.Client, name string) lockish {
+		m, err := c.Mutex(name)
+		require.NoError(t, err)
+		return m
+	}, "Acquire or re-enter the reentrant lock", "Release one acquisition, by its id; when it was the owner's last, delete\n-- the lock and wake one waiter"},
+	{"fairlock", func(t *testing.T, c *distsync.Client, name string) lockish {
+		f, err := c.FairLock(name)
+		require.NoError(t, err)
+		return f
+	}, "Acquire or re-enter the fair lock", "wake the head of the queue (one message, to that waiter"},
+	{"rwlock-write", func(t *testing.T, c *distsync.Client, name string) lockish {
+		rw, err := c.RWLock(name)
+		require.NoError(t, err)
+		return rw.Write()
+	}, "Acquire or re-enter the write hold", "Release one write acquisition"},
+	{"rwlock-read", func(t *testing.T, c *distsync.Client, name string) lockish {
+		rw, err := c.RWLock(name)
+		require.NoError(t, err)
+		return rw.Read()
+	}, "Acquire or re-enter a read hold", "Release one read acquisition"},
+}
+
+// faultyClient returns a Client on s whose commands pass through a Faulty
+// layer, with the watchdog lease; both are closed at cleanup.
+func faultyClient(t *testing.T, s *redistest.Server, lease time.Duration) (*distsync.Client, *dstest.Faulty) {
+	t.Helper()
+	rc, err := rueidis.NewClient(s.ClientOption())
+	require.NoError(t, err)
+	f := dstest.NewFaulty(rc)
+	c, err := distsync.FromClient(f, distsync.Options{Lease: lease})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		c.Close()
+		rc.Close()
+	})
+	return c, f
+}
+
+// freeWithin asserts that another Client gets the lock within wait, much
+// less than the lease an abandoned grant would keep it for, and releases it.
+func freeWithin(t *testing.T, other lockish, wait time.Duration, why string) {
+	t.Helper()
+	ctx, err := other.TryLock(context.Background(), wait, 0)
+	require.NoError(t, err, why)
+	require.NoError(t, other.Unlock(ctx))
+}
+
+// Finding 1: a re-entry with a shorter explicit lease does not shorten the
+// hold's lease below what the outer acquisition was promised.
+func TestReentryNeverShortensLease(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	for _, k := range lockKinds {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			c := dstest.ClientOn(t, s)
+			l := k.make(t, c, dstest.Name(t))
+			ctx := context.Background()
+			for _, outerLease := range []time.Duration{0, time.Minute} { // watchdog (30 s), explicit
+				outer, err := l.TryLock(ctx, 0, outerLease)
+				require.NoError(t, err)
+				inner, err := l.TryLock(outer, 0, 300*time.Millisecond)
+				require.NoError(t, err)
+				ttl, err := l.TTL(ctx)
+				require.NoError(t, err)
+				assert.Greater(t, ttl, 20*time.Second, "outer lease %v: the server lease after a 300 ms re-entry", outerLease)
+				n, err := l.HoldCount(outer)
+				require.NoError(t, err)
+				assert.Equal(t, 2, n)
+				require.NoError(t, l.Unlock(inner))
+				ttl, err = l.TTL(ctx)
+				require.NoError(t, err)
+				assert.Greater(t, ttl, 20*time.Second, "outer lease %v: after the inner release", outerLease)
+				require.NoError(t, outer.Err())
+				require.NoError(t, l.Unlock(outer))
+			}
+		})
+	}
+}
+
+// Finding 2: explicit and watchdog acquisitions of one hold keep their own
+// lifetimes. The watchdog renews while a watchdog acquisition lives; when the
+// last one goes the lease falls to the latest explicit end left; every
+// context tells the truth about its own acquisition.
+func TestMixedLeasesKeepTheirLifetimes(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	const explicit = time.Second
+	for _, k := range lockKinds {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			c := dstest.ClientOn(t, s, func(o *distsync.Options) { o.Lease = 3 * time.Second })
+			other := k.make(t, dstest.ClientOn(t, s), dstest.Name(t))
+			l := k.make(t, c, dstest.Name(t))
+			ctx := context.Background()
+
+			// Explicit outer, watchdog inner: releasing the inner stops the
+			// renewal; the hold ends with the outer's lease.
+			outer, err := l.TryLock(ctx, 0, explicit)
+			require.NoError(t, err)
+			inner, err := l.TryLock(outer, 0, 0)
+			require.NoError(t, err)
+			require.NoError(t, l.Unlock(inner))
+			ttl, err := l.TTL(ctx)
+			require.NoError(t, err)
+			assert.LessOrEqual(t, ttl, explicit, "the lease fell back to the explicit end")
+			<-outer.Done()
+			assert.ErrorIs(t, context.Cause(outer), distsync.ErrLeaseExpired)
+			freeWithin(t, other, 5*time.Second, "the lock ends with its last explicit lease, unrenewed")
+
+			// Watchdog outer, explicit inner taken on a context that carries
+			// the owner but not the outer's lifetime: releasing the outer
+			// leaves the inner held until its own end, and no longer.
+			outer, err = l.TryLock(ctx, 0, 0)
+			require.NoError(t, err)
+			inner, err = l.TryLock(context.WithoutCancel(outer), 0, explicit)
+			require.NoError(t, err)
+			require.NoError(t, l.Unlock(outer))
+			assert.ErrorIs(t, context.Cause(outer), distsync.ErrReleased)
+			require.NoError(t, inner.Err(), "the inner acquisition still holds")
+			n, err := l.HoldCount(inner)
+			require.NoError(t, err)
+			assert.Equal(t, 1, n, "the server keeps the inner acquisition")
+			ttl, err = l.TTL(ctx)
+			require.NoError(t, err)
+			assert.LessOrEqual(t, ttl, explicit)
+			<-inner.Done()
+			assert.ErrorIs(t, context.Cause(inner), distsync.ErrLeaseExpired)
+			freeWithin(t, other, 5*time.Second, "free after the inner's explicit lease")
+
+			// A re-entry on the outer's own context ends with it: releasing
+			// the outer releases the inner too.
+			outer, err = l.TryLock(ctx, 0, 0)
+			require.NoError(t, err)
+			inner, err = l.TryLock(outer, 0, time.Minute)
+			require.NoError(t, err)
+			require.NoError(t, l.Unlock(outer))
+			<-inner.Done()
+			freeWithin(t, other, 5*time.Second, "the inner acquisition ended with the context it was taken on")
+		})
+	}
+}
+
+// Finding 3: an acquisition whose grant arrives during Close returns an
+// error wrapping ErrClosed, and its grant is released.
+func TestCloseRacingAnAcquisition(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	for _, k := range lockKinds {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			c, f := faultyClient(t, s, 0)
+			l := k.make(t, c, dstest.Name(t))
+			canary := k.make(t, c, dstest.Name(t)+"-canary")
+			cctx, err := canary.TryLock(context.Background(), 0, 0)
+			require.NoError(t, err)
+			f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.Hook, Times: 1, Then: func() {
+				go c.Close()
+				<-cctx.Done() // Close has abandoned the holds
+			}})
+			_, err = l.TryLock(context.Background(), 0, 0)
+			require.ErrorIs(t, err, distsync.ErrClosed)
+			c.Close() // waits for the give-back
+			other := k.make(t, dstest.ClientOn(t, s), dstest.Name(t))
+			freeWithin(t, other, 0, "the grant that came back during Close was released")
+		})
+	}
+	t.Run("permit", func(t *testing.T) {
+		t.Parallel()
+		c, f := faultyClient(t, s, 0)
+		ps := permitSem(t, c, dstest.Name(t), 1)
+		canary, err := c.Mutex(dstest.Name(t) + "-canary")
+		require.NoError(t, err)
+		cctx, err := canary.Lock(context.Background())
+		require.NoError(t, err)
+		f.Inject(&dstest.Rule{Match: dstest.Script("Take one permit of the permit semaphore"), Fault: dstest.Hook, Times: 1, Then: func() {
+			go c.Close()
+			<-cctx.Done()
+		}})
+		_, err = ps.TryAcquire(context.Background(), 0, semaphore.PermitOptions{})
+		require.ErrorIs(t, err, distsync.ErrClosed)
+		c.Close()
+		held, err := permitSem(t, dstest.ClientOn(t, s), dstest.Name(t), 1).Held(context.Background())
+		require.NoError(t, err)
+		assert.Zero(t, held, "the permit granted during Close was returned")
+	})
+}
+
+// permitSem returns the permit semaphore name on c with n permits.
+func permitSem(t *testing.T, c *distsync.Client, name string, n int64) *semaphore.PermitSemaphore {
+	t.Helper()
+	ps, err := c.PermitSemaphore(name)
+	require.NoError(t, err)
+	_, err = ps.TrySetPermits(context.Background(), n)
+	require.NoError(t, err)
+	return ps
+}
+
+// countingSem returns the counting semaphore name on c with n permits.
+func countingSem(t *testing.T, c *distsync.Client, name string, n int64) *semaphore.Semaphore {
+	t.Helper()
+	s, err := c.Semaphore(name)
+	require.NoError(t, err)
+	_, err = s.TrySetPermits(context.Background(), n)
+	require.NoError(t, err)
+	return s
+}
+
+// Finding 5: a retried release returns what the first attempt would have,
+// never releases another acquisition's count, and of concurrent releases of
+// one acquisition exactly one reports the release.
+func TestRetriedReleaseIsExact(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	for _, k := range lockKinds {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			c, f := faultyClient(t, s, 0)
+			l := k.make(t, c, dstest.Name(t))
+			ctx := context.Background()
+			a, err := l.TryLock(ctx, 0, 0)
+			require.NoError(t, err)
+			b, err := l.TryLock(a, 0, 0)
+			require.NoError(t, err)
+			cc, err := l.TryLock(b, 0, 0)
+			require.NoError(t, err)
+
+			// Unlock(c) is applied, but no reply ever arrives.
+			f.Inject(&dstest.Rule{Match: dstest.Script(k.release), Fault: dstest.LoseReply, Times: 1})
+			f.Inject(&dstest.Rule{Match: dstest.Script(k.release), Fault: dstest.LoseRequest})
+			err = l.Unlock(cc)
+			require.ErrorIs(t, err, dstest.ErrInjected)
+			require.Error(t, cc.Err(), "a failed Unlock ends the context all the same")
+			f.Clear()
+			require.NoError(t, l.Unlock(b))
+			require.NoError(t, l.Unlock(cc), "the retry learns that the first attempt was applied")
+			n, err := l.HoldCount(a)
+			require.NoError(t, err)
+			assert.Equal(t, 1, n, "the retry released no other acquisition's count")
+			require.NoError(t, a.Err())
+			assert.ErrorIs(t, l.Unlock(cc), distsync.ErrNotHeld, "reported once")
+
+			// Concurrent releases of one acquisition: exactly one reports it.
+			var wg sync.WaitGroup
+			errs := make([]error, 4)
+			for i := range errs {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs[i] = l.Unlock(a)
+				}()
+			}
+			wg.Wait()
+			nils := 0
+			for _, err := range errs {
+				if err == nil {
+					nils++
+				} else {
+					assert.ErrorIs(t, err, distsync.ErrNotHeld)
+				}
+			}
+			assert.Equal(t, 1, nils, "%v", errs)
+			locked, err := l.IsLocked(ctx)
+			require.NoError(t, err)
+			assert.False(t, locked)
+		})
+	}
+}
+
+// Finding 5, second half: a release whose request was lost is retried; when
+// the acquisition had meanwhile expired and another owner took the lock,
+// the retry says ErrNotHeld and leaves the other owner's hold alone.
+func TestRetryAfterLostRequestOfExpiredHold(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	for _, k := range lockKinds[:3] { // exclusive kinds: another owner can take it
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			c, f := faultyClient(t, s, 0)
+			l := k.make(t, c, dstest.Name(t))
+			other := k.make(t, dstest.ClientOn(t, s), dstest.Name(t))
+			ctx := context.Background()
+			held, err := l.TryLock(ctx, 0, 500*time.Millisecond)
+			require.NoError(t, err)
+			f.Inject(&dstest.Rule{Match: dstest.Script(k.release), Fault: dstest.LoseRequest})
+			require.ErrorIs(t, l.Unlock(held), dstest.ErrInjected)
+			f.Clear()
+			taken, err := other.TryLock(ctx, 10*time.Second, 0)
+			require.NoError(t, err)
+			assert.ErrorIs(t, l.Unlock(held), distsync.ErrNotHeld)
+			require.NoError(t, taken.Err())
+			require.NoError(t, other.Unlock(taken), "the other owner's hold was untouched")
+		})
+	}
+}
+
+// Finding 6: a grant the server applied but whose reply was lost does not
+// leak the lock: a single try gives it back at once; a wait repeats the
+// attempt, which returns the grant instead of granting twice.
+func TestLostGrantReply(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	for _, k := range lockKinds {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			c, f := faultyClient(t, s, 0)
+			l := k.make(t, c, dstest.Name(t))
+			other := k.make(t, dstest.ClientOn(t, s), dstest.Name(t))
+			ctx := context.Background()
+
+			f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.LoseReply, Times: 1})
+			_, err := l.TryLock(ctx, 0, 0)
+			require.ErrorIs(t, err, dstest.ErrInjected)
+			freeWithin(t, other, 5*time.Second, "the grant whose reply was lost was given back")
+
+			f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.LoseReply, Times: 1})
+			held, err := l.TryLock(ctx, 5*time.Second, 0)
+			require.NoError(t, err, "the repeated attempt returns the grant")
+			n, err := l.HoldCount(held)
+			require.NoError(t, err)
+			assert.Equal(t, 1, n, "granted once")
+			require.NoError(t, l.Unlock(held))
+			locked, err := l.IsLocked(ctx)
+			require.NoError(t, err)
+			assert.False(t, locked)
+
+			// A reply that comes after the attempt's deadline: the same.
+			f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.LateReply, Delay: time.Hour, Times: 1})
+			tctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+			_, err = l.TryLock(tctx, time.Minute, 0)
+			cancel()
+			require.ErrorIs(t, err, context.DeadlineExceeded)
+			freeWithin(t, other, 5*time.Second, "the late grant was given back")
+		})
+	}
+	t.Run("permit", func(t *testing.T) {
+		t.Parallel()
+		c, f := faultyClient(t, s, 0)
+		ps := permitSem(t, c, dstest.Name(t), 1)
+		ctx := context.Background()
+		f.Inject(&dstest.Rule{Match: dstest.Script("Take one permit of the permit semaphore"), Fault: dstest.LoseReply, Times: 1})
+		_, err := ps.TryAcquire(ctx, 0, semaphore.PermitOptions{})
+		require.ErrorIs(t, err, dstest.ErrInjected)
+		ps2 := permitSem(t, dstest.ClientOn(t, s), dstest.Name(t), 1)
+		p, err := ps2.TryAcquire(ctx, 5*time.Second, semaphore.PermitOptions{})
+		require.NoError(t, err, "the permit whose reply was lost came back")
+		require.NoError(t, p.Context().Err())
+		require.NoError(t, ps2.Release(ctx, p))
+
+		f.Inject(&dstest.Rule{Match: dstest.Script("Take one permit of the permit semaphore"), Fault: dstest.LoseReply, Times: 1})
+		p, err = ps.TryAcquire(ctx, 5*time.Second, semaphore.PermitOptions{})
+		require.NoError(t, err)
+		held, err := ps.Held(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), held, "granted once")
+		require.NoError(t, ps.Release(ctx, p))
+	})
+	t.Run("semaphore", func(t *testing.T) {
+		t.Parallel()
+		c, f := faultyClient(t, s, 0)
+		sem := countingSem(t, c, dstest.Name(t), 1)
+		ctx := context.Background()
+		f.Inject(&dstest.Rule{Match: dstest.Script("Take n permits from the counting semaphore"), Fault: dstest.LoseReply, Times: 1})
+		require.ErrorIs(t, sem.TryAcquire(ctx, 1, 0), dstest.ErrInjected)
+		require.NoError(t, countingSem(t, dstest.ClientOn(t, s), dstest.Name(t), 1).TryAcquire(ctx, 1, 5*time.Second), "the permit came back")
+		require.NoError(t, sem.Release(ctx, 1))
+
+		f.Inject(&dstest.Rule{Match: dstest.Script("Take n permits from the counting semaphore"), Fault: dstest.LoseReply, Times: 1})
+		require.NoError(t, sem.TryAcquire(ctx, 1, 5*time.Second))
+		avail, err := sem.Available(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, avail, "taken once")
+		require.NoError(t, sem.Release(ctx, 1))
+	})
+}
+
+// Finding 8: whatever happens to a release, the hold's context has ended
+// when Unlock returns.
+func TestFailedUnlockEndsContext(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	for _, k := range lockKinds {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			c, f := faultyClient(t, s, 0)
+			l := k.make(t, c, dstest.Name(t))
+			held, err := l.TryLock(context.Background(), 0, 0)
+			require.NoError(t, err)
+			f.Inject(&dstest.Rule{Match: dstest.Script(k.release), Fault: dstest.LoseRequest})
+			require.Error(t, l.Unlock(held))
+			require.Error(t, held.Err(), "the context ended")
+			f.Clear()
+			require.NoError(t, l.Unlock(held), "a retry releases it")
+		})
+	}
+}
+
+// Finding 12: a context cancelled while the granting attempt is on the wire
+// gets ctx.Err() and leaves nothing held; a context that ends while the
+// lock is held releases it.
+func TestContextEndsHold(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	for _, k := range lockKinds {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			c, f := faultyClient(t, s, 0)
+			l := k.make(t, c, dstest.Name(t))
+			other := k.make(t, dstest.ClientOn(t, s), dstest.Name(t))
+
+			ctx, cancel := context.WithCancel(context.Background())
+			f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.Hook, Times: 1, Then: cancel})
+			_, err := l.TryLock(ctx, 0, 0)
+			require.ErrorIs(t, err, context.Canceled)
+			freeWithin(t, other, 5*time.Second, "the grant that came back after ctx ended was given back")
+
+			ctx, cancel = context.WithCancel(context.Background())
+			held, err := l.TryLock(ctx, 0, 0)
+			require.NoError(t, err)
+			cancel()
+			<-held.Done()
+			freeWithin(t, other, 5*time.Second, "the acquisition ended with its context is released")
+			assert.NoError(t, l.Unlock(held), "Unlock reports the release distsync made")
+			assert.ErrorIs(t, l.Unlock(held), distsync.ErrNotHeld)
+		})
+	}
+}
+
+// Finding 9: Permit.UpdateLease racing the permit's expiry: the server's
+// answer decides, and client and server agree.
+func TestUpdateLeaseRacingExpiry(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	c, f := faultyClient(t, s, 0)
+	ps := permitSem(t, c, dstest.Name(t), 1)
+	ctx := context.Background()
+	p, err := ps.TryAcquire(ctx, 0, semaphore.PermitOptions{Lease: 300 * time.Millisecond})
+	require.NoError(t, err)
+	// The update reaches the server at once; its reply comes after the
+	// permit's first lease ended on the client.
+	// Once without a fault, so the server has the script: the faulty
+	// update must reach it at once, not after a NOSCRIPT round.
+	require.NoError(t, p.UpdateLease(ctx, 300*time.Millisecond))
+	rule := f.Inject(&dstest.Rule{Match: dstest.Script("Extend a held permit's lease"), Fault: dstest.LateReply, Delay: 600 * time.Millisecond, Times: 1})
+	require.NoError(t, p.UpdateLease(ctx, 10*time.Second))
+	require.Equal(t, 1, rule.Hits())
+	require.NoError(t, p.Context().Err(), "the client keeps the permit the server extended")
+	ttl, err := p.TTL(ctx)
+	require.NoError(t, err)
+	assert.Greater(t, ttl, 5*time.Second)
+	require.NoError(t, ps.Release(ctx, p))
+	held, err := ps.Held(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, held)
+}
+
+// Finding 10: with PreferWriters, a writer that gives up wakes the readers
+// it held back.
+func TestLeavingWriterWakesReaders(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	c := dstest.ClientOn(t, s) // the default 30 s waiter window
+	name := dstest.Name(t)
+	rw, err := c.RWLock(name, rwlock.PreferWriters())
+	require.NoError(t, err)
+	ctx := context.Background()
+	r1, err := rw.Read().Lock(ctx)
+	require.NoError(t, err)
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := rw.Write().TryLock(ctx, 500*time.Millisecond, 0)
+		wrote <- err
+	}()
+	dstest.WaitWaiters(t, c, rw.Write().Key()+":wwaiters", 1)
+	read := make(chan error, 1)
+	go func() {
+		r2, err := rw.Read().TryLock(ctx, 10*time.Second, 0) // far less than the writer's window
+		if err == nil {
+			err = rw.Read().Unlock(r2)
+		}
+		read <- err
+	}()
+	dstest.WaitWaiters(t, c, rw.Write().Key()+":rwaiters", 1)
+	require.ErrorIs(t, <-wrote, distsync.ErrNotAcquired)
+	require.NoError(t, <-read, "the reader held back by the writer enters once it left")
+	require.NoError(t, rw.Read().Unlock(r1))
+}
+
+// Finding 11: a permit hand-off wakes about one waiter, not all.
+func TestPermitHandOffWakesOne(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	c := dstest.ClientOn(t, s)
+	ps := permitSem(t, c, dstest.Name(t), 1)
+	ctx := context.Background()
+	first, err := ps.Acquire(ctx)
+	require.NoError(t, err)
+	const waiters = 20
+	var wg sync.WaitGroup
+	for range waiters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p, err := ps.Acquire(ctx)
+			if assert.NoError(t, err) {
+				assert.NoError(t, ps.Release(ctx, p))
+			}
+		}()
+	}
+	dstest.WaitWaiters(t, c, ps.Key()+":waiters", waiters)
+	_, wakesBefore := c.NotifierStats()
+	require.NoError(t, ps.Release(ctx, first))
+	wg.Wait()
+	_, wakesAfter := c.NotifierStats()
+	wakes := wakesAfter - wakesBefore
+	t.Logf("%d hand-offs, %d wake-ups", waiters, wakes)
+	assert.LessOrEqual(t, wakes, int64(waiters*5/4), "about one wake-up per hand-off")
+}
+
+// Finding 4: every acquisition of every primitive honours ReplicaAck and
+// undoes what too few replicas acknowledged.
+func TestReplicaAckSemaphores(t *testing.T) {
+	t.Parallel()
+	master := redistest.Start(t)
+	redistest.RequireReal(t, master)
+	replica := startReplica(t, master)
+	c := dstest.ClientOn(t, master, func(o *distsync.Options) {
+		o.ReplicaAck = distsync.ReplicaAck{Replicas: 1, Timeout: 200 * time.Millisecond}
+	})
+	ctx := context.Background()
+	sem := countingSem(t, c, "acked-sem", 1)
+	ps := permitSem(t, c, "acked-permits", 1)
+
+	replica.Pause()
+	errSem := sem.TryAcquire(ctx, 1, 0)
+	_, errPermit := ps.TryAcquire(ctx, 0, semaphore.PermitOptions{})
+	replica.Resume()
+	require.ErrorIs(t, errSem, distsync.ErrNotReplicated)
+	require.ErrorIs(t, errPermit, distsync.ErrNotReplicated)
+	require.Eventually(t, func() bool {
+		avail, err1 := sem.Available(ctx)
+		held, err2 := ps.Held(ctx)
+		return err1 == nil && err2 == nil && avail == 1 && held == 0
+	}, 10*time.Second, 5*time.Millisecond, "the unacknowledged grants were given back")
+
+	require.NoError(t, sem.TryAcquire(ctx, 1, 0), "granted once the replica answers")
+	require.NoError(t, sem.Release(ctx, 1))
+	p, err := ps.TryAcquire(ctx, 0, semaphore.PermitOptions{})
+	require.NoError(t, err)
+	require.NoError(t, ps.Release(ctx, p))
+}
+
+// Finding 7: a waiter survives connection loss and a server restart within
+// its budget.
+func TestWaiterSurvivesRestartAndCut(t *testing.T) {
+	t.Parallel()
+	t.Run("restart", func(t *testing.T) {
+		t.Parallel()
+		s := redistest.Start(t)
+		redistest.RequireProcess(t, s)
+		holder := mutexOf(t, dstest.ClientOn(t, s), "lock")
+		w := mutexOf(t, dstest.ClientOn(t, s), "lock")
+		ctx := context.Background()
+		_, err := holder.TryLock(ctx, 0, 2*time.Second)
+		require.NoError(t, err)
+		got := make(chan error, 1)
+		go func() {
+			held, err := w.TryLock(ctx, 20*time.Second, 0)
+			if err == nil {
+				err = w.Unlock(held)
+			}
+			got <- err
+		}()
+		dstest.WaitWaiters(t, dstest.ClientOn(t, s), w.Key()+":waiters", 1)
+		s.Restart(t) // no persistence: the lock is gone, and every connection
+		require.NoError(t, receive(t, got, "waiter"), "the waiter rides out the restart")
+	})
+	t.Run("cut", func(t *testing.T) {
+		t.Parallel()
+		s := redistest.Start(t)
+		p := startCutProxy(t, s.Addr())
+		holder := mutexOf(t, dstest.ClientOn(t, s), "lock")
+		c := connect(t, distsync.Options{Addrs: []string{p.Addr()}})
+		w := mutexOf(t, c, "lock")
+		ctx := context.Background()
+		held, err := holder.Lock(ctx)
+		require.NoError(t, err)
+		got := make(chan error, 1)
+		go func() {
+			h, err := w.TryLock(ctx, 20*time.Second, 0)
+			if err == nil {
+				err = w.Unlock(h)
+			}
+			got <- err
+		}()
+		dstest.WaitWaiters(t, dstest.ClientOn(t, s), w.Key()+":waiters", 1)
+		p.cut()
+		p.sever()
+		time.Sleep(200 * time.Millisecond) // the length of the cut
+		require.NoError(t, holder.Unlock(held))
+		p.heal()
+		require.NoError(t, receive(t, got, "waiter"), "the waiter rides out the cut")
+	})
+}
+
+// Finding 13: a grant a paused master applies after its round was decided
+// is released once the master answers again.
+func TestRedlockLateGrantReleased(t *testing.T) {
+	t.Parallel()
+	masters := []*redistest.Server{redistest.Start(t), redistest.Start(t), redistest.Start(t)}
+	redistest.RequireProcess(t, masters[2])
+	var lockers []distsync.Locker
+	var clients []*distsync.Client
+	for _, s := range masters {
+		c := dstest.ClientOn(t, s)
+		clients = append(clients, c)
+		lockers = append(lockers, mutexOf(t, c, "red"))
+	}
+	rl, err := redlock.New(lockers)
+	require.NoError(t, err)
+	ctx := context.Background()
+	masters[2].Pause()
+	held, err := rl.TryLock(ctx, 0, 0)
+	require.NoError(t, err, "granted by the two that answer")
+	require.NoError(t, rl.Unlock(held))
+	masters[2].Resume()
+	m := mutexOf(t, clients[2], "red")
+	require.Eventually(t, func() bool {
+		locked, err := m.IsLocked(ctx)
+		return err == nil && !locked
+	}, 15*time.Second, 10*time.Millisecond, "the late grant on the resumed master is released, long before its 30 s lease")
+}
