@@ -156,10 +156,10 @@ func (f *FairLock) lock(ctx context.Context, wait, lease time.Duration) (context
 }
 
 // leave takes a waiter that gave up out of the queue.
-func (f *FairLock) leave(ctx context.Context, waiter string) {
-	f.c.Eval(ctx, leaveScript,
+func (f *FairLock) leave(ctx context.Context, waiter string) error {
+	return f.c.Eval(ctx, leaveScript,
 		[]string{f.key, f.queue, f.deadlines},
-		[]string{waiter, f.channel, f.c.PublishCmd()})
+		[]string{waiter, f.channel, f.c.PublishCmd()}).Error()
 }
 
 // Unlock releases one hold count of the owner ctx carries: pass the context

@@ -148,7 +148,7 @@ func (l *Latch) Await(ctx context.Context) error {
 		Waiter:   id,
 		Budget:   -1,
 		Window:   l.c.WaiterWindow,
-		Leave:    func(lctx context.Context) { l.c.Unwait(lctx, l.waiters, id) },
+		Leave:    func(lctx context.Context) error { return l.c.Unwait(lctx, l.waiters, id) },
 	}, func(actx context.Context, waiter string) (bool, time.Duration, error) {
 		args[0] = waiter
 		r, err := l.c.Eval(actx, awaitScript, []string{l.key, l.waiters}, args).AsInt64()

@@ -83,7 +83,7 @@ func New(c *core.Core, name string) (*Mutex, error) {
 		Script:  lockScript,
 		Keys:    []string{m.key, m.fence, m.waiters, m.done},
 		Release: m.release,
-		Leave:   func(ctx context.Context, owner string) { c.Unwait(ctx, m.waiters, owner) },
+		Leave:   func(ctx context.Context, owner string) error { return c.Unwait(ctx, m.waiters, owner) },
 		Renewal: func(owner string) *core.Renewal {
 			return &core.Renewal{Script: renewScript, Keys: []string{m.key}, Args: []string{owner, core.Ms(c.Lease)}, What: m.what()}
 		},

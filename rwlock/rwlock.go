@@ -303,11 +303,11 @@ func (l *Locker) release(ctx context.Context, owner, id string, life time.Durati
 
 // leave forgets a waiter of this side that gave up; a writer that was the
 // last one waiting wakes the readers it held back (one round trip).
-func (l *Locker) leave(ctx context.Context, waiter string) {
+func (l *Locker) leave(ctx context.Context, waiter string) error {
 	rw, c := l.rw, l.rw.c
-	c.Eval(ctx, leaveScript,
+	return c.Eval(ctx, leaveScript,
 		[]string{rw.hash, rw.rwait, rw.wwait},
-		[]string{l.side, waiter, rw.channel, c.PublishCmd()})
+		[]string{l.side, waiter, rw.channel, c.PublishCmd()}).Error()
 }
 
 // ForceUnlock removes this side's holds whoever holds them (the write hold,

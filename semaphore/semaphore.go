@@ -255,9 +255,9 @@ func (s *pool) errorf(err error) error {
 // leave returns the acquire loop's Leave for waiter: unregister it, and wake
 // others in its place in case it was woken and gives up without taking the
 // permits that woke it.
-func (s *pool) leave(waiter string) func(context.Context) {
-	return func(ctx context.Context) {
-		s.c.Eval(ctx, leaveScript, s.keys, s.args(waiter))
+func (s *pool) leave(waiter string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		return s.c.Eval(ctx, leaveScript, s.keys, s.args(waiter)).Error()
 	}
 }
 

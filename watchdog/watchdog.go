@@ -73,7 +73,7 @@ type entry struct {
 // Drift is the safety margin by which the watchdog declares a lease lost
 // before its deadline by this process's clock: lease/100 + 2 ms, for clock
 // rate differences between this process and the server (as in Redlock).
-func Drift(lease time.Duration) time.Duration { return lease/100 + 2*time.Millisecond }
+func Drift(lease time.Duration) time.Duration { return core.Drift(lease) }
 
 // New returns a watchdog that gives leases of lease and renews them every lease/3.
 func New(c rueidis.Client, lease time.Duration, log *slog.Logger) *Watchdog {

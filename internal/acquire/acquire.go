@@ -35,8 +35,9 @@ type Wait struct {
 	// Window bounds a sleep when the script gave no retry time (Window/2).
 	Window time.Duration
 	// Leave, if set, unregisters the waiter when it gives up after having
-	// registered (best effort; waiter entries also expire by themselves).
-	Leave func(ctx context.Context)
+	// registered; it is retried while it fails transiently, for at most
+	// core.ReleaseTimeout (waiter entries also expire by themselves).
+	Leave func(ctx context.Context) error
 }
 
 // Stats counts why waiters woke, for tests and benchmarks.
@@ -91,9 +92,7 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 	}()
 	leave := func() {
 		if registered && w.Leave != nil {
-			lctx, cancel := core.IOContext(ctx, core.ReleaseTimeout)
-			defer cancel()
-			w.Leave(lctx)
+			core.Retry(context.WithoutCancel(ctx), core.ReleaseTimeout, w.Leave)
 		}
 	}
 	timer := time.NewTimer(time.Hour)

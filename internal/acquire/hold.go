@@ -34,7 +34,7 @@ type Lock struct {
 	// Release releases acquisition id of owner once (core.ReleaseFunc).
 	Release func(ctx context.Context, owner, id string, life time.Duration) (int64, error)
 	// Leave removes a waiter that gave up.
-	Leave func(ctx context.Context, owner string)
+	Leave func(ctx context.Context, owner string) error
 	// Renewal is what the watchdog runs to renew owner's hold.
 	Renewal func(owner string) *core.Renewal
 }
@@ -104,7 +104,7 @@ func Hold(ctx context.Context, l *Lock, owner string, wait, lease time.Duration)
 		Waiter:   owner,
 		Budget:   wait,
 		Window:   c.WaiterWindow,
-		Leave:    func(lctx context.Context) { l.Leave(lctx, owner) },
+		Leave:    func(lctx context.Context) error { return l.Leave(lctx, owner) },
 	}, try)
 	if err := t.Finish(ctx, err, undo); err != nil {
 		return nil, err

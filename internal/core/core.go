@@ -177,8 +177,8 @@ func IOContext(ctx context.Context, timeout time.Duration) (context.Context, con
 const ReleaseTimeout = 5 * time.Second
 
 // Unwait removes waiter from the waiter set at key: a waiter that gave up.
-func (c *Core) Unwait(ctx context.Context, key, waiter string) {
-	c.Client.Do(ctx, c.Client.B().Zrem().Key(key).Member(waiter).Build())
+func (c *Core) Unwait(ctx context.Context, key, waiter string) error {
+	return c.Client.Do(ctx, c.Client.B().Zrem().Key(key).Member(waiter).Build()).Error()
 }
 
 // Eval runs s on the Client's connection: the one way primitives run their

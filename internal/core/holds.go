@@ -115,9 +115,21 @@ type Grant struct {
 // ErrClosed at Close. When parent ends first, the acquisition is released
 // in the background: no lock outlives the context it was acquired on.
 //
-// After Close, Grant records nothing and returns ErrClosed: the caller must
-// undo the grant on the server.
+// The hold's view of an explicit lease ends Drift(lease) before sentAt +
+// lease. A grant whose reply came after the lease could have ended (a reply
+// held back longer than the lease) is refused with an error wrapping
+// ErrNotAcquired; after Close, Grant records nothing and returns ErrClosed.
+// Either way the caller must give the grant back on the server.
 func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, error) {
+	lease := g.Lease
+	if lease == 0 {
+		lease = h.core.Lease
+	}
+	deadline := g.SentAt.Add(lease - Drift(lease))
+	if !time.Now().Before(deadline) {
+		return nil, nil, fmt.Errorf("%w: granted, but the reply came %v after the request, when the lease of %v could have ended",
+			ErrNotAcquired, time.Since(g.SentAt).Round(time.Millisecond), lease)
+	}
 	a := &Acq{ID: g.ID, Token: g.Token, lease: g.Lease, release: g.Release, live: true, unknown: g.Unknown}
 	ctx, cancel := context.WithCancelCause(parent)
 	a.cancel = cancel
@@ -150,7 +162,7 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 		h.core.Go(func(jctx context.Context) { a.unlock(jctx) })
 	})
 	if g.Lease > 0 {
-		a.deadline = g.SentAt.Add(g.Lease)
+		a.deadline = deadline
 		a.timer = time.AfterFunc(time.Until(a.deadline), a.expire)
 	}
 	a.mu.Unlock()
@@ -420,7 +432,7 @@ func (a *Acq) Extend(ctx context.Context, lease time.Duration, send func(ctx con
 	if !a.live {
 		return fmt.Errorf("%w: %w", ErrNotHeld, a.cause)
 	}
-	a.deadline = sentAt.Add(lease)
+	a.deadline = sentAt.Add(lease - Drift(lease))
 	a.timer.Reset(time.Until(a.deadline))
 	return nil
 }

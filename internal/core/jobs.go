@@ -25,6 +25,12 @@ const ReleaseMemory = 10 * time.Second
 // cancels them.
 const CloseGrace = time.Second
 
+// Drift is the safety margin by which a holder's view of a lease ends
+// before the lease's end by this process's clock: lease/100 + 2 ms, for
+// clock rate differences between this process and the server (as in
+// Redlock). The watchdog and explicit leases both use it.
+func Drift(lease time.Duration) time.Duration { return lease/100 + 2*time.Millisecond }
+
 // UndoLife is how long the server remembers the release of an acquisition
 // some request of which had an unknown outcome: such a request may still be
 // on the wire, and must find the acquisition finished for as long as its
