@@ -120,11 +120,20 @@ func (f *FairLock) Key() string { return f.key }
 // renewed until Unlock. Locking again with the returned context re-enters
 // and adds a hold count, whoever waits.
 //
-// The returned context carries the owner and is cancelled with cause
-// ErrLeaseLost if the lease is lost, and with ErrReleased when the matching
-// Unlock releases it. Uncontended, Lock is one round trip; a waiter joins the
-// queue on its second try, after subscribing to its wake-ups. A waiter whose
-// ctx ends leaves the queue (one more round trip) and returns ctx.Err().
+// The returned context carries the owner and the acquisition, and ends when
+// the acquisition does: with cause ErrReleased when Unlock releases it,
+// ErrLeaseLost if the lease is lost, a cause wrapping ErrClosed at
+// Client.Close, and when ctx ends. A hold and its context end together: when
+// ctx is cancelled or its deadline passes, distsync releases the acquisition
+// rather than renew a lock nobody can use, so a deadline on ctx bounds the
+// hold, not only the wait (to bound the wait alone, use TryLock). If ctx ends
+// before the grant comes back, Lock returns ctx.Err() and leaves nothing
+// held. Run the work the lock protects under the returned context.
+//
+// A transient failure (a dropped connection, a server restart or failover)
+// does not end the wait: the attempt is repeated, and a repeated attempt
+// returns the grant an earlier one made instead of granting twice.
+// Uncontended, Lock is one round trip.
 func (f *FairLock) Lock(ctx context.Context) (context.Context, error) {
 	return f.lock(ctx, -1, 0)
 }
@@ -134,8 +143,10 @@ func (f *FairLock) Lock(ctx context.Context) (context.Context, error) {
 // it; it never joins the queue. With wait > 0 it queues for at most that
 // long and leaves the queue when it gives up. With lease 0 the watchdog
 // renews the lease until Unlock; with lease > 0 the lock simply expires after
-// lease, and the returned context ends then with cause ErrLeaseExpired.
-// Negative durations return ErrInvalidArgument.
+// lease, and the returned context ends then with cause ErrLeaseExpired
+// (shortly before the lease ends by the server's count). With wait 0 a
+// failed attempt is not repeated: its error is returned, and anything it may
+// have granted is given back. Negative durations return ErrInvalidArgument.
 func (f *FairLock) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	if err := errors.Join(core.CheckDuration("wait", wait), core.CheckDuration("lease", lease)); err != nil {
 		return nil, f.errorf(err)
@@ -162,17 +173,25 @@ func (f *FairLock) leave(ctx context.Context, waiter string) error {
 		[]string{waiter, f.channel, f.c.PublishCmd()}).Error()
 }
 
-// Unlock releases one hold count of the owner ctx carries: pass the context
-// Lock returned, whose cancellation does not matter (the release runs on a
-// short context of its own). When the last count is released the lock is
-// deleted and the head of the queue, only it, is woken (one PUBLISH); the
-// context of the matching Lock is cancelled with cause ErrReleased. Unlock
-// returns ErrNotHeld when the owner does not hold the lock, and never
-// touches another owner's lock.
+// Unlock releases the acquisition the context carries: pass the context
+// Lock returned, whose cancellation does not matter. It releases one hold
+// count of the owner; when it was the owner's last, the lock is deleted and the head of the
+// queue, only it, is woken (one PUBLISH).
+// When the owner still holds but no acquisition left is renewed by the
+// watchdog, the lease falls to the latest explicit lease left. Unlock never
+// touches another owner's hold.
 //
-// Unlock is safe to retry: if an attempt fails after the server applied it
-// (the reply was lost), the retry with the same context returns nil and does
-// not release a second hold count. Unlock is one round trip.
+// Whatever the outcome, the acquisition's context has ended when Unlock
+// returns. Unlock returns nil if and only if the release was applied, by this
+// call or by an earlier one whose reply was lost: a retry returns what the
+// first attempt did and never releases another acquisition's count, and of
+// concurrent calls for one acquisition exactly one returns nil. It returns
+// ErrNotHeld when the acquisition was not held (released before, or its lease
+// ended or was lost). Transient failures are retried for a few seconds; if no
+// attempt got an answer, Unlock returns the error, the acquisition is no
+// longer renewed, and calling Unlock again learns the outcome (the server
+// remembers a release for core.ReleaseMemory, 10 s). Unlock is one round
+// trip.
 func (f *FairLock) Unlock(ctx context.Context) error {
 	if err := f.c.Release(ctx, f.key); err != nil {
 		return f.errorf(err)

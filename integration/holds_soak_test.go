@@ -44,7 +44,9 @@ func TestFaultSoak(t *testing.T) {
 				Token(context.Context) (int64, error)
 			})
 			return soakLocker{
-				lock:   func(ctx context.Context, wait, lease time.Duration) (context.Context, error) { return l.TryLock(ctx, wait, lease) },
+				lock: func(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
+					return l.TryLock(ctx, wait, lease)
+				},
 				unlock: l.Unlock,
 				token: func(ctx context.Context) int64 {
 					tok, _ := tokenOf.Token(ctx)

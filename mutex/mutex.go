@@ -102,10 +102,20 @@ func (m *Mutex) Key() string { return m.key }
 // lease, renewed until Unlock. Locking again with the returned context
 // re-enters and adds a hold count.
 //
-// The returned context carries the owner and is cancelled with cause
-// ErrLeaseLost if the lease is lost, and with ErrReleased when the matching
-// Unlock releases it; run the work the lock protects under it. Uncontended,
-// Lock is one round trip.
+// The returned context carries the owner and the acquisition, and ends when
+// the acquisition does: with cause ErrReleased when Unlock releases it,
+// ErrLeaseLost if the lease is lost, a cause wrapping ErrClosed at
+// Client.Close, and when ctx ends. A hold and its context end together: when
+// ctx is cancelled or its deadline passes, distsync releases the acquisition
+// rather than renew a lock nobody can use, so a deadline on ctx bounds the
+// hold, not only the wait (to bound the wait alone, use TryLock). If ctx ends
+// before the grant comes back, Lock returns ctx.Err() and leaves nothing
+// held. Run the work the lock protects under the returned context.
+//
+// A transient failure (a dropped connection, a server restart or failover)
+// does not end the wait: the attempt is repeated, and a repeated attempt
+// returns the grant an earlier one made instead of granting twice.
+// Uncontended, Lock is one round trip.
 func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 	return m.lock(ctx, -1, 0)
 }
@@ -114,8 +124,10 @@ func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 // and returns ErrNotAcquired at once if another owner holds the lock; with
 // wait > 0 it waits at most that long. With lease 0 the watchdog renews the
 // lease until Unlock; with lease > 0 the lock simply expires after lease,
-// and the returned context ends then with cause ErrLeaseExpired. Negative
-// durations return ErrInvalidArgument.
+// and the returned context ends then with cause ErrLeaseExpired (shortly
+// before the lease ends by the server's count). With wait 0 a failed attempt
+// is not repeated: its error is returned, and anything it may have granted
+// is given back. Negative durations return ErrInvalidArgument.
 func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	if err := core.CheckDuration("wait", wait); err != nil {
 		return nil, m.errorf(err)
@@ -138,21 +150,25 @@ func (m *Mutex) lock(ctx context.Context, wait, lease time.Duration) (context.Co
 	return lctx, nil
 }
 
-// Unlock releases one hold count of the owner ctx carries: pass the context
-// Lock returned, whose cancellation does not matter (the release runs on a
-// short context of its own). When the last count is released the lock is
-// deleted and, if anyone waits, one waiter per subscribed process is woken
-// (a PUBLISH of "n:1"; only one can take the lock, and a woken waiter that
-// loses the race waits for the next release); the context of the matching
-// Lock is cancelled with cause ErrReleased. Unlock returns ErrNotHeld when the owner
-// does not hold the lock, and never touches another owner's lock.
+// Unlock releases the acquisition the context carries: pass the context
+// Lock returned, whose cancellation does not matter. It releases one hold
+// count of the owner; when it was the owner's last, the lock is deleted and, if anyone waits, one
+// waiter per subscribed process is woken (a PUBLISH of "n:1").
+// When the owner still holds but no acquisition left is renewed by the
+// watchdog, the lease falls to the latest explicit lease left. Unlock never
+// touches another owner's hold.
 //
-// Unlock is safe to retry: if an attempt fails after the server applied it
-// (the reply was lost), the retry with the same context returns nil and does
-// not release a second hold count. Releasing the same acquisition twice after
-// a success returns ErrNotHeld. If Unlock fails otherwise, the lock may stay
-// held, no longer renewed, until its lease ends; retry to release it sooner.
-// Unlock is one round trip.
+// Whatever the outcome, the acquisition's context has ended when Unlock
+// returns. Unlock returns nil if and only if the release was applied, by this
+// call or by an earlier one whose reply was lost: a retry returns what the
+// first attempt did and never releases another acquisition's count, and of
+// concurrent calls for one acquisition exactly one returns nil. It returns
+// ErrNotHeld when the acquisition was not held (released before, or its lease
+// ended or was lost). Transient failures are retried for a few seconds; if no
+// attempt got an answer, Unlock returns the error, the acquisition is no
+// longer renewed, and calling Unlock again learns the outcome (the server
+// remembers a release for core.ReleaseMemory, 10 s). Unlock is one round
+// trip.
 func (m *Mutex) Unlock(ctx context.Context) error {
 	if err := m.c.Release(ctx, m.key); err != nil {
 		return m.errorf(err)

@@ -202,9 +202,20 @@ func (l *Locker) Key() string { return l.key }
 // lock too; the holder of a read lock (and not the write lock) asking for the
 // write lock gets ErrUpgrade at once.
 //
-// The returned context carries the owner and is cancelled with cause
-// ErrLeaseLost if the lease is lost, and with ErrReleased when the matching
-// Unlock releases it. Uncontended, Lock is one round trip.
+// The returned context carries the owner and the acquisition, and ends when
+// the acquisition does: with cause ErrReleased when Unlock releases it,
+// ErrLeaseLost if the lease is lost, a cause wrapping ErrClosed at
+// Client.Close, and when ctx ends. A hold and its context end together: when
+// ctx is cancelled or its deadline passes, distsync releases the acquisition
+// rather than renew a lock nobody can use, so a deadline on ctx bounds the
+// hold, not only the wait (to bound the wait alone, use TryLock). If ctx ends
+// before the grant comes back, Lock returns ctx.Err() and leaves nothing
+// held. Run the work the lock protects under the returned context.
+//
+// A transient failure (a dropped connection, a server restart or failover)
+// does not end the wait: the attempt is repeated, and a repeated attempt
+// returns the grant an earlier one made instead of granting twice.
+// Uncontended, Lock is one round trip.
 func (l *Locker) Lock(ctx context.Context) (context.Context, error) {
 	return l.lock(ctx, -1, 0)
 }
@@ -213,8 +224,11 @@ func (l *Locker) Lock(ctx context.Context) (context.Context, error) {
 // and returns ErrNotAcquired at once if it cannot acquire; with wait > 0 it
 // waits at most that long. With lease 0 the watchdog renews the hold until
 // Unlock; with lease > 0 the hold simply expires after lease, and the
-// returned context ends then with cause ErrLeaseExpired. Negative durations
-// return ErrInvalidArgument.
+// returned context ends then with cause ErrLeaseExpired (shortly before the
+// lease ends by the server's count: a margin for clock drift). With wait 0 a
+// failed attempt is not repeated: its error is returned, and anything it
+// may have granted is given back. Negative durations return
+// ErrInvalidArgument.
 func (l *Locker) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	if err := errors.Join(core.CheckDuration("wait", wait), core.CheckDuration("lease", lease)); err != nil {
 		return nil, l.errorf(err)
@@ -267,19 +281,27 @@ func detach(ctx, base context.Context) (context.Context, context.CancelCauseFunc
 	}
 }
 
-// Unlock releases one hold count of this side held by the owner ctx carries:
-// pass the context Lock returned, whose cancellation does not matter (the
-// release runs on a short context of its own). The context of the matching
-// Lock is cancelled with cause ErrReleased. When the owner's last write count
-// is released, every waiter is woken (the lock is free, or a read lock if the
-// owner still reads); when the last read hold of the lock is released, one
-// waiting writer is woken (or the waiting readers, if no writer waits).
-// Unlock returns ErrNotHeld when the owner does not hold this side, and never
+// Unlock releases the acquisition the context carries: pass the context
+// Lock returned, whose cancellation does not matter. It releases one hold
+// count of this side held by the owner; when it was the owner's last, every waiter is woken when it
+// was the write hold (the lock is free, or a read lock if the owner still
+// reads), and one waiting writer (or the waiting readers) when it was the
+// last read hold of the lock.
+// When the owner still holds but no acquisition left is renewed by the
+// watchdog, the lease falls to the latest explicit lease left. Unlock never
 // touches another owner's hold.
 //
-// Unlock is safe to retry: if an attempt fails after the server applied it
-// (the reply was lost), the retry with the same context returns nil and does
-// not release a second hold count. Unlock is one round trip.
+// Whatever the outcome, the acquisition's context has ended when Unlock
+// returns. Unlock returns nil if and only if the release was applied, by this
+// call or by an earlier one whose reply was lost: a retry returns what the
+// first attempt did and never releases another acquisition's count, and of
+// concurrent calls for one acquisition exactly one returns nil. It returns
+// ErrNotHeld when the acquisition was not held (released before, or its lease
+// ended or was lost). Transient failures are retried for a few seconds; if no
+// attempt got an answer, Unlock returns the error, the acquisition is no
+// longer renewed, and calling Unlock again learns the outcome (the server
+// remembers a release for core.ReleaseMemory, 10 s). Unlock is one round
+// trip.
 func (l *Locker) Unlock(ctx context.Context) error {
 	if err := l.rw.c.Release(ctx, l.key); err != nil {
 		return l.errorf(err)

@@ -337,10 +337,26 @@ func (a *Acq) release1(ctx context.Context, auto bool) error {
 		}
 		return ErrNotHeld
 	default:
+		// Ended without a release: lost, abandoned at Close, or its
+		// explicit lease ended by this process's count, which is a little
+		// earlier than the server's, so the release is still sent.
 		cause := a.cause
 		a.mu.Unlock()
-		if errors.Is(cause, ErrClosed) {
-			return cause
+		if !errors.Is(cause, ErrLeaseExpired) {
+			if errors.Is(cause, ErrClosed) {
+				return cause
+			}
+			return fmt.Errorf("%w: %w", ErrNotHeld, cause)
+		}
+		r, err := a.send(ctx)
+		if err == nil && r != releaseNoHold {
+			a.mu.Lock()
+			a.released = true
+			a.mu.Unlock()
+			return nil
+		}
+		if err != nil {
+			return err
 		}
 		return fmt.Errorf("%w: %w", ErrNotHeld, cause)
 	}
