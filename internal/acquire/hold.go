@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redis/rueidis"
-
 	"github.com/distsync/distsync/internal/core"
 )
 
@@ -118,13 +116,4 @@ func Hold(ctx context.Context, l *Lock, owner string, wait, lease time.Duration)
 		return nil, err
 	}
 	return lctx, nil
-}
-
-// closedErr wraps core.ErrClosed around the error of a request made on a
-// rueidis client that was closed.
-func closedErr(err error) error {
-	if errors.Is(err, rueidis.ErrClosing) && !errors.Is(err, core.ErrClosed) {
-		return fmt.Errorf("%w: %w", core.ErrClosed, err)
-	}
-	return err
 }

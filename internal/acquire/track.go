@@ -24,7 +24,7 @@ func (t *Track) Sent(sent time.Time, granted bool, err error) error {
 		if core.Unknown(err) && t.unsure.IsZero() {
 			t.unsure = sent
 		}
-		return closedErr(err)
+		return core.ClosedErr(err)
 	}
 	if granted {
 		t.granted, t.sentAt = true, sent

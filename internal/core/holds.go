@@ -175,16 +175,6 @@ func (h *Holds) Lookup(ctx context.Context, key string) *Acq {
 	return a
 }
 
-// Count returns how many live acquisitions of key owner has in this process.
-func (h *Holds) Count(key, owner string) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if hd := h.m[holdKey{key, owner}]; hd != nil {
-		return len(hd.acqs)
-	}
-	return 0
-}
-
 // detach removes a from its hold: the watchdog stops renewing the hold with
 // its last watchdog acquisition, and the hold is forgotten with its last
 // acquisition. It is idempotent.
@@ -317,6 +307,11 @@ func (a *Acq) Unlock(ctx context.Context) error { return a.release1(ctx, false) 
 // release1 is Unlock; auto says distsync releases on its own, and the
 // holder's next Unlock reports the outcome.
 func (a *Acq) release1(ctx context.Context, auto bool) error {
+	// Close waits (a little) for a release on the wire; after Close the
+	// release is still sent if the connection is open (FromClient).
+	if a.hold.holds.core.Track() == nil {
+		defer a.hold.holds.core.Untrack()
+	}
 	a.relMu.Lock()
 	defer a.relMu.Unlock()
 	a.mu.Lock()
@@ -413,7 +408,7 @@ func (a *Acq) send(ctx context.Context) (int64, error) {
 		}
 		return err
 	})
-	return r, err
+	return r, ClosedErr(err)
 }
 
 // Extend moves the end of an explicit lease to lease from now: send extends

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
@@ -92,6 +93,15 @@ func Transient(err error) bool {
 			strings.HasPrefix(msg, "READONLY") || strings.HasPrefix(msg, "MASTERDOWN")
 	}
 	return false
+}
+
+// ClosedErr wraps ErrClosed around the error of a request made on a rueidis
+// client that was closed (rueidis.ErrClosing), so errors.Is finds it.
+func ClosedErr(err error) error {
+	if errors.Is(err, rueidis.ErrClosing) && !errors.Is(err, ErrClosed) {
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	return err
 }
 
 // Retry runs f until it succeeds, fails for good (not Transient), budget
