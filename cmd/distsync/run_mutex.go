@@ -42,4 +42,8 @@ func (g lockGuard) acquire(ctx context.Context, wait time.Duration) (context.Con
 
 func (g lockGuard) release(held context.Context) error { return g.m.Unlock(held) }
 
+func (g lockGuard) kind() *kind { return mutexKind }
+
+func (g lockGuard) name() string { return g.m.Name() }
+
 func (g lockGuard) String() string { return fmt.Sprintf("lock %q", g.m.Name()) }

@@ -46,4 +46,8 @@ func (g *permitGuard) release(context.Context) error {
 	return g.s.Release(context.Background(), g.permit)
 }
 
+func (g *permitGuard) kind() *kind { return semaphoreKind }
+
+func (g *permitGuard) name() string { return g.s.Name() }
+
 func (g *permitGuard) String() string { return fmt.Sprintf("a permit of semaphore %q", g.s.Name()) }
