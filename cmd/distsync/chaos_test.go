@@ -192,4 +192,3 @@ func killCommand(pidfile, id string) bool {
 	}
 	return p.Signal(syscall.SIGKILL) == nil
 }
-
