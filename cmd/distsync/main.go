@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -274,7 +275,7 @@ func (f *flags) parse(c *cli, args []string, interspersed bool) ([]string, error
 				f.printUsage(c.stdout)
 				return nil, errHelp
 			}
-			return nil, usageErrorf(f.name, "%v", err)
+			return nil, usageErrorf(f.name, "%s", longFlagNames.ReplaceAllString(err.Error(), "$1--$2"))
 		}
 		rest := f.Args()
 		consumed := len(args) - len(rest)
@@ -285,6 +286,9 @@ func (f *flags) parse(c *cli, args []string, interspersed bool) ([]string, error
 		args = rest[1:]
 	}
 }
+
+// longFlagNames finds "-name" in the flag package's errors, to say "--name".
+var longFlagNames = regexp.MustCompile(`(flag:? |defined: )-([a-z][a-z0-9-]+)`)
 
 // printUsage writes the usage text and the flags: the command's, then the
 // connection flags.
