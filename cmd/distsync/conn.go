@@ -256,8 +256,11 @@ func connectCause(err error, withTLS bool) string {
 		}
 		return "the server does not speak the Redis protocol" + first + ": is this a Redis port" + hint
 	}
-	if !withTLS && (errors.Is(err, io.EOF) || strings.Contains(msg, "connection reset")) {
+	switch closed := errors.Is(err, io.EOF) || strings.Contains(msg, "connection reset"); {
+	case closed && !withTLS:
 		return msg + " (the server closed the connection: does it want TLS (--tls)?)"
+	case closed:
+		return msg + " (the server closed the connection: does it want a client certificate (--cert, --key)?)"
 	}
 	return msg
 }
