@@ -279,7 +279,7 @@ func TestConnectionURL(t *testing.T) {
 	}{
 		{"", []string{"--redis", "redis://" + s.Addr()}, "mutex"},
 		{"", []string{"--redis", "redis://" + s.Addr() + "/0"}, "mutex"},
-		{"", []string{"--redis", "redis://" + s.Addr() + "/1"}, ""},                 // another database
+		{"", []string{"--redis", "redis://" + s.Addr() + "/1"}, ""},                   // another database
 		{"", []string{"--redis", "redis://" + s.Addr() + "/1", "--db", "0"}, "mutex"}, // the flag wins
 		{"redis://" + s.Addr() + "?db=0", nil, "mutex"},
 		{"redis://" + s.Addr() + "/1", nil, ""},

@@ -63,8 +63,8 @@ func (e *binEnv) testTLS(t *testing.T) {
 		{append([]string{"--redis", addr, "--insecure"}, client...), exitOK},
 		{append([]string{"--redis", "rediss://" + addr + "?skip_verify=true"}, client...), exitOK},
 		{append([]string{"--redis", addr, "--tls"}, client...), exitUnavailable}, // unknown CA
-		{[]string{"--redis", addr, "--cacert", f("ca.pem")}, exitUnavailable},      // no client certificate
-		{[]string{"--redis", addr}, exitUnavailable},                                // no TLS
+		{[]string{"--redis", addr, "--cacert", f("ca.pem")}, exitUnavailable},    // no client certificate
+		{[]string{"--redis", addr}, exitUnavailable},                             // no TLS
 	} {
 		cmd := exec.Command(e.bin, append(append([]string{"inspect"}, c.args...), "x")...)
 		cmd.Env = append(os.Environ(), envRedis+"=")
