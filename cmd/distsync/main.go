@@ -42,8 +42,7 @@ const exitCodesHelp = `Exit codes:
   64    usage error (bad flags or arguments)
   69    cannot connect to Redis
   70    run: the lease was lost while the command ran; the command was stopped
-  75    run: the lock or permit was not acquired within --wait (taken, for --wait 0);
-        another code with -E
+  75    run: not acquired within --wait (taken, with -n or --wait 0); -E sets another
   126   run: the command could not be executed
   127   run: the command was not found
   128+N interrupted by signal N (130 for SIGINT) before the command ran, or in

@@ -104,8 +104,8 @@ func (c *cli) runCmd(args []string) error {
 	f.alias("E", "conflict-exit-code")
 	f.StringVar(&rf.command, "command", "", "run `STRING` with sh -c instead of COMMAND [ARG...]")
 	f.alias("c", "command")
-	rf.lease = f.durationVar("lease", distsync.DefaultLease, "the watchdog lease, renewed every lease/3 while COMMAND runs")
-	rf.grace = f.durationVar("grace", 10*time.Second, "after a lost lease, the time COMMAND has between SIGTERM and SIGKILL")
+	rf.lease = f.durationVar("lease", distsync.DefaultLease, "the watchdog lease `time`, renewed every lease/3 while COMMAND runs")
+	rf.grace = f.durationVar("grace", 10*time.Second, "the `time` COMMAND has between SIGTERM and SIGKILL after a lost lease")
 	cf.register(f)
 	argv, err := f.parse(c, args, false)
 	if err != nil {
