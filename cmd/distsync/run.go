@@ -42,7 +42,8 @@ own the terminal: one that reads it is stopped, as a background job is;
 redirect its input. (Outside Linux, killing distsync's helper process alone
 leaves COMMAND running; elsewhere than Unix, signals reach COMMAND only.)
 
---wait, --lease and --grace take seconds (5, 0.5) or durations (1m30s).
+--wait, --lease and --grace take seconds (5, 0.5) or durations (1m30s). With
+-v, distsync reports every second of its wait who holds NAME.
 
 Exit: COMMAND's exit code (128+N if signal N ended it); 75 (or -E's code)
 when not acquired within --wait (at once, with -n or --wait 0, if taken); 70
