@@ -17,7 +17,13 @@ const guardCommand = "__guard"
 
 var forwarded = []os.Signal{os.Interrupt}
 
+var jobControl []os.Signal
+
 func stopping(os.Signal) bool { return true }
+
+func isSuspend(os.Signal) bool { return false }
+
+func isContinue(os.Signal) bool { return false }
 
 type group struct {
 	cmd     *exec.Cmd
@@ -50,6 +56,10 @@ func (p *group) signal(s os.Signal) {
 }
 
 func (p *group) kill() { _ = p.cmd.Process.Kill() }
+
+func (p *group) suspend() {}
+
+func (p *group) resume() {}
 
 func (p *group) exited() <-chan struct{} { return p.done }
 

@@ -54,6 +54,13 @@ const guardCommand = "__guard"
 var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
 	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH}
 
+// jobControl are the signals of a shell's job control that run handles
+// while COMMAND runs: Ctrl-Z (SIGTSTP) and fg or bg (SIGCONT).
+var jobControl = []os.Signal{syscall.SIGTSTP, syscall.SIGCONT}
+
+func isSuspend(s os.Signal) bool  { return s == syscall.SIGTSTP }
+func isContinue(s os.Signal) bool { return s == syscall.SIGCONT }
+
 // stopping reports whether s ends a wait for the lock.
 func stopping(s os.Signal) bool {
 	switch s {
@@ -127,6 +134,16 @@ func (p *group) signal(s os.Signal) {
 
 // kill sends SIGKILL to every process of the group.
 func (p *group) kill() { p.signal(syscall.SIGKILL) }
+
+// suspend stops the group, then distsync itself, as Ctrl-Z stops a job in
+// the terminal's process group; it returns when distsync is continued.
+func (p *group) suspend() {
+	p.signal(syscall.SIGSTOP)
+	_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+}
+
+// resume continues the group's stopped processes.
+func (p *group) resume() { p.signal(syscall.SIGCONT) }
 
 // exited is closed when the guard has exited; status then says how.
 func (p *group) exited() <-chan struct{} { return p.done }

@@ -37,9 +37,11 @@ reaches COMMAND once. If the lease is lost (the key was deleted, the server
 lost it, renewals failed for a whole lease), the group is sent SIGTERM, then
 SIGKILL after --grace, and distsync exits 70. If distsync dies, even by
 SIGKILL, the group is killed at once. When COMMAND exits, what it left
-running in its group is killed before the hold is released. COMMAND does not
-own the terminal: one that reads it is stopped, as a background job is;
-redirect its input. (Outside Linux, killing distsync's helper process alone
+running in its group is killed before the hold is released. Ctrl-Z (SIGTSTP)
+stops COMMAND's group and distsync; continued, distsync first checks that it
+still has the hold (a stopped distsync renews nothing), else stops COMMAND as
+for a lost lease. COMMAND does not own the terminal: one that reads it is
+stopped, as a background job is; redirect its input. (Outside Linux, killing distsync's helper process alone
 leaves COMMAND running; elsewhere than Unix, signals reach COMMAND only.)
 
 --wait, --lease and --grace take seconds (5, 0.5) or durations (1m30s). With
@@ -61,6 +63,9 @@ type guard interface {
 	acquire(ctx context.Context, wait time.Duration) (held context.Context, env []string, err error)
 	// release gives the hold back; distsync.ErrNotHeld when it was lost.
 	release(held context.Context) error
+	// holds asks the server whether the hold is still there (one round
+	// trip), also after held was cancelled.
+	holds(held context.Context) (bool, error)
 	// kind is the primitive whose keys the guard uses (for inspection).
 	kind() *kind
 	// name is the primitive's name.
@@ -200,6 +205,7 @@ func (c *cli) runCmd(args []string) error {
 	if cf.verbose {
 		fmt.Fprintf(c.stderr, "distsync run: holding %v (client %s; %s)\n", g, client.ID(), strings.Join(env, " "))
 	}
+	signal.Notify(sigs, jobControl...) // from now on, Ctrl-Z stops COMMAND too
 	p, err := startGroup(path, argv, env, c.stdin, c.stdout, c.stderr)
 	if err != nil {
 		g.release(held)
@@ -214,7 +220,19 @@ wait:
 		case <-p.exited():
 			break wait
 		case s := <-sigs:
-			p.signal(s)
+			switch {
+			case isSuspend(s):
+				p.suspend() // its SIGCONT follows
+			case isContinue(s):
+				if !c.resumeIfHeld(p, g, held) {
+					lost = true
+					fmt.Fprintf(c.stderr, "distsync run: %v was lost while stopped; stopping %s (process group %d)\n", g, argv[0], p.pid())
+					terminate(p, rf.grace.d)
+					break wait
+				}
+			default:
+				p.signal(s)
+			}
 		case <-held.Done():
 			lost = true
 			fmt.Fprintf(c.stderr, "distsync run: lease of %v lost (%v); stopping %s (process group %d)\n",
@@ -364,10 +382,35 @@ func (r *report) holders() string {
 	return s
 }
 
+// resumeIfHeld continues COMMAND's group after a stop once the server
+// confirms the hold (a stopped distsync renews nothing: its lease may have
+// ended meanwhile), and reports whether it did. While the server cannot
+// answer, the group stays stopped, until the hold is known to be lost.
+func (c *cli) resumeIfHeld(p *group, g guard, held context.Context) bool {
+	for {
+		ok, err := g.holds(held)
+		if err == nil {
+			if ok {
+				p.resume()
+			}
+			return ok
+		}
+		fmt.Fprintf(c.stderr, "distsync run: cannot check %v after a stop (%v); the command stays stopped\n", g, err)
+		t := time.NewTimer(time.Second)
+		select {
+		case <-held.Done():
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+	}
+}
+
 // terminate sends the group SIGTERM, then SIGKILL after grace, and returns
-// once the guard has exited.
+// once the guard has exited. A stopped group is continued to act on it.
 func terminate(p *group, grace time.Duration) {
 	p.signal(syscall.SIGTERM)
+	p.resume()
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {

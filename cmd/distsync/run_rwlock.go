@@ -51,6 +51,11 @@ func (g rwlockGuard) acquire(ctx context.Context, wait time.Duration) (context.C
 
 func (g rwlockGuard) release(held context.Context) error { return g.side.Unlock(held) }
 
+func (g rwlockGuard) holds(held context.Context) (bool, error) {
+	n, err := g.side.HoldCount(held)
+	return n > 0, err
+}
+
 func (g rwlockGuard) kind() *kind { return rwlockKind }
 
 func (g rwlockGuard) name() string { return g.rw.Name() }
