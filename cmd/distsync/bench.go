@@ -2,16 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -83,7 +80,10 @@ func (c *cli) bench(args []string) error {
 		run = append(run, benchScenarios[i])
 	}
 
-	o := cf.options(c)
+	o, err := cf.options(c)
+	if err != nil {
+		return err
+	}
 	env := &benchEnv{name: "bench-" + randomHex(4), workers: *workers}
 	if env.a, err = connect(o); err != nil {
 		return err
@@ -94,7 +94,7 @@ func (c *cli) bench(args []string) error {
 	}
 	defer env.b.Close()
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	fmt.Fprintf(c.stdout, "distsync bench on %s, %v a scenario\n\n", describeAddrs(o), *duration)
 	fmt.Fprintf(c.stdout, "%-12s %7s %9s %9s %9s %9s %9s %9s %9s\n", "scenario", "workers", "ops", "ops/s", "p50", "p90", "p99", "p99.9", "max")
@@ -114,8 +114,12 @@ func (c *cli) bench(args []string) error {
 		elapsed := time.Since(start)
 		cancel()
 		prog.stop()
-		if ctx.Err() != nil {
-			return withCode(exitFailure, errors.New("interrupted"))
+		if err := interrupted(ctx); err != nil {
+			// Keep what was measured: the finished scenarios' rows are out,
+			// and this one's covers the time it ran.
+			fmt.Fprintln(c.stdout, rec.row(s.name+"*", workers, elapsed))
+			fmt.Fprintf(c.stdout, "* interrupted after %.1fs of %v\n", elapsed.Seconds(), *duration)
+			return err
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)

@@ -35,16 +35,11 @@ func TestBinary(t *testing.T) {
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "go build: %s", out)
 	s := redistest.Shared(t)
-	conn := []string{"--redis", s.Addr()}
-	if s.RESP2() {
-		conn = append(conn, "--resp2")
-	}
-	// command returns an exec.Cmd running distsync sub with the connection
-	// flags, then args.
-	command := func(sub string, args ...string) *exec.Cmd {
-		cmd := exec.Command(bin, append(append([]string{sub}, conn...), args...)...)
-		cmd.Env = append(os.Environ(), envRedis+"=") // only the flags say where
-		return cmd
+	e := &binEnv{bin: bin, s: s}
+	command := e.command
+
+	for _, bt := range binaryTests { // the process tests, in process_test.go
+		t.Run(bt.name, func(t *testing.T) { bt.test(e, t) })
 	}
 
 	t.Run("RunNeverOverlaps", func(t *testing.T) {
@@ -228,6 +223,35 @@ func TestBinary(t *testing.T) {
 		assert.Contains(t, text, "refused, stale token")
 		assert.Contains(t, text, "Tour done")
 	})
+}
+
+// binaryTests are more subtests of TestBinary, from files of their own.
+var binaryTests []struct {
+	name string
+	test func(e *binEnv, t *testing.T)
+}
+
+// binEnv is the built binary and the server the binary tests use.
+type binEnv struct {
+	bin string
+	s   *redistest.Server
+}
+
+// command returns an exec.Cmd running distsync sub against the shared
+// server, then args.
+func (e *binEnv) command(sub string, args ...string) *exec.Cmd {
+	return e.commandOn(e.s, sub, args...)
+}
+
+// commandOn returns an exec.Cmd running distsync sub against s, then args.
+func (e *binEnv) commandOn(s *redistest.Server, sub string, args ...string) *exec.Cmd {
+	conn := []string{"--redis", s.Addr()}
+	if s.RESP2() {
+		conn = append(conn, "--resp2")
+	}
+	cmd := exec.Command(e.bin, append(append([]string{sub}, conn...), args...)...)
+	cmd.Env = append(os.Environ(), envRedis+"=") // only the flags say where
+	return cmd
 }
 
 // exitCodeOf returns the exit code of a finished process from its Run or

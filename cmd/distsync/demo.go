@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/distsync/distsync"
@@ -66,7 +64,10 @@ func (c *cli) demo(args []string) error {
 	} else {
 		server = "Redis at " + strings.Join(cf.addrs, ",")
 	}
-	opts := cf.options(c)
+	opts, err := cf.options(c)
+	if err != nil {
+		return err
+	}
 	if cf.prefix == "" {
 		opts.Prefix = "distsync:demo:" + randomHex(4) + ":"
 	}
@@ -77,7 +78,7 @@ func (c *cli) demo(args []string) error {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	d := &demoEnv{t: &tour{w: c.stdout}, opts: opts, lease: *lease}
 	defer d.close()
@@ -94,6 +95,9 @@ func (c *cli) demo(args []string) error {
 	for i, s := range demoSteps {
 		d.t.step(i+1, s.title)
 		if err := s.run(ctx, d); err != nil {
+			if err := interrupted(ctx); err != nil {
+				return err
+			}
 			return fmt.Errorf("step %d (%s): %w", i+1, s.title, err)
 		}
 	}

@@ -56,6 +56,14 @@ type kind struct {
 	// forceUnlock deletes every hold and reports whether any was held; nil
 	// when the primitive has no holds to delete.
 	forceUnlock func(ctx context.Context, c *distsync.Client, name string) (bool, error)
+	// remove deletes the primitive and reports whether it existed; nil for
+	// the locks, which unlock --force deletes.
+	remove func(ctx context.Context, c *distsync.Client, name string) (bool, error)
+	// keyType is the Redis type of the main key ("hash", "string").
+	keyType string
+	// alike is the kind whose keys this one's can look exactly like (a fair
+	// lock without waiters has a mutex's keys); nil for none.
+	alike *kind
 }
 
 // fit is how well probed keys fit a kind.
@@ -171,6 +179,12 @@ func classify(p *probe, kinds []*kind, forced string) (*kind, error) {
 		if k == nil {
 			return nil, withCode(exitUsage, fmt.Errorf("unknown --kind %q (known: %s)", forced, kindNames()))
 		}
+		if err := verifyKind(p, k); err != nil {
+			return nil, err
+		}
+		if !p.exists("") && !anyExists(p) {
+			return nil, nil
+		}
 		return k, nil
 	}
 	var maybe []*kind
@@ -195,6 +209,32 @@ func classify(p *probe, kinds []*kind, forced string) (*kind, error) {
 		return nil, nil
 	}
 	return nil, fmt.Errorf("%s is a %s that fits no known kind (%s)", p.key, p.types[""], kindNames())
+}
+
+// verifyKind returns an error unless the probed keys may be k's: absent, or
+// a main key of k's Redis type that no other kind is sure of. Until the
+// library marks each key with its kind, keys alike (a semaphore's count and
+// a latch's, a fair lock without waiters and a mutex) pass for either.
+func verifyKind(p *probe, k *kind) error {
+	if p.exists("") && p.types[""] != k.keyType {
+		return fmt.Errorf("%s is a %s, not a %s: a %s's key is a %s", p.key, p.types[""], k.name, k.name, k.keyType)
+	}
+	for _, o := range kinds {
+		if o != k && o != k.alike && o.detect(p) == fitYes {
+			return fmt.Errorf("the keys of %q are a %s's, not a %s's", p.name, o.name, k.name)
+		}
+	}
+	return nil
+}
+
+// anyExists reports whether any probed key exists.
+func anyExists(p *probe) bool {
+	for s := range p.types {
+		if p.exists(s) {
+			return true
+		}
+	}
+	return false
 }
 
 // report is what inspect prints, as text or JSON.
@@ -344,7 +384,11 @@ func (c *cli) inspect(args []string) error {
 	if len(pos) != 1 {
 		return usageErrorf("inspect", "give one NAME")
 	}
-	client, err := connect(cf.options(c))
+	o, err := cf.options(c)
+	if err != nil {
+		return err
+	}
+	client, err := connect(o)
 	if err != nil {
 		return err
 	}
@@ -452,7 +496,11 @@ func (c *cli) unlock(args []string) error {
 	if !*force {
 		return usageErrorf("unlock", "unlock needs --force: it deletes a lock that another process holds")
 	}
-	client, err := connect(cf.options(c))
+	o, err := cf.options(c)
+	if err != nil {
+		return err
+	}
+	client, err := connect(o)
 	if err != nil {
 		return err
 	}
@@ -472,16 +520,8 @@ func (c *cli) unlock(args []string) error {
 		return fmt.Errorf("a %s has no holds to delete", k.name)
 	}
 	if !*yes {
-		r.writeText(c.stdout)
-		fmt.Fprintf(c.stdout, "Delete %s %q, whoever holds it? [y/N] ", k.name, name)
-		answer, _ := bufio.NewReader(c.stdin).ReadString('\n')
-		switch strings.ToLower(strings.TrimSpace(answer)) {
-		case "y", "yes":
-		default:
-			if answer == "" {
-				fmt.Fprintln(c.stdout)
-			}
-			return withCode(exitFailure, fmt.Errorf("not confirmed; %q left as it is", name))
+		if err := c.confirm(r, fmt.Sprintf("Delete %s %q, whoever holds it?", k.name, name)); err != nil {
+			return err
 		}
 	}
 	was, err := k.forceUnlock(ctx, client, name)
@@ -493,6 +533,88 @@ func (c *cli) unlock(args []string) error {
 		return nil
 	}
 	fmt.Fprintf(c.stdout, "%s %q deleted; its waiters were woken\n", k.name, name)
+	return nil
+}
+
+// confirm shows the report and asks question; anything but yes (or the end
+// of the input) is exit code 1.
+func (c *cli) confirm(r *report, question string) error {
+	r.writeText(c.stdout)
+	fmt.Fprintf(c.stdout, "%s [y/N] ", question)
+	answer, _ := bufio.NewReader(c.stdin).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		return nil
+	}
+	if answer == "" {
+		fmt.Fprintln(c.stdout)
+	}
+	return withCode(exitFailure, fmt.Errorf("not confirmed; %q left as it is", r.Name))
+}
+
+const deleteUsage = `Usage: distsync delete [--yes] [--kind K] NAME
+
+Deletes the semaphore or the latch NAME: one no longer used, or set to the
+wrong size or count. A semaphore's holders lose their permits at their next
+renewal (a "distsync run --semaphore" holder stops its command and exits 70),
+and its waiters wait until its size is set again; a latch opens and wakes
+its awaiters. Shows its state and asks for confirmation unless --yes. A
+semaphore's count and a latch's look alike: when only a count is stored, say
+which with --kind. Locks are deleted with "distsync unlock --force".
+`
+
+func (c *cli) deleteCmd(args []string) error {
+	f := newFlags("delete", deleteUsage)
+	var cf connFlags
+	cf.register(f)
+	yes := f.Bool("yes", false, "do not ask for confirmation")
+	forced := f.String("kind", "", "the primitive's `kind`: semaphore or latch, when its keys are ambiguous")
+	pos, err := f.parse(c, args, true)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageErrorf("delete", "give one NAME")
+	}
+	if k := findKind(*forced); *forced != "" && k != nil && k.remove == nil {
+		return usageErrorf("delete", "delete takes a semaphore or a latch; a %s is deleted with distsync unlock --force", k.name)
+	}
+	o, err := cf.options(c)
+	if err != nil {
+		return err
+	}
+	client, err := connect(o)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	name := pos[0]
+	r, k, err := lookup(ctx, client, cf.prefix, name, *forced)
+	switch {
+	case err != nil:
+		return err
+	case k == nil:
+		fmt.Fprintf(c.stdout, "%q does not exist; nothing to do\n", name)
+		return nil
+	case k.remove == nil:
+		return fmt.Errorf("%q is a %s: delete takes a semaphore or a latch; a lock is deleted with distsync unlock --force", name, k.name)
+	}
+	if !*yes {
+		if err := c.confirm(r, fmt.Sprintf("Delete %s %q?", k.name, name)); err != nil {
+			return err
+		}
+	}
+	was, err := k.remove(ctx, client, name)
+	if err != nil {
+		return err
+	}
+	if !was {
+		fmt.Fprintf(c.stdout, "%s %q was deleted meanwhile; nothing to do\n", k.name, name)
+		return nil
+	}
+	fmt.Fprintf(c.stdout, "%s %q deleted\n", k.name, name)
 	return nil
 }
 

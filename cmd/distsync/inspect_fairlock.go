@@ -12,6 +12,8 @@ import (
 // inspect reports it as one (the same holders, TTL and token).
 var fairlockKind = &kind{
 	name:     "fairlock",
+	keyType:  "hash",
+	alike:    mutexKind,
 	suffixes: []string{":queue", ":deadlines"},
 	detect: func(p *probe) fit {
 		if !p.exists(":queue") && !p.exists(":deadlines") {

@@ -13,6 +13,7 @@ import (
 // release's request id), and a waiter set ":waiters".
 var mutexKind = &kind{
 	name:     "mutex",
+	keyType:  "hash",
 	suffixes: []string{":waiters"},
 	detect: func(p *probe) fit {
 		if ownerHash(p) {

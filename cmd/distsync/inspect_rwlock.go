@@ -15,6 +15,7 @@ import (
 // are in ":rwaiters" and ":wwaiters".
 var rwlockKind = &kind{
 	name:     "rwlock",
+	keyType:  "hash",
 	suffixes: []string{":leases", ":rwaiters", ":wwaiters"},
 	detect: func(p *probe) fit {
 		if p.exists(":leases") {

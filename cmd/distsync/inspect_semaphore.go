@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/redis/rueidis"
+
+	"github.com/distsync/distsync"
 )
 
 // semaphoreKind: both semaphores keep the available permits in the main key
@@ -13,6 +15,7 @@ import (
 // their needs in ":needs". A bare integer could also be a latch.
 var semaphoreKind = &kind{
 	name:     "semaphore",
+	keyType:  "string",
 	suffixes: []string{":permits", ":needs", ":waiters"},
 	detect: func(p *probe) fit {
 		switch {
@@ -41,8 +44,15 @@ var semaphoreKind = &kind{
 		r.Waiters, err = waitersOf(ctx, p, ":waiters")
 		return err
 	},
-	// A semaphore has no holds to delete: permits of the permit semaphore
-	// return by themselves when their lease ends.
+	// A semaphore has no holds to force: permits of the permit semaphore
+	// return by themselves when their lease ends. Delete removes it whole.
+	remove: func(ctx context.Context, c *distsync.Client, name string) (bool, error) {
+		s, err := c.PermitSemaphore(name) // the same keys as a counting semaphore's
+		if err != nil {
+			return false, err
+		}
+		return s.Delete(ctx)
+	},
 }
 
 // intAt reads the integer at the key with suffix (0 when absent).

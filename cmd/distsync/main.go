@@ -8,23 +8,32 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"regexp"
+	"runtime/debug"
 	"strings"
+	"syscall"
+
+	"github.com/distsync/distsync"
 )
 
 // Exit codes. A command run by "distsync run" passes its own exit code
 // through, so ours are taken from sysexits.h, where tools rarely land.
 const (
 	exitOK          = 0
-	exitFailure     = 1  // any other failure (a Redis error, a refused confirmation)
-	exitUsage       = 64 // EX_USAGE: bad flags or arguments
-	exitUnavailable = 69 // EX_UNAVAILABLE: cannot connect to Redis
-	exitLeaseLost   = 70 // EX_SOFTWARE: run lost its lease; the command was stopped
-	exitNotAcquired = 75 // EX_TEMPFAIL: the lock or permit was not had within --wait
+	exitFailure     = 1   // any other failure (a Redis error, a refused confirmation)
+	exitUsage       = 64  // EX_USAGE: bad flags or arguments
+	exitUnavailable = 69  // EX_UNAVAILABLE: cannot connect to Redis
+	exitLeaseLost   = 70  // EX_SOFTWARE: run lost its lease; the command was stopped
+	exitNotAcquired = 75  // EX_TEMPFAIL: the lock or permit was not had within --wait (run -E changes it)
+	exitCannotExec  = 126 // run: the command was found but could not be executed
+	exitNotFound    = 127 // run: the command was not found
 )
 
 const exitCodesHelp = `Exit codes:
@@ -33,9 +42,11 @@ const exitCodesHelp = `Exit codes:
   64    usage error (bad flags or arguments)
   69    cannot connect to Redis
   70    run: the lease was lost while the command ran; the command was stopped
-  75    run: the lock or permit was not acquired within --wait (taken, for --wait 0)
+  75    run: not acquired within --wait (taken, with -n or --wait 0); -E sets another
   126   run: the command could not be executed
   127   run: the command was not found
+  128+N interrupted by signal N (130 for SIGINT) before the command ran, or in
+        demo and bench
   other run: the command's own exit code, or 128+N when signal N ended it
 `
 
@@ -58,10 +69,14 @@ var commands = []command{
 	{"run", "run a command while holding a lock or a semaphore permit", (*cli).runCmd},
 	{"inspect", "show what holds a lock, semaphore or latch", (*cli).inspect},
 	{"unlock", "delete a lock whoever holds it (--force)", (*cli).unlock},
+	{"delete", "delete a semaphore or a latch", (*cli).deleteCmd},
 	{"bench", "measure uncontended, contended and handoff locking", (*cli).bench},
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == guardCommand {
+		os.Exit(guardMain(os.Args[2:]))
+	}
 	c := &cli{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
 	os.Exit(c.main(os.Args[1:]))
 }
@@ -79,6 +94,9 @@ func (c *cli) main(args []string) int {
 		}
 		c.usage(c.stdout)
 		return exitOK
+	case "version", "-V", "--version", "-version":
+		fmt.Fprintf(c.stdout, "distsync %s\n", version())
+		return exitOK
 	}
 	for _, cmd := range commands {
 		if cmd.name == args[0] {
@@ -91,7 +109,7 @@ func (c *cli) main(args []string) int {
 }
 
 func (c *cli) usage(w io.Writer) {
-	fmt.Fprint(w, "distsync: distributed locks, semaphores and latches on Redis\n\nUsage:\n  distsync COMMAND [flags] [arguments]\n\nCommands:\n")
+	fmt.Fprint(w, "distsync: distributed locks, semaphores and latches on Redis\n\nUsage:\n  distsync COMMAND [flags] [arguments]\n  distsync --version\n\nCommands:\n")
 	for _, cmd := range commands {
 		fmt.Fprintf(w, "  %-8s  %s\n", cmd.name, cmd.summary)
 	}
@@ -122,39 +140,126 @@ func usageErrorf(name, format string, args ...any) error {
 	return withCode(exitUsage, fmt.Errorf(format+"\nRun 'distsync %s --help' for usage.", append(args, name)...))
 }
 
+// interruptible returns a context that SIGINT or SIGTERM cancels, with a
+// signalError as its cause, and the function that stops listening.
+func interruptible() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		select {
+		case s := <-sigs:
+			cancel(signalError{s})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		<-exited
+		cancel(nil)
+	}
+}
+
+// interrupted returns the exit error of a command that ctx's signal
+// interrupted (128+N, 130 for SIGINT), or nil.
+func interrupted(ctx context.Context) error {
+	var se signalError
+	if errors.As(context.Cause(ctx), &se) {
+		return withCode(se.code(), fmt.Errorf("interrupted by %v", se.sig))
+	}
+	return nil
+}
+
 // errHelp is returned after a command printed its --help.
 var errHelp = errors.New("help printed")
 
-// exit prints err (if any) and returns its exit code.
+// exit prints err (if any) and returns its exit code: the one err carries,
+// 64 for an argument the library refused (an invalid name, a count out of
+// range), 1 otherwise.
 func (c *cli) exit(name string, err error) int {
 	if err == nil || errors.Is(err, errHelp) {
 		return exitOK
 	}
 	code := exitFailure
 	var ee *exitError
-	if errors.As(err, &ee) {
+	switch {
+	case errors.As(err, &ee):
 		code = ee.code
 		if ee.err == nil {
 			return code
 		}
+	case errors.Is(err, distsync.ErrInvalidName), errors.Is(err, distsync.ErrInvalidArgument):
+		code = exitUsage
 	}
-	fmt.Fprintf(c.stderr, "distsync %s: %v\n", name, err)
+	fmt.Fprintf(c.stderr, "distsync %s: %s\n", name, strings.TrimPrefix(err.Error(), "distsync: "))
 	return code
+}
+
+// version is the module version the binary was built from ("(devel)" for a
+// build in a work tree), with the VCS revision when the build recorded one.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if rev != "" && !strings.Contains(v, rev[:min(12, len(rev))]) {
+		v += fmt.Sprintf(" (%s%s)", rev[:min(12, len(rev))], dirty)
+	}
+	return v
 }
 
 // flags is a command's flag set with distsync's usage format ("--name").
 type flags struct {
 	*flag.FlagSet
-	name  string
-	usage string          // the synopsis and description, before the flags
-	conn  map[string]bool // the connection flags, listed apart
+	name   string
+	usage  string            // the synopsis and description, before the flags
+	conn   map[string]bool   // the connection flags, listed apart
+	short  map[string]string // long name -> its one-letter alias
+	isTiny map[string]bool   // the one-letter aliases, listed with their long names
 }
 
 func newFlags(name, usage string) *flags {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	return &flags{FlagSet: fs, name: name, usage: usage}
+	return &flags{FlagSet: fs, name: name, usage: usage, short: map[string]string{}, isTiny: map[string]bool{}}
+}
+
+// alias makes -short another name of the flag --long, as in flock(1).
+func (f *flags) alias(short, long string) {
+	fl := f.Lookup(long)
+	f.Var(fl.Value, short, fl.Usage)
+	f.short[long] = short
+	f.isTiny[short] = true
+}
+
+// set reports whether the flag name (or its alias) was given.
+func (f *flags) set(name string) bool {
+	found := false
+	f.Visit(func(fl *flag.Flag) {
+		if fl.Name == name || fl.Name == f.short[name] {
+			found = true
+		}
+	})
+	return found
 }
 
 // parse parses args and returns the positional arguments. With interspersed,
@@ -169,7 +274,7 @@ func (f *flags) parse(c *cli, args []string, interspersed bool) ([]string, error
 				f.printUsage(c.stdout)
 				return nil, errHelp
 			}
-			return nil, usageErrorf(f.name, "%v", err)
+			return nil, usageErrorf(f.name, "%s", longFlagNames.ReplaceAllString(err.Error(), "$1--$2"))
 		}
 		rest := f.Args()
 		consumed := len(args) - len(rest)
@@ -180,6 +285,9 @@ func (f *flags) parse(c *cli, args []string, interspersed bool) ([]string, error
 		args = rest[1:]
 	}
 }
+
+// longFlagNames finds "-name" in the flag package's errors, to say "--name".
+var longFlagNames = regexp.MustCompile(`(flag:? |defined: )-([a-z][a-z0-9-]+)`)
 
 // printUsage writes the usage text and the flags: the command's, then the
 // connection flags.
@@ -194,7 +302,7 @@ func (f *flags) printUsage(w io.Writer) {
 	}{{"Flags", false}, {"Connection flags", true}} {
 		first := true
 		f.VisitAll(func(fl *flag.Flag) {
-			if f.conn[fl.Name] != section.conn {
+			if f.conn[fl.Name] != section.conn || f.isTiny[fl.Name] {
 				return
 			}
 			if first {
@@ -205,6 +313,9 @@ func (f *flags) printUsage(w io.Writer) {
 			name := "--" + fl.Name
 			if len(fl.Name) == 1 {
 				name = "-" + fl.Name
+			}
+			if s, ok := f.short[fl.Name]; ok {
+				name = "-" + s + ", " + name
 			}
 			if typ != "" {
 				name += " " + typ

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +18,13 @@ import (
 	"github.com/distsync/distsync/internal/redistest"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) {
+	// In-process "distsync run" starts this binary as its guard.
+	if len(os.Args) > 1 && os.Args[1] == guardCommand {
+		os.Exit(guardMain(os.Args[2:]))
+	}
+	redistest.Main(m)
+}
 
 // invoke runs the command line in process, with DISTSYNC_REDIS pointing at
 // the shared test server, and returns the exit code, stdout and stderr.
@@ -252,9 +259,15 @@ func TestClassify(t *testing.T) {
 			assert.Equal(t, c.want, k.name)
 		}
 	}
-	k, err := classify(held, nil, "mutex")
+	// A forced kind is checked against the key's Redis type.
+	k, err := classify(held, nil, "semaphore")
 	require.NoError(t, err)
-	assert.Same(t, mutexKind, k)
+	assert.Same(t, semaphoreKind, k)
+	_, err = classify(held, nil, "mutex")
+	assert.ErrorContains(t, err, "is a string, not a mutex")
+	k, err = classify(free, nil, "mutex")
+	require.NoError(t, err)
+	assert.Nil(t, k, "a free name is free whatever its kind")
 }
 
 // TestDemoInProcess runs the tour in this (race-detecting) process on the

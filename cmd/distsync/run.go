@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -12,26 +13,44 @@ import (
 	"time"
 
 	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/semaphore"
 )
 
-const runUsage = `Usage: distsync run --lock NAME [--wait D] [--lease D] [--grace D] [--] COMMAND [ARG...]
-       distsync run --semaphore NAME --permits N [--wait D] [--lease D] [--grace D] [--] COMMAND [ARG...]
+const runUsage = `Usage: distsync run --lock NAME [flags] [--] COMMAND [ARG...]
+       distsync run --rwlock NAME [-s] [flags] [--] COMMAND [ARG...]
+       distsync run --semaphore NAME --permits N [flags] [--] COMMAND [ARG...]
+       distsync run ... -c 'COMMAND STRING'
 
-A distributed flock(1): runs COMMAND while holding the mutex NAME (or one
-permit of the semaphore NAME, whose size is set to N unless it already has
-one), and releases it when COMMAND exits. The hold has the watchdog lease
-(--lease), renewed while COMMAND runs, so a crashed distsync frees it within
-one lease. COMMAND gets the lock's fencing token in $DISTSYNC_FENCING_TOKEN,
-or the permit's id in $DISTSYNC_PERMIT_ID.
+A distributed flock(1): runs COMMAND while holding the mutex NAME, a side of
+the read-write lock NAME (the write side; the read side, shared with other
+readers, with -s), or one permit of the semaphore NAME (whose size is set to
+N unless it already has one), and releases it when COMMAND exits. The hold
+has the watchdog lease (--lease), renewed while COMMAND runs, so a crashed
+distsync frees it within one lease. COMMAND gets the hold's fencing token in
+$DISTSYNC_FENCING_TOKEN, or the permit's id in $DISTSYNC_PERMIT_ID. With -c,
+COMMAND STRING runs with sh -c.
 
-If the lease is lost (the key was deleted, the server lost it, renewals failed
-for a whole lease), COMMAND is sent SIGTERM, then SIGKILL after --grace, and
-distsync exits 70. SIGINT, SIGTERM and SIGHUP sent to distsync are passed on
-to COMMAND.
+COMMAND never runs without the hold. It runs in a process group of its own,
+with its children; signals distsync receives (SIGINT, SIGTERM, SIGHUP,
+SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH) go to the whole group, so a Ctrl-C
+reaches COMMAND once. If the lease is lost (the key was deleted, the server
+lost it, renewals failed for a whole lease), the group is sent SIGTERM, then
+SIGKILL after --grace, and distsync exits 70. If distsync dies, even by
+SIGKILL, the group is killed at once. When COMMAND exits, what it left
+running in its group is killed before the hold is released. Ctrl-Z (SIGTSTP)
+stops COMMAND's group and distsync; continued, distsync first checks that it
+still has the hold (a stopped distsync renews nothing), else stops COMMAND as
+for a lost lease. COMMAND does not own the terminal: one that reads it is
+stopped, as a background job is; redirect its input. (Outside Linux, killing distsync's helper process alone
+leaves COMMAND running; elsewhere than Unix, signals reach COMMAND only.)
 
-Exit: COMMAND's exit code (128+N if signal N ended it); 75 when not acquired
-within --wait (at once, with --wait 0, if taken); 70 lease lost; 64 usage;
-69 cannot connect; 126 COMMAND cannot run; 127 COMMAND not found.
+--wait, --lease and --grace take seconds (5, 0.5) or durations (1m30s). With
+-v, distsync reports every second of its wait who holds NAME.
+
+Exit: COMMAND's exit code (128+N if signal N ended it); 75 (or -E's code)
+when not acquired within --wait (at once, with -n or --wait 0, if taken); 70
+lease lost; 64 usage; 69 cannot connect; 126 COMMAND cannot run; 127 COMMAND
+not found; 128+N when signal N ended the wait.
 `
 
 // guard is what run holds while the command runs: a lock or a permit.
@@ -44,88 +63,126 @@ type guard interface {
 	acquire(ctx context.Context, wait time.Duration) (held context.Context, env []string, err error)
 	// release gives the hold back; distsync.ErrNotHeld when it was lost.
 	release(held context.Context) error
+	// holds asks the server whether the hold is still there (one round
+	// trip), also after held was cancelled.
+	holds(held context.Context) (bool, error)
+	// kind is the primitive whose keys the guard uses (for inspection).
+	kind() *kind
+	// name is the primitive's name.
+	name() string
 	// String names it in messages, e.g. `lock "deploy"`.
 	String() string
 }
 
 // Environment variables run gives the command.
 const (
-	envFencingToken = "DISTSYNC_FENCING_TOKEN" // --lock: the hold's fencing token
+	envFencingToken = "DISTSYNC_FENCING_TOKEN" // --lock, --rwlock: the hold's fencing token
 	envPermitID     = "DISTSYNC_PERMIT_ID"     // --semaphore: the permit's id
 )
+
+// runFlags are run's own flags.
+type runFlags struct {
+	lock, rwlock, sem string
+	shared            bool
+	permits           int64
+	wait              *durationFlag
+	nonblock          bool
+	conflict          int
+	command           string
+	lease, grace      *durationFlag
+}
 
 func (c *cli) runCmd(args []string) error {
 	f := newFlags("run", runUsage)
 	var cf connFlags
+	var rf runFlags
+	f.StringVar(&rf.lock, "lock", "", "hold the mutex `NAME`")
+	f.StringVar(&rf.rwlock, "rwlock", "", "hold the write side of the read-write lock `NAME` (the read side with -s)")
+	f.BoolVar(&rf.shared, "shared", false, "with --rwlock: hold the read side, shared with other readers (flock -s)")
+	f.alias("s", "shared")
+	f.StringVar(&rf.sem, "semaphore", "", "hold one permit of the semaphore `NAME`")
+	f.Int64Var(&rf.permits, "permits", 0, "the semaphore's size `N`, set if it has none (with --semaphore)")
+	rf.wait = f.durationVar("wait", 0, "the `time` to wait for the hold, e.g. 5 or 1m; 0 fails at once when taken (default forever)")
+	f.alias("w", "wait")
+	f.BoolVar(&rf.nonblock, "nonblock", false, "fail at once when taken: --wait 0")
+	f.alias("n", "nonblock")
+	f.IntVar(&rf.conflict, "conflict-exit-code", exitNotAcquired, "the exit `code` when not acquired within --wait (flock -E)")
+	f.alias("E", "conflict-exit-code")
+	f.StringVar(&rf.command, "command", "", "run `STRING` with sh -c instead of COMMAND [ARG...]")
+	f.alias("c", "command")
+	rf.lease = f.durationVar("lease", distsync.DefaultLease, "the watchdog lease `time`, renewed every lease/3 while COMMAND runs")
+	rf.grace = f.durationVar("grace", 10*time.Second, "the `time` COMMAND has between SIGTERM and SIGKILL after a lost lease")
 	cf.register(f)
-	lock := f.String("lock", "", "hold the mutex `NAME`")
-	sem := f.String("semaphore", "", "hold one permit of the semaphore `NAME`")
-	permits := f.Int64("permits", 0, "the semaphore's size `N`, set if it has none (with --semaphore)")
-	var wait waitFlag
-	f.Var(&wait, "wait", "the `duration` to wait for the lock or permit, e.g. 30s; 0 fails at once when taken (default forever)")
-	lease := f.Duration("lease", distsync.DefaultLease, "the watchdog lease, renewed every lease/3 while COMMAND runs")
-	grace := f.Duration("grace", 10*time.Second, "after a lost lease, the time COMMAND has between SIGTERM and SIGKILL")
 	argv, err := f.parse(c, args, false)
 	if err != nil {
 		return err
 	}
-	switch {
-	case (*lock == "") == (*sem == ""):
-		return usageErrorf("run", "give exactly one of --lock and --semaphore")
-	case *sem != "" && *permits <= 0:
-		return usageErrorf("run", "--semaphore needs --permits N with N > 0")
-	case *lock != "" && *permits != 0:
-		return usageErrorf("run", "--permits goes with --semaphore, not --lock")
-	case len(argv) == 0:
-		return usageErrorf("run", "no COMMAND to run")
-	case *lease < 3*time.Millisecond:
-		return usageErrorf("run", "--lease %v is too short", *lease)
-	case *grace < 0:
-		return usageErrorf("run", "negative --grace %v", *grace)
+	if err := rf.check(f, &argv); err != nil {
+		return err
 	}
-	path, err := exec.LookPath(argv[0])
+	path, err := lookPath(argv[0])
 	if err != nil {
-		code := 127
-		if !errors.Is(err, exec.ErrNotFound) {
-			code = 126
-		}
-		return withCode(code, err)
+		return err
 	}
 
-	o := cf.options(c)
-	o.Lease = *lease
+	o, err := cf.options(c)
+	if err != nil {
+		return err
+	}
+	o.Lease = rf.lease.d
 	client, err := connect(o)
 	if err != nil {
 		return err
 	}
 	defer client.Close()
 	var g guard
-	if *lock != "" {
-		g, err = newLockGuard(client, *lock)
-	} else {
-		g, err = newSemaphoreGuard(client, *sem, *permits)
+	switch {
+	case rf.lock != "":
+		g, err = newLockGuard(client, rf.lock)
+	case rf.rwlock != "":
+		g, err = newRWLockGuard(client, rf.rwlock, rf.shared)
+	default:
+		g, err = newSemaphoreGuard(client, rf.sem, rf.permits)
 	}
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
 
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(sigs, forwarded...)
 	defer signal.Stop(sigs)
 
 	// Wait for the guard; a signal now gives up.
 	actx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
+	if err := checkKind(actx, client, cf.prefix, g); err != nil {
+		return err
+	}
 	stopWatch, watchDone := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(watchDone)
-		select {
-		case s := <-sigs:
-			cancel(signalError{s})
-		case <-stopWatch:
+		var progress <-chan time.Time
+		if cf.verbose {
+			t := time.NewTicker(time.Second)
+			defer t.Stop()
+			progress = t.C
+		}
+		start := time.Now()
+		for {
+			select {
+			case s := <-sigs:
+				if stopping(s) {
+					cancel(signalError{s})
+					return
+				}
+			case <-progress:
+				c.reportWait(actx, client, cf.prefix, g, time.Since(start))
+			case <-stopWatch:
+				return
+			}
 		}
 	}()
-	held, env, err := g.acquire(actx, wait.budget())
+	held, env, err := g.acquire(actx, rf.budget())
 	close(stopWatch)
 	<-watchDone // from here on actx is cancelled only at return
 	var se signalError
@@ -137,10 +194,10 @@ func (c *cli) runCmd(args []string) error {
 	}
 	if err != nil {
 		switch {
-		case errors.Is(err, distsync.ErrNotAcquired) && wait.budget() == 0:
-			return withCode(exitNotAcquired, fmt.Errorf("%v not acquired: held by others (--wait 0)", g))
+		case errors.Is(err, distsync.ErrNotAcquired) && rf.budget() == 0:
+			return withCode(rf.conflict, fmt.Errorf("%v not acquired: held by others (--wait 0)", g))
 		case errors.Is(err, distsync.ErrNotAcquired):
-			return withCode(exitNotAcquired, fmt.Errorf("%v not acquired within %v", g, wait.budget()))
+			return withCode(rf.conflict, fmt.Errorf("%v not acquired within %v", g, rf.budget()))
 		}
 		return err
 	}
@@ -148,34 +205,43 @@ func (c *cli) runCmd(args []string) error {
 	if cf.verbose {
 		fmt.Fprintf(c.stderr, "distsync run: holding %v (client %s; %s)\n", g, client.ID(), strings.Join(env, " "))
 	}
-	cmd := exec.Command(path, argv[1:]...)
-	cmd.Args[0] = argv[0]
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.stdin, c.stdout, c.stderr
-	cmd.Env = append(os.Environ(), env...)
-	if err := cmd.Start(); err != nil {
+	signal.Notify(sigs, jobControl...) // from now on, Ctrl-Z stops COMMAND too
+	p, err := startGroup(path, argv, env, c.stdin, c.stdout, c.stderr)
+	if err != nil {
 		g.release(held)
-		return withCode(126, err)
+		return withCode(exitCannotExec, err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	defer p.close()
 
-	var waitErr error
 	lost := false
 wait:
 	for {
 		select {
-		case waitErr = <-done:
+		case <-p.exited():
 			break wait
 		case s := <-sigs:
-			cmd.Process.Signal(s)
+			switch {
+			case isSuspend(s):
+				p.suspend() // its SIGCONT follows
+			case isContinue(s):
+				if !c.resumeIfHeld(p, g, held) {
+					lost = true
+					fmt.Fprintf(c.stderr, "distsync run: %v was lost while stopped; stopping %s (process group %d)\n", g, argv[0], p.pid())
+					terminate(p, rf.grace.d)
+					break wait
+				}
+			default:
+				p.signal(s)
+			}
 		case <-held.Done():
 			lost = true
-			fmt.Fprintf(c.stderr, "distsync run: lease of %v lost (%v); stopping %s (pid %d)\n",
-				g, context.Cause(held), argv[0], cmd.Process.Pid)
-			waitErr = terminate(cmd.Process, done, *grace)
+			fmt.Fprintf(c.stderr, "distsync run: lease of %v lost (%v); stopping %s (process group %d)\n",
+				g, context.Cause(held), argv[0], p.pid())
+			terminate(p, rf.grace.d)
 			break wait
 		}
 	}
+	p.close() // what COMMAND left running must not outlive the hold
 	if lost || errors.Is(context.Cause(held), distsync.ErrLeaseLost) {
 		return withCode(exitLeaseLost, nil)
 	}
@@ -185,23 +251,173 @@ wait:
 	} else if err != nil {
 		fmt.Fprintf(c.stderr, "distsync run: releasing %v: %v (its lease expires by itself)\n", g, err)
 	}
-	return withCode(exitStatus(waitErr), nil)
+	return withCode(p.status(), nil)
 }
 
-// terminate sends p SIGTERM (Kill where signals are not supported), then
-// SIGKILL after grace, and returns its Wait result.
-func terminate(p *os.Process, done <-chan error, grace time.Duration) error {
-	if err := p.Signal(syscall.SIGTERM); err != nil {
-		p.Kill()
+// check validates the flags and sets argv to the command to run.
+func (rf *runFlags) check(f *flags, argv *[]string) error {
+	n := 0
+	for _, name := range []string{rf.lock, rf.rwlock, rf.sem} {
+		if name != "" {
+			n++
+		}
 	}
+	switch {
+	case n != 1:
+		return usageErrorf("run", "give exactly one of --lock, --rwlock and --semaphore")
+	case rf.sem != "" && (rf.permits <= 0 || rf.permits > semaphore.MaxPermits):
+		return usageErrorf("run", "--semaphore needs --permits N with 0 < N <= %d", int64(semaphore.MaxPermits))
+	case rf.sem == "" && f.set("permits"):
+		return usageErrorf("run", "--permits goes with --semaphore")
+	case rf.shared && rf.rwlock == "":
+		return usageErrorf("run", "-s/--shared is the read side of a read-write lock: use it with --rwlock NAME (a --lock mutex has no shared side)")
+	case rf.nonblock && rf.wait.set && rf.wait.d != 0:
+		return usageErrorf("run", "-n/--nonblock and --wait %v disagree", rf.wait.d)
+	case rf.conflict < 0 || rf.conflict > 255:
+		return usageErrorf("run", "-E/--conflict-exit-code %d is not an exit code (0 to 255)", rf.conflict)
+	case f.set("command") && len(*argv) > 0:
+		return usageErrorf("run", "give -c 'COMMAND STRING' or COMMAND [ARG...], not both")
+	case f.set("command") && strings.TrimSpace(rf.command) == "":
+		return usageErrorf("run", "-c needs a command string")
+	case !f.set("command") && len(*argv) == 0:
+		return usageErrorf("run", "no COMMAND to run")
+	case rf.lease.d < 3*time.Millisecond:
+		return usageErrorf("run", "--lease %v is too short", rf.lease.d)
+	}
+	if f.set("command") {
+		*argv = []string{"sh", "-c", rf.command}
+	}
+	return nil
+}
+
+// budget is the wait budget: -1 forever.
+func (rf *runFlags) budget() time.Duration {
+	if rf.nonblock {
+		return 0
+	}
+	return rf.wait.budget()
+}
+
+// lookPath finds the command as a shell would: 127 when there is no such
+// file, 126 when it is not executable.
+func lookPath(name string) (string, error) {
+	path, err := exec.LookPath(name)
+	switch {
+	case err == nil:
+		return path, nil
+	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
+		return "", withCode(exitNotFound, fmt.Errorf("%s: command not found", name))
+	case errors.Is(err, exec.ErrDot):
+		return "", withCode(exitNotFound, fmt.Errorf("%s: command not found (it is in the current directory: run ./%s)", name, name))
+	}
+	return "", withCode(exitCannotExec, fmt.Errorf("%s: cannot execute: %w", name, unwrapPathError(err)))
+}
+
+// unwrapPathError drops exec's repetition of the command's name.
+func unwrapPathError(err error) error {
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		err = ee.Err
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// checkKind refuses a name whose keys are another primitive's: a --lock on a
+// semaphore would otherwise misread its keys.
+func checkKind(ctx context.Context, c *distsync.Client, prefix string, g guard) error {
+	p, err := newProbe(ctx, c, prefix, g.name())
+	if err != nil {
+		return err
+	}
+	if err := verifyKind(p, g.kind()); err != nil {
+		return withCode(exitUsage, err)
+	}
+	return nil
+}
+
+// reportWait prints, for -v, who holds what run waits for.
+func (c *cli) reportWait(ctx context.Context, client *distsync.Client, prefix string, g guard, waited time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	who := "its holders are unknown"
+	if r, _, err := lookup(ctx, client, prefix, g.name(), g.kind().name); err != nil {
+		who = "cannot inspect it: " + err.Error()
+	} else {
+		who = r.holders()
+	}
+	fmt.Fprintf(c.stderr, "distsync run: waiting for %v for %s; %s\n", g, waited.Round(time.Second), who)
+}
+
+// holders summarises who holds the primitive the report describes.
+func (r *report) holders() string {
+	if len(r.Owners) == 0 {
+		return "nobody holds it now"
+	}
+	var ids []string
+	for i, o := range r.Owners {
+		if i == 3 {
+			ids = append(ids, fmt.Sprintf("and %d more", len(r.Owners)-3))
+			break
+		}
+		s := o.ID
+		if o.Mode != "" {
+			s += " (" + o.Mode + ")"
+		}
+		ids = append(ids, s)
+	}
+	s := "held by " + strings.Join(ids, ", ")
+	if r.Permits != nil {
+		s = fmt.Sprintf("%d permits held (%d available), by %s", r.Permits.Held, r.Permits.Available, strings.Join(ids, ", "))
+	}
+	switch {
+	case r.TTLMs > 0:
+		s += fmt.Sprintf("; lease ends in %v unless renewed", roundMs(r.TTLMs))
+	case r.TTLMs < 0:
+		s += "; no lease"
+	}
+	return s
+}
+
+// resumeIfHeld continues COMMAND's group after a stop once the server
+// confirms the hold (a stopped distsync renews nothing: its lease may have
+// ended meanwhile), and reports whether it did. While the server cannot
+// answer, the group stays stopped, until the hold is known to be lost.
+func (c *cli) resumeIfHeld(p *group, g guard, held context.Context) bool {
+	for {
+		ok, err := g.holds(held)
+		if err == nil {
+			if ok {
+				p.resume()
+			}
+			return ok
+		}
+		fmt.Fprintf(c.stderr, "distsync run: cannot check %v after a stop (%v); the command stays stopped\n", g, err)
+		t := time.NewTimer(time.Second)
+		select {
+		case <-held.Done():
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+	}
+}
+
+// terminate sends the group SIGTERM, then SIGKILL after grace, and returns
+// once the guard has exited. A stopped group is continued to act on it.
+func terminate(p *group, grace time.Duration) {
+	p.signal(syscall.SIGTERM)
+	p.resume()
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
-	case err := <-done:
-		return err
+	case <-p.exited():
 	case <-t.C:
-		p.Kill()
-		return <-done
+		p.kill()
+		<-p.exited()
 	}
 }
 

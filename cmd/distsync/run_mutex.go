@@ -42,4 +42,13 @@ func (g lockGuard) acquire(ctx context.Context, wait time.Duration) (context.Con
 
 func (g lockGuard) release(held context.Context) error { return g.m.Unlock(held) }
 
+func (g lockGuard) holds(held context.Context) (bool, error) {
+	n, err := g.m.HoldCount(held)
+	return n > 0, err
+}
+
+func (g lockGuard) kind() *kind { return mutexKind }
+
+func (g lockGuard) name() string { return g.m.Name() }
+
 func (g lockGuard) String() string { return fmt.Sprintf("lock %q", g.m.Name()) }

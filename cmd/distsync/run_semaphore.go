@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -45,5 +46,19 @@ func (g *permitGuard) acquire(ctx context.Context, wait time.Duration) (context.
 func (g *permitGuard) release(context.Context) error {
 	return g.s.Release(context.Background(), g.permit)
 }
+
+func (g *permitGuard) holds(context.Context) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := g.permit.TTL(ctx)
+	if errors.Is(err, distsync.ErrNotHeld) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (g *permitGuard) kind() *kind { return semaphoreKind }
+
+func (g *permitGuard) name() string { return g.s.Name() }
 
 func (g *permitGuard) String() string { return fmt.Sprintf("a permit of semaphore %q", g.s.Name()) }

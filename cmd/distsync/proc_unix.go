@@ -1,0 +1,201 @@
+//go:build unix
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"syscall"
+)
+
+// How run keeps COMMAND from running without the lock, on Unix.
+//
+// distsync does not start COMMAND itself. It starts a guard: itself again,
+// as "distsync __guard", leading a new process group. The guard starts
+// COMMAND in that group and waits for it; COMMAND's children stay in the
+// group unless they leave it on purpose (setsid, setpgid), which puts them
+// out of reach, as it would from a shell's job control. Then:
+//
+//   - distsync sends the signals it receives, the lost lease's SIGTERM and
+//     the grace period's SIGKILL to the whole group (kill(-pgid)), so a
+//     "sh -c" wrapper's children get them too. The guard ignores them.
+//   - The guard holds the read end of a pipe, the lifeline, whose only write
+//     end is distsync's. When distsync dies, even by SIGKILL, the kernel
+//     closes it; the guard reads end-of-file and kills the group with
+//     SIGKILL, itself included.
+//   - On Linux COMMAND also has a parent-death signal (PR_SET_PDEATHSIG,
+//     SIGKILL), so killing the guard alone kills COMMAND; distsync, seeing
+//     its guard die, kills the rest of the group. The kernel sends that
+//     signal when the thread that started COMMAND ends, not the process, so
+//     the guard starts and waits for COMMAND on its main goroutine locked to
+//     its thread, which lives as long as the guard.
+//   - When COMMAND exits, distsync kills what it left running in the group
+//     (SIGKILL) before releasing the lock.
+//   - COMMAND's group is not the terminal's foreground group, so a Ctrl-C
+//     reaches distsync only, and distsync passes it on once. As for any
+//     background job, a COMMAND that reads the terminal is stopped
+//     (SIGTTIN): give it its input by redirection.
+//
+// What remains: a COMMAND that leaves the group, and the window between a
+// SIGKILL of distsync and the guard's reaction (a pipe read, microseconds).
+
+// guardCommand is the hidden subcommand that runs the guard:
+// distsync __guard PATH ARGV0 [ARG...], with the lifeline as descriptor 3.
+const guardCommand = "__guard"
+
+// forwarded are the signals distsync passes on to COMMAND's group; the
+// guard ignores them. SIGINT, SIGTERM, SIGHUP and SIGQUIT also end a wait
+// for the lock.
+var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
+	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH}
+
+// jobControl are the signals of a shell's job control that run handles
+// while COMMAND runs: Ctrl-Z (SIGTSTP) and fg or bg (SIGCONT).
+var jobControl = []os.Signal{syscall.SIGTSTP, syscall.SIGCONT}
+
+func isSuspend(s os.Signal) bool  { return s == syscall.SIGTSTP }
+func isContinue(s os.Signal) bool { return s == syscall.SIGCONT }
+
+// stopping reports whether s ends a wait for the lock.
+func stopping(s os.Signal) bool {
+	switch s {
+	case syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT:
+		return true
+	}
+	return false
+}
+
+// group is COMMAND running under its guard, in a process group of its own.
+type group struct {
+	guard    *exec.Cmd
+	pgid     int
+	lifeline *os.File // the write end; closing it kills the group
+	done     chan struct{}
+	waitErr  error // the guard's Wait result, set before done closes
+}
+
+// startGroup starts COMMAND (path, with argv) under a guard in a new process
+// group, with env added to distsync's environment.
+func startGroup(path string, argv, env []string, stdin io.Reader, stdout, stderr io.Writer) (*group, error) {
+	self, err := selfPath()
+	if err != nil {
+		return nil, fmt.Errorf("cannot start the guard: %w", err)
+	}
+	r, w, err := os.Pipe() // both ends close on exec; ExtraFiles hands r to the guard only
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	g := &exec.Cmd{
+		Path:        self,
+		Args:        append([]string{"distsync", guardCommand, path}, argv...),
+		Env:         append(os.Environ(), env...),
+		Stdin:       stdin,
+		Stdout:      stdout,
+		Stderr:      stderr,
+		ExtraFiles:  []*os.File{r},
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	if err := g.Start(); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("cannot start the guard: %w", err)
+	}
+	p := &group{guard: g, pgid: g.Process.Pid, lifeline: w, done: make(chan struct{})}
+	go func() {
+		p.waitErr = g.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// selfPath is the distsync binary: /proc/self/exe where there is one (it
+// works even after the file was replaced), else os.Executable.
+func selfPath() (string, error) {
+	if _, err := os.Stat("/proc/self/exe"); err == nil {
+		return "/proc/self/exe", nil
+	}
+	return os.Executable()
+}
+
+// pid is the guard's process id, which is also the group's id.
+func (p *group) pid() int { return p.pgid }
+
+// signal sends s to every process of the group.
+func (p *group) signal(s os.Signal) {
+	if n, ok := s.(syscall.Signal); ok {
+		_ = syscall.Kill(-p.pgid, n) // ESRCH: the group is gone
+	}
+}
+
+// kill sends SIGKILL to every process of the group.
+func (p *group) kill() { p.signal(syscall.SIGKILL) }
+
+// suspend stops the group, then distsync itself, as Ctrl-Z stops a job in
+// the terminal's process group; it returns when distsync is continued.
+func (p *group) suspend() {
+	p.signal(syscall.SIGSTOP)
+	_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+}
+
+// resume continues the group's stopped processes.
+func (p *group) resume() { p.signal(syscall.SIGCONT) }
+
+// exited is closed when the guard has exited; status then says how.
+func (p *group) exited() <-chan struct{} { return p.done }
+
+// status is COMMAND's exit status as a shell reports it: the guard exits
+// with it. A guard killed by signal N (with its command) is 128+N.
+func (p *group) status() int { return exitStatus(p.waitErr) }
+
+// close kills what is left of the group (what COMMAND left running, or
+// everything if the guard has not exited) and cuts the lifeline.
+func (p *group) close() {
+	p.kill()
+	p.lifeline.Close()
+}
+
+// guardMain is "distsync __guard PATH ARGV0 [ARG...]": it runs COMMAND in its
+// own process group and returns its exit status; see the comment at the top.
+func guardMain(args []string) int {
+	var st syscall.Stat_t
+	if len(args) < 2 || syscall.Fstat(3, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
+		fmt.Fprintln(os.Stderr, "distsync: "+guardCommand+" is internal to distsync run")
+		return exitUsage
+	}
+	syscall.CloseOnExec(3) // COMMAND need not hold the lifeline
+	lifeline := os.NewFile(3, "lifeline")
+
+	// The signals distsync forwards to the group are COMMAND's. Caught (not
+	// ignored), so COMMAND starts with their default dispositions.
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, forwarded...)
+	go func() {
+		for range sigs {
+		}
+	}()
+
+	go func() {
+		_, _ = io.Copy(io.Discard, lifeline) // returns when distsync is gone
+		_ = syscall.Kill(0, syscall.SIGKILL)
+		os.Exit(128 + int(syscall.SIGKILL)) // not reached
+	}()
+
+	runtime.LockOSThread() // COMMAND's parent-death signal is tied to this thread
+	cmd := exec.Command(args[0], args[2:]...)
+	cmd.Args[0] = args[1]
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.SysProcAttr = commandAttr()
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "distsync run: %v\n", err)
+		if errors.Is(err, os.ErrNotExist) {
+			return exitNotFound
+		}
+		return exitCannotExec
+	}
+	return exitStatus(cmd.Wait())
+}
