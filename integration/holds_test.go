@@ -311,6 +311,80 @@ func TestRetriedReleaseIsExact(t *testing.T) {
 	}
 }
 
+// Finding 5 for permits: a retried release of a permit returns what the
+// first attempt did, and of concurrent releases exactly one reports it.
+func TestRetriedPermitReleaseIsExact(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	c, f := faultyClient(t, s, 0)
+	ps := permitSem(t, c, dstest.Name(t), 2)
+	ctx := context.Background()
+	keep, err := ps.Acquire(ctx)
+	require.NoError(t, err)
+	p, err := ps.Acquire(ctx)
+	require.NoError(t, err)
+	const release = "Return a permit to the pool"
+	f.Inject(&dstest.Rule{Match: dstest.Script(release), Fault: dstest.LoseReply, Times: 1})
+	f.Inject(&dstest.Rule{Match: dstest.Script(release), Fault: dstest.LoseRequest})
+	require.ErrorIs(t, ps.Release(ctx, p), dstest.ErrInjected)
+	require.Error(t, p.Context().Err(), "a failed Release ends the permit's context")
+	f.Clear()
+	require.NoError(t, ps.Release(ctx, p), "the retry learns that the first attempt was applied")
+	assert.ErrorIs(t, ps.Release(ctx, p), distsync.ErrNotHeld)
+	avail, err := ps.Available(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), avail, "returned once: the other permit is still held")
+	require.NoError(t, keep.Context().Err())
+
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = ps.Release(ctx, keep)
+		}()
+	}
+	wg.Wait()
+	nils := 0
+	for _, err := range errs {
+		if err == nil {
+			nils++
+		}
+	}
+	assert.Equal(t, 1, nils, "%v", errs)
+	held, err := ps.Held(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, held)
+}
+
+// A Client closed while a release is on the wire: the release is applied
+// and reported, and nothing is left held.
+func TestCloseDuringRelease(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	for _, k := range lockKinds {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			c, f := faultyClient(t, s, 0)
+			l := k.make(t, c, dstest.Name(t))
+			held, err := l.TryLock(context.Background(), 0, 0)
+			require.NoError(t, err)
+			closed := make(chan struct{})
+			f.Inject(&dstest.Rule{Match: dstest.Script(k.release), Fault: dstest.Hook, Times: 1, Then: func() {
+				go func() {
+					c.Close()
+					close(closed)
+				}()
+			}})
+			require.NoError(t, l.Unlock(held))
+			<-closed
+			other := k.make(t, dstest.ClientOn(t, s), dstest.Name(t))
+			freeWithin(t, other, 0, "released")
+		})
+	}
+}
+
 // Finding 5, second half: a release whose request was lost is retried; when
 // the acquisition had meanwhile expired and another owner took the lock,
 // the retry says ErrNotHeld and leaves the other owner's hold alone.
