@@ -592,7 +592,11 @@ func TestLeavingWriterWakesReaders(t *testing.T) {
 	dstest.WaitWaiters(t, c, rw.Write().Key()+":wwaiters", 1)
 	read := make(chan error, 1)
 	go func() {
-		r2, err := rw.Read().TryLock(ctx, 10*time.Second, 0) // far less than the writer's window
+		// A deadline far shorter than the writer's 30 s window: only a
+		// wake-up when the writer leaves lets the reader in before it.
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		r2, err := rw.Read().Lock(rctx)
 		if err == nil {
 			err = rw.Read().Unlock(r2)
 		}
@@ -741,6 +745,10 @@ func TestRedlockLateGrantReleased(t *testing.T) {
 	held, err := rl.TryLock(ctx, 0, 0)
 	require.NoError(t, err, "granted by the two that answer")
 	require.NoError(t, rl.Unlock(held))
+	// Paused for longer than a request waits (5 s) twice over, so that the
+	// grant's request and a release sent after it have both been given up
+	// by their senders when the master resumes and applies the grant.
+	time.Sleep(11 * time.Second)
 	masters[2].Resume()
 	m := mutexOf(t, clients[2], "red")
 	require.Eventually(t, func() bool {
