@@ -52,6 +52,14 @@ type PermitOptions struct {
 // (it returns an error wrapping ctx.Err()). The permit has the watchdog
 // lease, renewed until Release. While the semaphore's permits were never set
 // it waits. Uncontended it is one round trip.
+//
+// The permit's context ends when the permit does (released, lost, expired,
+// at Client.Close) and when ctx ends: the permit is then returned, as a
+// lock is released. A transient failure does not end the wait: the attempt
+// is repeated, and a repeated attempt returns the permit an earlier one
+// granted instead of taking a second. When Acquire fails after an attempt
+// whose outcome is unknown, or the grant came back after ctx ended or
+// during Close, the permit it may have been granted is returned.
 func (s *PermitSemaphore) Acquire(ctx context.Context) (*Permit, error) {
 	return s.acquire(ctx, -1, PermitOptions{})
 }
@@ -59,7 +67,8 @@ func (s *PermitSemaphore) Acquire(ctx context.Context) (*Permit, error) {
 // TryAcquire takes one permit within wait (0: one try) with the options'
 // lease. It returns an error wrapping ErrNotAcquired when no permit became
 // available in time, one wrapping ctx.Err() when ctx ended first, and
-// ErrInvalidArgument for a negative wait or lease.
+// ErrInvalidArgument for a negative wait or lease. Failures are handled as
+// for Acquire; with wait 0 a failed attempt is not repeated.
 func (s *PermitSemaphore) TryAcquire(ctx context.Context, wait time.Duration, opts PermitOptions) (*Permit, error) {
 	if err := core.CheckDuration("wait", wait); err != nil {
 		return nil, s.errorf(err)

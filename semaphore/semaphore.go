@@ -302,6 +302,13 @@ func New(c *core.Core, name string) (*Semaphore, error) {
 // or ctx is done (it returns an error wrapping ctx.Err()). While the
 // semaphore's permits were never set it waits, as in Redisson. Uncontended it
 // is one round trip.
+//
+// A transient failure (a dropped connection, a server restart) does not end
+// the wait: the attempt is repeated, and a repeated attempt takes nothing
+// more if an earlier one took the permits. When Acquire fails after an
+// attempt whose outcome is unknown (its reply was lost, ctx ended while it
+// was on the wire, too few replicas acknowledged it with
+// Options.ReplicaAck), the permits it may have taken are given back.
 func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
 	return s.acquire(ctx, n, -1)
 }
@@ -309,7 +316,8 @@ func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
 // TryAcquire takes n permits (1..MaxPermits) within wait: with wait 0 it
 // tries once. It returns an error wrapping ErrNotAcquired when the permits
 // were not available in time, one wrapping ctx.Err() when ctx ended first, and
-// ErrInvalidArgument for a negative wait.
+// ErrInvalidArgument for a negative wait. Failures are handled as for
+// Acquire; with wait 0 a failed attempt is not repeated.
 func (s *Semaphore) TryAcquire(ctx context.Context, n int64, wait time.Duration) error {
 	if err := core.CheckDuration("wait", wait); err != nil {
 		return s.errorf(err)
