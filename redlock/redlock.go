@@ -160,8 +160,6 @@ type holdKey struct{ l *Lock }
 // which its Unlock needs, and what to undo on release.
 type hold struct {
 	compose.Hold
-	owner   context.Context      // the caller's context with its owner
-	reentry bool                 // owner already held l when acquiring
 	cancels []context.CancelFunc // of the contexts members derive from
 	timeout time.Duration        // per-master
 	grant   Grant
@@ -246,7 +244,6 @@ func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (context.
 func (l *Lock) lock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	// One owner on every master, so the returned context re-enters them all.
 	ctx, _ = core.WithOwner(ctx)
-	reentry := l.lookup(ctx) != nil
 	vlease := lease
 	if vlease == 0 {
 		vlease = l.opt.watchdogLease
@@ -262,7 +259,7 @@ func (l *Lock) lock(ctx context.Context, wait, lease time.Duration) (context.Con
 			return nil, err
 		}
 		start := time.Now()
-		r := l.round(ctx, lease, timeout, reentry)
+		r := l.round(ctx, lease, timeout)
 		elapsed := time.Since(start)
 		validity := vlease - elapsed - drift
 		acquired := 0
@@ -272,13 +269,15 @@ func (l *Lock) lock(ctx context.Context, wait, lease time.Duration) (context.Con
 			}
 		}
 		if acquired >= l.quorum && validity > 0 && ctx.Err() == nil {
-			return l.hold(ctx, r, reentry, timeout, lease, Grant{
+			return l.hold(ctx, r, timeout, lease, Grant{
 				Masters: len(l.lockers), Acquired: acquired, Quorum: l.quorum, Rounds: rounds,
 				Elapsed: elapsed, Validity: validity, Deadline: start.Add(vlease - drift),
 			}), nil
 		}
-		// Refused: release on every master that granted or may have.
-		l.releaseAll(ctx, r.members, r.errs, reentry, len(r.members), timeout)
+		// Refused: release on every master that granted. A master that
+		// failed or answered late gives back what it may have granted on
+		// its own (an acquisition cut short is undone by the member).
+		l.releaseAll(r.members, len(r.members), timeout)
 		for _, c := range r.cancels {
 			if c != nil {
 				c()
@@ -338,7 +337,7 @@ type answer struct {
 // round asks every master once, in parallel, and returns what answered within
 // timeout. A master that answers later has a grant released by the goroutine
 // that asked it; the context it was asked with is cancelled at the timeout.
-func (l *Lock) round(ctx context.Context, lease, timeout time.Duration, reentry bool) roundResult {
+func (l *Lock) round(ctx context.Context, lease, timeout time.Duration) roundResult {
 	n := len(l.lockers)
 	r := roundResult{members: make([]context.Context, n), errs: make([]error, n), cancels: make([]context.CancelFunc, n)}
 	var mu sync.Mutex
@@ -359,7 +358,9 @@ func (l *Lock) round(ctx context.Context, lease, timeout time.Duration, reentry 
 			}
 			mu.Unlock()
 			// Too late: the round was decided without this master.
-			l.release(ctx, i, mctx, err, reentry)
+			if err == nil {
+				lk.Unlock(mctx)
+			}
 			cancel()
 		}()
 	}
@@ -398,8 +399,8 @@ collect:
 }
 
 // hold makes the context of a granted round.
-func (l *Lock) hold(ctx context.Context, r roundResult, reentry bool, timeout, lease time.Duration, g Grant) context.Context {
-	h := &hold{owner: ctx, reentry: reentry, cancels: r.cancels, timeout: timeout, grant: g}
+func (l *Lock) hold(ctx context.Context, r roundResult, timeout, lease time.Duration, g Grant) context.Context {
+	h := &hold{cancels: r.cancels, timeout: timeout, grant: g}
 	cctx := ctx
 	if lease > 0 {
 		cctx, h.expire = context.WithDeadlineCause(ctx, g.Deadline, distsync.ErrLeaseExpired)
@@ -425,7 +426,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	if h == nil || !h.Release() {
 		return l.errorf(distsync.ErrNotHeld)
 	}
-	released, errs := l.releaseAll(h.owner, h.Members(), nil, h.reentry, l.quorum, h.timeout)
+	released, errs := l.releaseAll(h.Members(), l.quorum, h.timeout)
 	for _, c := range h.cancels {
 		if c != nil {
 			c()
@@ -466,34 +467,21 @@ func (l *Lock) lookup(ctx context.Context) *hold {
 	return h
 }
 
-// releaseAll releases on every master in parallel: the members through their
-// own contexts, the others (when errs is nil, or where errs says the master
-// failed rather than refused) by owner, in case a request the master applied
-// was not answered. It waits for the members to answer, but no longer than
-// timeout once need of them confirmed, and not for the others; it returns how
-// many members confirmed and the members' errors.
-func (l *Lock) releaseAll(owner context.Context, members []context.Context, errs []error, reentry bool, need int, timeout time.Duration) (int, []error) {
+// releaseAll releases the members (non-nil) in parallel, through their own
+// contexts. It waits for them to answer, but no longer than timeout once need
+// of them confirmed; it returns how many confirmed and their errors.
+func (l *Lock) releaseAll(members []context.Context, need int, timeout time.Duration) (int, []error) {
 	results := make(chan error, len(l.lockers))
 	held := 0
-	for i := range l.lockers {
-		var err error
-		if errs != nil {
-			err = errs[i]
-			if members[i] == nil && (err == nil || errors.Is(err, errNoAnswer) || errors.Is(err, distsync.ErrNotAcquired)) {
-				continue // refused; or late, and released by the goroutine that asked
-			}
+	for i, m := range members {
+		if m == nil {
+			continue
 		}
-		member := members[i] != nil
-		if member {
-			held++
-		}
+		held++
 		l.pending.Add(1)
 		go func() {
 			defer l.pending.Done()
-			err := l.release(owner, i, members[i], err, reentry)
-			if member {
-				results <- err
-			}
+			results <- l.lockers[i].Unlock(m)
 		}()
 	}
 	confirmed, failed := 0, []error(nil)
@@ -515,20 +503,6 @@ func (l *Lock) releaseAll(owner context.Context, members []context.Context, errs
 		}
 	}
 	return confirmed, failed
-}
-
-// release undoes what asking master i may have left: a grant through its
-// context, or, unless the master plainly refused or the owner held l already
-// (a release by owner would then take the outer hold's count), whatever the
-// master applied for the owner without answering.
-func (l *Lock) release(owner context.Context, i int, member context.Context, err error, reentry bool) error {
-	if member != nil {
-		return l.lockers[i].Unlock(member)
-	}
-	if reentry || errors.Is(err, distsync.ErrNotAcquired) {
-		return nil
-	}
-	return l.lockers[i].Unlock(owner)
 }
 
 // closed returns ErrClosed when so many of the masters' Clients are closed
