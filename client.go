@@ -9,8 +9,10 @@
 //
 // Ownership travels in a context.Context: acquiring returns a context that
 // carries the owner (acquiring again with it re-enters) and that is cancelled
-// when the lease is lost. See DESIGN in the repository for the full model and
-// README for what each deployment guarantees.
+// when the lease is lost. The README in the repository shows each primitive,
+// how to connect and what an ACL user needs; docs/primitives.md is the
+// reference of each primitive and docs/safety.md says what each deployment
+// guarantees.
 package distsync
 
 import (
@@ -91,7 +93,7 @@ type Options struct {
 	// way, and one that too few replicas acknowledged does not extend the
 	// holder's deadline (it is retried until the lease ends, then the lease
 	// is lost), so a holder never outlives the lease a replica knows. It costs a dedicated connection
-	// and a replication round trip per acquisition; see README, Safety.
+	// and a replication round trip per acquisition; see docs/safety.md.
 	ReplicaAck ReplicaAck
 	// Logger receives lost-lease and reconnect reports; default slog.Default().
 	Logger *slog.Logger

@@ -82,6 +82,9 @@ func TestReplicaAckRefusesUnreplicatedGrant(t *testing.T) {
 // acknowledged renewals keep a lock past several leases.
 func TestReplicaAckRenewals(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: holds a lock over several leases")
+	}
 	master := redistest.Start(t)
 	redistest.RequireReal(t, master)
 	startReplica(t, master)

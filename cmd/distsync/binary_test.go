@@ -208,6 +208,9 @@ func TestBinary(t *testing.T) {
 
 	t.Run("DemoOnEmbeddedServer", func(t *testing.T) {
 		t.Parallel()
+		if testing.Short() {
+			t.Skip("-short: the tour takes seconds")
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, bin, "demo")

@@ -19,7 +19,9 @@ const demoUsage = `Usage: distsync demo [--redis host:port] [--lease D]
 
 A guided tour of the primitives: two workers contending for a mutex (with the
 wake-up latency), reentrancy, the watchdog keeping a lock past its lease, a
-lost lease cancelling its holder, and fencing tokens.
+lost lease cancelling its holder, a fair lock's queue, the parking-lot
+semaphore with a crashed car, a cache guarded by a read-write lock, a
+countdown latch, and fencing tokens refusing a paused holder's write.
 
 Without --redis it starts an in-process server (miniredis, RESP2) whose
 clock follows real time, so it needs nothing but Go. With --redis it runs the

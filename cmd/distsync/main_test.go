@@ -274,6 +274,9 @@ func TestClassify(t *testing.T) {
 // shared server, with a shorter lease.
 func TestDemoInProcess(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: the tour takes seconds")
+	}
 	code, out, errOut := invoke(t, "", "demo", "--redis", redistest.Shared(t).Addr(), "--lease", "900ms")
 	require.Equal(t, exitOK, code, "%s\n%s", out, errOut)
 	for i, s := range demoSteps {

@@ -31,8 +31,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
+
 	"github.com/distsync/distsync"
-	"github.com/distsync/distsync/internal/miniserver"
 	"github.com/distsync/distsync/semaphore"
 )
 
@@ -209,7 +210,7 @@ func runCar(cfg config, stdout, stderr io.Writer) int {
 func runLot(cfg config, stdout, stderr io.Writer) error {
 	addr, resp2, where := cfg.redis, false, "Redis at "+cfg.redis
 	if addr == "" {
-		m, err := miniserver.Start()
+		m, err := inProcessRedis()
 		if err != nil {
 			return err
 		}
@@ -560,4 +561,16 @@ func (t *timeline) summary(spaces int) error {
 		return fmt.Errorf("%d cars were parked at once at %.2fs, in %d spaces", most, when.Sub(t.start).Seconds(), spaces)
 	}
 	return nil
+}
+
+// inProcessRedis starts miniredis, an in-process Redis (RESP2 only) whose TTLs
+// follow the wall clock, so that the example runs on a machine with nothing
+// but Go. Pass -redis host:port to use a real Redis instead.
+func inProcessRedis() (*miniredis.Miniredis, error) {
+	m := miniredis.NewMiniRedis()
+	m.ClockTTL(true)
+	if err := m.StartAddr("127.0.0.1:0"); err != nil {
+		return nil, err
+	}
+	return m, nil
 }

@@ -67,6 +67,9 @@ func TestGoroutinesOnRealRedis(t *testing.T) {
 
 func TestProcessesOnRealRedis(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: the lot takes seconds (TestGoroutinesOnRealRedis runs it once)")
+	}
 	s := redistest.Shared(t)
 	redistest.RequireReal(t, s)
 	runLotTest(t, "-redis", s.Addr(), "-multi")
@@ -74,6 +77,9 @@ func TestProcessesOnRealRedis(t *testing.T) {
 
 func TestDefaultInProcessServer(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: the lot takes seconds (TestGoroutinesOnRealRedis runs it once)")
+	}
 	runLotTest(t)
 }
 

@@ -26,8 +26,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
+
 	"github.com/distsync/distsync"
-	"github.com/distsync/distsync/internal/miniserver"
 	"github.com/distsync/distsync/rwlock"
 )
 
@@ -57,7 +58,7 @@ func main() {
 
 	opts := distsync.Options{Addrs: []string{*addr}}
 	if *addr == "" {
-		srv, err := miniserver.Start()
+		srv, err := inProcessRedis()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "rwcache:", err)
 			os.Exit(2)
@@ -196,3 +197,15 @@ func run(ctx context.Context, opts distsync.Options, cfg config) (result, error)
 }
 
 func payload(v int64) string { return "payload of version " + strconv.FormatInt(v, 10) }
+
+// inProcessRedis starts miniredis, an in-process Redis (RESP2 only) whose TTLs
+// follow the wall clock, so that the example runs on a machine with nothing
+// but Go. Pass -redis host:port to use a real Redis instead.
+func inProcessRedis() (*miniredis.Miniredis, error) {
+	m := miniredis.NewMiniRedis()
+	m.ClockTTL(true)
+	if err := m.StartAddr("127.0.0.1:0"); err != nil {
+		return nil, err
+	}
+	return m, nil
+}

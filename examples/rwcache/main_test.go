@@ -10,7 +10,6 @@ import (
 
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/dstest"
-	"github.com/distsync/distsync/internal/miniserver"
 	"github.com/distsync/distsync/internal/redistest"
 )
 
@@ -35,10 +34,10 @@ func TestRun(t *testing.T) {
 	check(t, res, err)
 }
 
-// The default run, on the in-process server.
+// The default run, on the in-process server main starts.
 func TestRunInProcess(t *testing.T) {
 	t.Parallel()
-	srv, err := miniserver.Start()
+	srv, err := inProcessRedis()
 	require.NoError(t, err)
 	defer srv.Close()
 	cfg := short(t)

@@ -1,6 +1,7 @@
 // Package miniserver runs an in-process Redis server (miniredis, RESP2 only)
 // whose clock follows real time, for what must work on a machine with
-// nothing but Go: the distsync demo, the examples and the tests' fallback.
+// nothing but Go: the distsync demo and the tests' fallback. (The examples
+// start miniredis themselves, so that they import nothing internal.)
 //
 // By default miniredis expires keys only when its clock is advanced by hand.
 // With ClockTTL (miniredis v2.40+) TTLs run against the wall clock, checked

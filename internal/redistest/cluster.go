@@ -57,9 +57,12 @@ func parseClusterNodes(s string) []clusterNode {
 // until every node reports cluster_state:ok, sees the same roles, and every
 // replica is in sync. All nodes stop at tb.Cleanup. It needs a redis-server
 // binary: without one it skips the test, or fails it when
-// DISTSYNC_REQUIRE_REDIS=1.
+// DISTSYNC_REQUIRE_REDIS=1. Under go test -short it skips the test.
 func StartCluster(tb testing.TB, masters, replicasPerMaster int, opts ...Option) *Cluster {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skip("redistest: -short skips what starts a cluster (it takes seconds to form)")
+	}
 	bin := requireBinary(tb, "a cluster")
 	if masters < 1 || replicasPerMaster < 0 {
 		tb.Fatalf("redistest: StartCluster(%d, %d): need at least one master", masters, replicasPerMaster)

@@ -1,70 +1,64 @@
 package redistest
 
 import (
-	"context"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
-	"time"
-
-	"github.com/testcontainers/testcontainers-go"
-	"github.com/testcontainers/testcontainers-go/wait"
 )
 
-// testcontainers-go is pinned at v0.44.0: v0.45.0 needs go 1.26 in go.mod and
-// this module declares go 1.25.
+// Containers runs Redis in containers, for machines with a Docker daemon but
+// no redis-server binary. The library module has no container dependency: a
+// module that has one (integration, with testcontainers-go) registers its
+// runtime with UseContainers, and only its tests use containers.
+type Containers struct {
+	// Kind describes the servers for the log, e.g.
+	// "redis:7 container (testcontainers-go)".
+	Kind string
+	// Available reports whether a container can be started (a Docker daemon
+	// answers). It is called at most once per test binary.
+	Available func() bool
+	// Start runs a Redis 7 server with this redis-server command line and
+	// returns the address it is reachable on and a function that removes it.
+	Start func(args []string) (addr string, stop func(), err error)
+}
 
-// containerHandle is the running container of a Docker-backed server.
-type containerHandle = testcontainers.Container
-
-const containerImage = "redis:7"
-
-var dockerOnce struct {
+var containers struct {
+	mu sync.Mutex
+	rt *Containers
 	sync.Once
 	ok bool
 }
 
-// dockerAvailable reports, once per test binary, whether a Docker daemon
-// answers. Without a DOCKER_HOST, a known socket or a testcontainers config it
-// answers false at once, without asking testcontainers.
-func dockerAvailable() bool {
-	dockerOnce.Do(func() {
-		home, _ := os.UserHomeDir()
-		candidates := []string{
-			"/var/run/docker.sock",
-			filepath.Join(home, ".docker", "run", "docker.sock"),
-			filepath.Join(home, ".testcontainers.properties"),
-		}
-		if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" {
-			candidates = append(candidates, filepath.Join(x, "docker.sock"))
-		}
-		found := os.Getenv("DOCKER_HOST") != ""
-		for _, c := range candidates {
-			if _, err := os.Stat(c); err == nil {
-				found = true
-			}
-		}
-		if !found {
-			return
-		}
-		defer func() { _ = recover() }() // testcontainers panics on some broken setups
-		p, err := testcontainers.NewDockerProvider()
-		if err != nil {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		dockerOnce.ok = p.Health(ctx) == nil // Health closes p
-	})
-	return dockerOnce.ok
+// UseContainers registers rt, to be used by Start, Shared and SharedServer
+// when no redis-server binary is found, before the miniredis fallback. Call
+// it before the first server starts, e.g. from TestMain or an init function.
+func UseContainers(rt Containers) {
+	containers.mu.Lock()
+	defer containers.mu.Unlock()
+	containers.rt = &rt
 }
 
-// startContainer runs redis:7 with the base settings and cfg on the command
-// line. Kill, Pause, Resume and Restart are not supported on it.
+// dockerAvailable reports, once per test binary, whether containers are
+// registered and can be started.
+func dockerAvailable() bool {
+	containers.mu.Lock()
+	rt := containers.rt
+	containers.mu.Unlock()
+	if rt == nil {
+		return false
+	}
+	containers.Do(func() { containers.ok = rt.Available() })
+	return containers.ok
+}
+
+// startContainer runs a container with the base settings and cfg on the
+// command line. Kill, Pause, Resume and Restart are not supported on it.
 func startContainer(cfg config) (*Server, error) {
+	containers.mu.Lock()
+	rt := containers.rt
+	containers.mu.Unlock()
 	args := []string{"redis-server", "--save", "", "--appendonly", "no", "--protected-mode", "no"}
 	for _, kv := range cfg.extra {
 		args = append(args, "--"+kv[0])
@@ -74,42 +68,21 @@ func startContainer(cfg config) (*Server, error) {
 			args = append(args, "")
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	c, err := testcontainers.Run(ctx, containerImage,
-		testcontainers.WithExposedPorts("6379/tcp"),
-		testcontainers.WithCmd(args...),
-		testcontainers.WithWaitStrategy(wait.ForLog("Ready to accept connections")),
-	)
+	addr, stop, err := rt.Start(args)
 	if err != nil {
-		if c != nil {
-			_ = testcontainers.TerminateContainer(c)
-		}
-		return nil, fmt.Errorf("container %s: %w", containerImage, err)
+		return nil, fmt.Errorf("%s: %w", rt.Kind, err)
 	}
-	host, err := c.Host(ctx)
-	if err == nil {
-		var port interface{ Port() string }
-		port, err = c.MappedPort(ctx, "6379/tcp")
-		if err == nil {
-			s := &Server{
-				backend: backendContainer,
-				kind:    containerImage + " container (testcontainers-go)",
-				addr:    net.JoinHostPort(host, port.Port()),
-				ctr:     c,
-			}
-			_, _ = fmt.Sscan(port.Port(), &s.port)
-			return s, nil
-		}
+	s := &Server{backend: backendContainer, kind: rt.Kind, addr: addr, stopCtr: stop}
+	if _, port, err := net.SplitHostPort(addr); err == nil {
+		s.port, _ = strconv.Atoi(port)
 	}
-	_ = testcontainers.TerminateContainer(c)
-	return nil, fmt.Errorf("container %s: %w", containerImage, err)
+	return s, nil
 }
 
 func (s *Server) stopContainerLocked() {
-	if s.ctr == nil {
+	if s.stopCtr == nil {
 		return
 	}
-	_ = testcontainers.TerminateContainer(s.ctr)
-	s.ctr = nil
+	s.stopCtr()
+	s.stopCtr = nil
 }

@@ -1,8 +1,8 @@
 // Package redistest starts real Redis servers for tests: a redis-server child
 // process on a free loopback port (or clusters and sentinel setups of them),
-// a redis:7 container through testcontainers-go where only a Docker daemon is
-// available, and, on a machine with neither, an in-process miniredis that
-// speaks RESP2 only. With DISTSYNC_REQUIRE_REDIS=1 (set by CI) the fallback is
+// a Redis container where only a Docker daemon is available and a container
+// runtime is registered (see UseContainers), and, on a machine with neither,
+// an in-process miniredis that speaks RESP2 only. With DISTSYNC_REQUIRE_REDIS=1 (set by CI) the fallback is
 // an error instead.
 //
 // Use it from TestMain:
@@ -81,7 +81,7 @@ type Server struct {
 	mini *miniserver.Server
 
 	// backendContainer
-	ctr containerHandle
+	stopCtr func()
 }
 
 // Start returns a fresh server owned by the test, stopped at tb.Cleanup.

@@ -26,9 +26,12 @@ type Sentinel struct {
 // failover-timeout 5000. It waits until the replicas are in sync and every
 // sentinel sees all replicas and the other sentinels and passes SENTINEL
 // CKQUORUM. Everything stops at tb.Cleanup. Like StartCluster it needs a
-// redis-server binary.
+// redis-server binary, and it skips the test under go test -short.
 func StartSentinel(tb testing.TB, replicas, sentinels int, opts ...Option) *Sentinel {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skip("redistest: -short skips what starts a sentinel setup (it takes seconds to form)")
+	}
 	bin := requireBinary(tb, "a sentinel setup")
 	if replicas < 0 || sentinels < 1 {
 		tb.Fatalf("redistest: StartSentinel(%d, %d): need at least one sentinel", replicas, sentinels)
