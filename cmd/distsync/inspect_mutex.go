@@ -9,8 +9,8 @@ import (
 )
 
 // mutexKind: the mutex is a hash owner -> hold count with metadata fields
-// starting with '#' ('#t' the hold's fencing token, '#u' the last partial
-// release's request id), and a waiter set ":waiters".
+// starting with '#' ('#t' the hold's fencing token, '#a:<owner>' the owner's
+// ledger of acquisitions), and a waiter set ":waiters".
 var mutexKind = &kind{
 	name:     "mutex",
 	keyType:  "hash",

@@ -10,7 +10,7 @@ import (
 
 // rwlockKind: the read-write lock is a hash ('#w' -> the writer; for each
 // hold m = 'w:<owner>' or 'r:<owner>': m -> hold count, 't:'..m -> its
-// fencing token, 'u:'..m -> last partial release) and ":leases", a sorted set
+// fencing token, '#a:'..m -> its ledger of acquisitions) and ":leases", a sorted set
 // hold -> end of its lease on the server clock; waiting readers and writers
 // are in ":rwaiters" and ":wwaiters".
 var rwlockKind = &kind{
