@@ -80,6 +80,21 @@ func faultyClient(t *testing.T, s *redistest.Server, lease time.Duration) (*dist
 	return c, f
 }
 
+// eachKind runs body as a parallel subtest for each of kinds, with the lock
+// of the subtest's name on a Client whose commands pass through a Faulty
+// layer (c, f, l) and the same lock on another Client (other).
+func eachKind(t *testing.T, kinds []lockKind, body func(t *testing.T, k lockKind, c *distsync.Client, f *dstest.Faulty, l, other lockish)) {
+	t.Helper()
+	s := redistest.Shared(t)
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			c, f := faultyClient(t, s, 0)
+			body(t, k, c, f, k.make(t, c, dstest.Name(t)), k.make(t, dstest.ClientOn(t, s), dstest.Name(t)))
+		})
+	}
+}
+
 // freeWithin asserts that another Client gets the lock within wait, much
 // less than the lease an abandoned grant would keep it for, and releases it.
 func freeWithin(t *testing.T, other lockish, wait time.Duration, why string) {
@@ -190,25 +205,19 @@ func TestMixedLeasesKeepTheirLifetimes(t *testing.T) {
 func TestCloseRacingAnAcquisition(t *testing.T) {
 	t.Parallel()
 	s := redistest.Shared(t)
-	for _, k := range lockKinds {
-		t.Run(k.name, func(t *testing.T) {
-			t.Parallel()
-			c, f := faultyClient(t, s, 0)
-			l := k.make(t, c, dstest.Name(t))
-			canary := k.make(t, c, dstest.Name(t)+"-canary")
-			cctx, err := canary.TryLock(context.Background(), 0, 0)
-			require.NoError(t, err)
-			f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.Hook, Times: 1, Then: func() {
-				go c.Close()
-				<-cctx.Done() // Close has abandoned the holds
-			}})
-			_, err = l.TryLock(context.Background(), 0, 0)
-			require.ErrorIs(t, err, distsync.ErrClosed)
-			c.Close() // waits for the give-back
-			other := k.make(t, dstest.ClientOn(t, s), dstest.Name(t))
-			freeWithin(t, other, 0, "the grant that came back during Close was released")
-		})
-	}
+	eachKind(t, lockKinds, func(t *testing.T, k lockKind, c *distsync.Client, f *dstest.Faulty, l, other lockish) {
+		canary := k.make(t, c, dstest.Name(t)+"-canary")
+		cctx, err := canary.TryLock(context.Background(), 0, 0)
+		require.NoError(t, err)
+		f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.Hook, Times: 1, Then: func() {
+			go c.Close()
+			<-cctx.Done() // Close has abandoned the holds
+		}})
+		_, err = l.TryLock(context.Background(), 0, 0)
+		require.ErrorIs(t, err, distsync.ErrClosed)
+		c.Close() // waits for the give-back
+		freeWithin(t, other, 0, "the grant that came back during Close was released")
+	})
 	t.Run("permit", func(t *testing.T) {
 		t.Parallel()
 		c, f := faultyClient(t, s, 0)
@@ -255,60 +264,54 @@ func countingSem(t *testing.T, c *distsync.Client, name string, n int64) *semaph
 // one acquisition exactly one reports the release.
 func TestRetriedReleaseIsExact(t *testing.T) {
 	t.Parallel()
-	s := redistest.Shared(t)
-	for _, k := range lockKinds {
-		t.Run(k.name, func(t *testing.T) {
-			t.Parallel()
-			c, f := faultyClient(t, s, 0)
-			l := k.make(t, c, dstest.Name(t))
-			ctx := context.Background()
-			a, err := l.TryLock(ctx, 0, 0)
-			require.NoError(t, err)
-			b, err := l.TryLock(a, 0, 0)
-			require.NoError(t, err)
-			cc, err := l.TryLock(b, 0, 0)
-			require.NoError(t, err)
+	eachKind(t, lockKinds, func(t *testing.T, k lockKind, c *distsync.Client, f *dstest.Faulty, l, other lockish) {
+		ctx := context.Background()
+		a, err := l.TryLock(ctx, 0, 0)
+		require.NoError(t, err)
+		b, err := l.TryLock(a, 0, 0)
+		require.NoError(t, err)
+		cc, err := l.TryLock(b, 0, 0)
+		require.NoError(t, err)
 
-			// Unlock(c) is applied, but no reply ever arrives.
-			f.Inject(&dstest.Rule{Match: dstest.Script(k.release), Fault: dstest.LoseReply, Times: 1})
-			f.Inject(&dstest.Rule{Match: dstest.Script(k.release), Fault: dstest.LoseRequest})
-			err = l.Unlock(cc)
-			require.ErrorIs(t, err, dstest.ErrInjected)
-			require.Error(t, cc.Err(), "a failed Unlock ends the context all the same")
-			f.Clear()
-			require.NoError(t, l.Unlock(b))
-			require.NoError(t, l.Unlock(cc), "the retry learns that the first attempt was applied")
-			n, err := l.HoldCount(a)
-			require.NoError(t, err)
-			assert.Equal(t, 1, n, "the retry released no other acquisition's count")
-			require.NoError(t, a.Err())
-			assert.ErrorIs(t, l.Unlock(cc), distsync.ErrNotHeld, "reported once")
+		// Unlock(c) is applied, but no reply ever arrives.
+		f.Inject(&dstest.Rule{Match: dstest.Script(k.release), Fault: dstest.LoseReply, Times: 1})
+		f.Inject(&dstest.Rule{Match: dstest.Script(k.release), Fault: dstest.LoseRequest})
+		err = l.Unlock(cc)
+		require.ErrorIs(t, err, dstest.ErrInjected)
+		require.Error(t, cc.Err(), "a failed Unlock ends the context all the same")
+		f.Clear()
+		require.NoError(t, l.Unlock(b))
+		require.NoError(t, l.Unlock(cc), "the retry learns that the first attempt was applied")
+		n, err := l.HoldCount(a)
+		require.NoError(t, err)
+		assert.Equal(t, 1, n, "the retry released no other acquisition's count")
+		require.NoError(t, a.Err())
+		assert.ErrorIs(t, l.Unlock(cc), distsync.ErrNotHeld, "reported once")
 
-			// Concurrent releases of one acquisition: exactly one reports it.
-			var wg sync.WaitGroup
-			errs := make([]error, 4)
-			for i := range errs {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					errs[i] = l.Unlock(a)
-				}()
+		// Concurrent releases of one acquisition: exactly one reports it.
+		var wg sync.WaitGroup
+		errs := make([]error, 4)
+		for i := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = l.Unlock(a)
+			}()
+		}
+		wg.Wait()
+		nils := 0
+		for _, err := range errs {
+			if err == nil {
+				nils++
+			} else {
+				assert.ErrorIs(t, err, distsync.ErrNotHeld)
 			}
-			wg.Wait()
-			nils := 0
-			for _, err := range errs {
-				if err == nil {
-					nils++
-				} else {
-					assert.ErrorIs(t, err, distsync.ErrNotHeld)
-				}
-			}
-			assert.Equal(t, 1, nils, "%v", errs)
-			locked, err := l.IsLocked(ctx)
-			require.NoError(t, err)
-			assert.False(t, locked)
-		})
-	}
+		}
+		assert.Equal(t, 1, nils, "%v", errs)
+		locked, err := l.IsLocked(ctx)
+		require.NoError(t, err)
+		assert.False(t, locked)
+	})
 }
 
 // Finding 5 for permits: a retried release of a permit returns what the
@@ -362,27 +365,20 @@ func TestRetriedPermitReleaseIsExact(t *testing.T) {
 // and reported, and nothing is left held.
 func TestCloseDuringRelease(t *testing.T) {
 	t.Parallel()
-	s := redistest.Shared(t)
-	for _, k := range lockKinds {
-		t.Run(k.name, func(t *testing.T) {
-			t.Parallel()
-			c, f := faultyClient(t, s, 0)
-			l := k.make(t, c, dstest.Name(t))
-			held, err := l.TryLock(context.Background(), 0, 0)
-			require.NoError(t, err)
-			closed := make(chan struct{})
-			f.Inject(&dstest.Rule{Match: dstest.Script(k.release), Fault: dstest.Hook, Times: 1, Then: func() {
-				go func() {
-					c.Close()
-					close(closed)
-				}()
-			}})
-			require.NoError(t, l.Unlock(held))
-			<-closed
-			other := k.make(t, dstest.ClientOn(t, s), dstest.Name(t))
-			freeWithin(t, other, 0, "released")
-		})
-	}
+	eachKind(t, lockKinds, func(t *testing.T, k lockKind, c *distsync.Client, f *dstest.Faulty, l, other lockish) {
+		held, err := l.TryLock(context.Background(), 0, 0)
+		require.NoError(t, err)
+		closed := make(chan struct{})
+		f.Inject(&dstest.Rule{Match: dstest.Script(k.release), Fault: dstest.Hook, Times: 1, Then: func() {
+			go func() {
+				c.Close()
+				close(closed)
+			}()
+		}})
+		require.NoError(t, l.Unlock(held))
+		<-closed
+		freeWithin(t, other, 0, "released")
+	})
 }
 
 // Finding 5, second half: a release whose request was lost is retried; when
@@ -418,39 +414,33 @@ func TestRetryAfterLostRequestOfExpiredHold(t *testing.T) {
 func TestLostGrantReply(t *testing.T) {
 	t.Parallel()
 	s := redistest.Shared(t)
-	for _, k := range lockKinds {
-		t.Run(k.name, func(t *testing.T) {
-			t.Parallel()
-			c, f := faultyClient(t, s, 0)
-			l := k.make(t, c, dstest.Name(t))
-			other := k.make(t, dstest.ClientOn(t, s), dstest.Name(t))
-			ctx := context.Background()
+	eachKind(t, lockKinds, func(t *testing.T, k lockKind, c *distsync.Client, f *dstest.Faulty, l, other lockish) {
+		ctx := context.Background()
 
-			f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.LoseReply, Times: 1})
-			_, err := l.TryLock(ctx, 0, 0)
-			require.ErrorIs(t, err, dstest.ErrInjected)
-			freeWithin(t, other, 5*time.Second, "the grant whose reply was lost was given back")
+		f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.LoseReply, Times: 1})
+		_, err := l.TryLock(ctx, 0, 0)
+		require.ErrorIs(t, err, dstest.ErrInjected)
+		freeWithin(t, other, 5*time.Second, "the grant whose reply was lost was given back")
 
-			f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.LoseReply, Times: 1})
-			held, err := l.TryLock(ctx, 5*time.Second, 0)
-			require.NoError(t, err, "the repeated attempt returns the grant")
-			n, err := l.HoldCount(held)
-			require.NoError(t, err)
-			assert.Equal(t, 1, n, "granted once")
-			require.NoError(t, l.Unlock(held))
-			locked, err := l.IsLocked(ctx)
-			require.NoError(t, err)
-			assert.False(t, locked)
+		f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.LoseReply, Times: 1})
+		held, err := l.TryLock(ctx, 5*time.Second, 0)
+		require.NoError(t, err, "the repeated attempt returns the grant")
+		n, err := l.HoldCount(held)
+		require.NoError(t, err)
+		assert.Equal(t, 1, n, "granted once")
+		require.NoError(t, l.Unlock(held))
+		locked, err := l.IsLocked(ctx)
+		require.NoError(t, err)
+		assert.False(t, locked)
 
-			// A reply that comes after the attempt's deadline: the same.
-			f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.LateReply, Delay: time.Hour, Times: 1})
-			tctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-			_, err = l.TryLock(tctx, time.Minute, 0)
-			cancel()
-			require.ErrorIs(t, err, context.DeadlineExceeded)
-			freeWithin(t, other, 5*time.Second, "the late grant was given back")
-		})
-	}
+		// A reply that comes after the attempt's deadline: the same.
+		f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.LateReply, Delay: time.Hour, Times: 1})
+		tctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		_, err = l.TryLock(tctx, time.Minute, 0)
+		cancel()
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		freeWithin(t, other, 5*time.Second, "the late grant was given back")
+	})
 	t.Run("permit", func(t *testing.T) {
 		t.Parallel()
 		c, f := faultyClient(t, s, 0)
@@ -496,21 +486,15 @@ func TestLostGrantReply(t *testing.T) {
 // when Unlock returns.
 func TestFailedUnlockEndsContext(t *testing.T) {
 	t.Parallel()
-	s := redistest.Shared(t)
-	for _, k := range lockKinds {
-		t.Run(k.name, func(t *testing.T) {
-			t.Parallel()
-			c, f := faultyClient(t, s, 0)
-			l := k.make(t, c, dstest.Name(t))
-			held, err := l.TryLock(context.Background(), 0, 0)
-			require.NoError(t, err)
-			f.Inject(&dstest.Rule{Match: dstest.Script(k.release), Fault: dstest.LoseRequest})
-			require.Error(t, l.Unlock(held))
-			require.Error(t, held.Err(), "the context ended")
-			f.Clear()
-			require.NoError(t, l.Unlock(held), "a retry releases it")
-		})
-	}
+	eachKind(t, lockKinds, func(t *testing.T, k lockKind, c *distsync.Client, f *dstest.Faulty, l, other lockish) {
+		held, err := l.TryLock(context.Background(), 0, 0)
+		require.NoError(t, err)
+		f.Inject(&dstest.Rule{Match: dstest.Script(k.release), Fault: dstest.LoseRequest})
+		require.Error(t, l.Unlock(held))
+		require.Error(t, held.Err(), "the context ended")
+		f.Clear()
+		require.NoError(t, l.Unlock(held), "a retry releases it")
+	})
 }
 
 // Finding 12: a context cancelled while the granting attempt is on the wire
@@ -518,30 +502,22 @@ func TestFailedUnlockEndsContext(t *testing.T) {
 // lock is held releases it.
 func TestContextEndsHold(t *testing.T) {
 	t.Parallel()
-	s := redistest.Shared(t)
-	for _, k := range lockKinds {
-		t.Run(k.name, func(t *testing.T) {
-			t.Parallel()
-			c, f := faultyClient(t, s, 0)
-			l := k.make(t, c, dstest.Name(t))
-			other := k.make(t, dstest.ClientOn(t, s), dstest.Name(t))
+	eachKind(t, lockKinds, func(t *testing.T, k lockKind, c *distsync.Client, f *dstest.Faulty, l, other lockish) {
+		ctx, cancel := context.WithCancel(context.Background())
+		f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.Hook, Times: 1, Then: cancel})
+		_, err := l.TryLock(ctx, 0, 0)
+		require.ErrorIs(t, err, context.Canceled)
+		freeWithin(t, other, 5*time.Second, "the grant that came back after ctx ended was given back")
 
-			ctx, cancel := context.WithCancel(context.Background())
-			f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.Hook, Times: 1, Then: cancel})
-			_, err := l.TryLock(ctx, 0, 0)
-			require.ErrorIs(t, err, context.Canceled)
-			freeWithin(t, other, 5*time.Second, "the grant that came back after ctx ended was given back")
-
-			ctx, cancel = context.WithCancel(context.Background())
-			held, err := l.TryLock(ctx, 0, 0)
-			require.NoError(t, err)
-			cancel()
-			<-held.Done()
-			freeWithin(t, other, 5*time.Second, "the acquisition ended with its context is released")
-			assert.NoError(t, l.Unlock(held), "Unlock reports the release distsync made")
-			assert.ErrorIs(t, l.Unlock(held), distsync.ErrNotHeld)
-		})
-	}
+		ctx, cancel = context.WithCancel(context.Background())
+		held, err := l.TryLock(ctx, 0, 0)
+		require.NoError(t, err)
+		cancel()
+		<-held.Done()
+		freeWithin(t, other, 5*time.Second, "the acquisition ended with its context is released")
+		assert.NoError(t, l.Unlock(held), "Unlock reports the release distsync made")
+		assert.ErrorIs(t, l.Unlock(held), distsync.ErrNotHeld)
+	})
 }
 
 // Finding 9: Permit.UpdateLease racing the permit's expiry: the server's
