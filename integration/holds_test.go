@@ -2,6 +2,7 @@ package integration_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -206,7 +207,9 @@ func TestCloseRacingAnAcquisition(t *testing.T) {
 	t.Parallel()
 	s := redistest.Shared(t)
 	eachKind(t, lockKinds, func(t *testing.T, k lockKind, c *distsync.Client, f *dstest.Faulty, l, other lockish) {
-		canary := k.make(t, c, dstest.Name(t)+"-canary")
+		// Any hold of c ends at Close: this one tells the hook when. (Its
+		// name is new each run: Close leaves it to expire.)
+		canary := k.make(t, c, fmt.Sprintf("%s-canary-%d", dstest.Name(t), time.Now().UnixNano()))
 		cctx, err := canary.TryLock(context.Background(), 0, 0)
 		require.NoError(t, err)
 		f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.Hook, Times: 1, Then: func() {
@@ -222,7 +225,7 @@ func TestCloseRacingAnAcquisition(t *testing.T) {
 		t.Parallel()
 		c, f := faultyClient(t, s, 0)
 		ps := permitSem(t, c, dstest.Name(t), 1)
-		canary, err := c.Mutex(dstest.Name(t) + "-canary")
+		canary, err := c.Mutex(fmt.Sprintf("%s-canary-%d", dstest.Name(t), time.Now().UnixNano()))
 		require.NoError(t, err)
 		cctx, err := canary.Lock(context.Background())
 		require.NoError(t, err)

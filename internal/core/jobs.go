@@ -186,24 +186,40 @@ func (c *Core) Go(f func(ctx context.Context)) {
 	}()
 }
 
-// Undo releases acquisition id in the background (see Go), retrying while
-// the failure is transient, until the grant it may have made would have
-// ended (lease, or the watchdog lease when 0): a grant applied after its
-// reply was lost, or after its acquirer gave up, is not left held by
-// nobody. release remembers the acquisition as finished for as long, so an
-// attempt still on the wire is refused when it arrives.
+// Undo gives back acquisition id: a grant applied after its reply was lost,
+// or after its acquirer gave up, must not be left held by nobody. The first
+// attempt runs at once (for at most UndoFirst), so the lock is normally free
+// again within a round trip; if it fails transiently, Undo goes on in the
+// background (see Go), retrying until the grant it may have made would have
+// ended (lease, or the watchdog lease when 0). release remembers the
+// acquisition as finished for as long, so an attempt still on the wire is
+// refused when it arrives.
 func (c *Core) Undo(what, id string, lease time.Duration, release ReleaseFunc) {
 	life := c.UndoLife(lease)
+	attempt := func(ctx context.Context) error {
+		_, err := release(ctx, id, life)
+		return err
+	}
+	fctx, cancel := context.WithTimeout(c.jobCtx, UndoFirst)
+	err := attempt(fctx)
+	cancel()
+	if !Transient(err) {
+		if err != nil {
+			c.Log.Warn("distsync: could not give back an acquisition; it ends with its lease", "lock", what, "err", err)
+		}
+		return
+	}
 	c.Go(func(ctx context.Context) {
-		err := Retry(ctx, life, func(ctx context.Context) error {
-			_, err := release(ctx, id, life)
-			return err
-		})
+		err := Retry(ctx, life, attempt)
 		if err != nil && ctx.Err() == nil {
 			c.Log.Warn("distsync: could not give back an acquisition; it ends with its lease", "lock", what, "err", err)
 		}
 	})
 }
+
+// UndoFirst bounds the first attempt of Undo, made before the failed
+// acquisition returns.
+const UndoFirst = time.Second
 
 // WaitJobs is Close's wait for tracked operations and background jobs: at
 // most grace, then their context is cancelled and Close waits for them to
