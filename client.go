@@ -27,22 +27,47 @@ import (
 
 	"github.com/distsync/distsync/internal/core"
 	"github.com/distsync/distsync/internal/notify"
+	"github.com/distsync/distsync/internal/watchdog"
 	"github.com/distsync/distsync/mutex"
-	"github.com/distsync/distsync/watchdog"
 )
 
-// Errors. Every package of distsync returns these (wrapped); test with errors.Is.
+// The errors of distsync: every package of the module returns them,
+// wrapped with what failed (the primitive, its name), so test them with
+// errors.Is. They are documented here once.
 var (
-	ErrNotHeld         = core.ErrNotHeld
-	ErrNotAcquired     = core.ErrNotAcquired
-	ErrLeaseLost       = core.ErrLeaseLost
-	ErrLeaseExpired    = core.ErrLeaseExpired
-	ErrReleased        = core.ErrReleased
-	ErrInvalidName     = core.ErrInvalidName
+	// ErrNotHeld: a release or query of an acquisition the caller does not
+	// hold (released before, its lease ended or was lost, or the context
+	// carries no acquisition of that primitive).
+	ErrNotHeld = core.ErrNotHeld
+	// ErrNotAcquired: a wait budget was spent (or was zero) while another
+	// owner held the primitive; also a grant whose reply came back after its
+	// lease could have ended (it was given back).
+	ErrNotAcquired = core.ErrNotAcquired
+	// ErrLeaseLost: the cause of an acquisition's context when its lease was
+	// lost (the key was deleted or taken over, or renewal failed until the
+	// lease ran out).
+	ErrLeaseLost = core.ErrLeaseLost
+	// ErrLeaseExpired: the cause of an acquisition's context when its
+	// explicit lease, which the watchdog does not renew, ran out.
+	ErrLeaseExpired = core.ErrLeaseExpired
+	// ErrReleased: the cause of an acquisition's context once it was
+	// released.
+	ErrReleased = core.ErrReleased
+	// ErrInvalidName: an empty, over-long, non-UTF-8 name, or one with a
+	// brace.
+	ErrInvalidName = core.ErrInvalidName
+	// ErrInvalidArgument: a negative duration, a count out of range, an
+	// option out of range and similar misuse.
 	ErrInvalidArgument = core.ErrInvalidArgument
-	ErrClosed          = core.ErrClosed
-	ErrUpgrade         = core.ErrUpgrade
-	ErrNotReplicated   = core.ErrNotReplicated
+	// ErrClosed: any call on a Client that was closed, and the cause of the
+	// contexts of the holds it had.
+	ErrClosed = core.ErrClosed
+	// ErrUpgrade: the holder of a read lock asked for the write lock, which
+	// would deadlock.
+	ErrUpgrade = core.ErrUpgrade
+	// ErrNotReplicated: too few replicas acknowledged an acquisition in
+	// time (Options.ReplicaAck); it was given back.
+	ErrNotReplicated = core.ErrNotReplicated
 )
 
 // Defaults.
@@ -234,13 +259,10 @@ func (c *Client) ID() string { return c.core.ID }
 // Rueidis returns the underlying rueidis client.
 func (c *Client) Rueidis() rueidis.Client { return c.core.Client }
 
-// Watchdog returns the Client's lease watchdog (for its statistics).
-func (c *Client) Watchdog() *watchdog.Watchdog { return c.watchdog }
-
 // Mutex returns the reentrant mutex called name. It makes no I/O; an invalid
 // name returns ErrInvalidName.
 func (c *Client) Mutex(name string) (*mutex.Mutex, error) {
-	return mutex.New(c.core, name)
+	return core.Make[*mutex.Mutex](c.core, "mutex", name)
 }
 
 // Close stops the watchdog and the notifier and, if New created it, closes

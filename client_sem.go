@@ -1,6 +1,7 @@
 package distsync
 
 import (
+	"github.com/distsync/distsync/internal/core"
 	"github.com/distsync/distsync/latch"
 	"github.com/distsync/distsync/semaphore"
 )
@@ -8,7 +9,7 @@ import (
 // Semaphore returns the counting semaphore called name (Redisson's
 // RSemaphore). It makes no I/O; an invalid name returns ErrInvalidName.
 func (c *Client) Semaphore(name string) (*semaphore.Semaphore, error) {
-	return semaphore.New(c.core, name)
+	return core.Make[*semaphore.Semaphore](c.core, "semaphore", name)
 }
 
 // PermitSemaphore returns the permit-expiring semaphore called name
@@ -16,11 +17,11 @@ func (c *Client) Semaphore(name string) (*semaphore.Semaphore, error) {
 // renewed by the Client's watchdog. It makes no I/O; an invalid name returns
 // ErrInvalidName.
 func (c *Client) PermitSemaphore(name string) (*semaphore.PermitSemaphore, error) {
-	return semaphore.NewPermit(c.core, name)
+	return core.Make[*semaphore.PermitSemaphore](c.core, "permit semaphore", name)
 }
 
 // Latch returns the countdown latch called name (Redisson's RCountDownLatch).
 // It makes no I/O; an invalid name returns ErrInvalidName.
 func (c *Client) Latch(name string) (*latch.Latch, error) {
-	return latch.New(c.core, name)
+	return core.Make[*latch.Latch](c.core, "latch", name)
 }

@@ -1,10 +1,36 @@
 package distsync
 
-// NotifierStats returns how many pub/sub messages the Client's notifier has
-// received and how many local waiters they woke, since the Client was made:
-// a measure of wake-up traffic for tests and benchmarks (a fair lock's
-// release wakes one waiter, a mutex's every local waiter).
-func (c *Client) NotifierStats() (messages, wakes int64) {
-	s := c.notifier.Stats()
-	return s.Messages.Load(), s.Wakes.Load()
+import "time"
+
+// Stats is a snapshot of a Client's counters since it was made: what its
+// watchdog and its notifier did. It is a copy; reading it changes nothing.
+type Stats struct {
+	// HeldLeases is how many holds the watchdog renews now.
+	HeldLeases int
+	// Renewals counts renewal scripts sent, RenewalRoundTrips the pipelined
+	// batches that carried them, WatchdogTicks the passes that renewed
+	// anything, and LastTick how long the last pass took.
+	Renewals, RenewalRoundTrips, WatchdogTicks int64
+	LastTick                                   time.Duration
+	// LostLeases counts leases the watchdog reported lost.
+	LostLeases int64
+	// NotifierMessages counts the pub/sub messages received, and
+	// NotifierWakes the local waiters they woke (a fair lock's release wakes
+	// one waiter).
+	NotifierMessages, NotifierWakes int64
+}
+
+// Stats returns a snapshot of the Client's counters.
+func (c *Client) Stats() Stats {
+	w, n := c.watchdog.Stats(), c.notifier.Stats()
+	return Stats{
+		HeldLeases:        c.watchdog.Len(),
+		Renewals:          w.Renewals.Load(),
+		RenewalRoundTrips: w.RoundTrips.Load(),
+		WatchdogTicks:     w.Ticks.Load(),
+		LastTick:          time.Duration(w.LastTick.Load()),
+		LostLeases:        w.Lost.Load(),
+		NotifierMessages:  n.Messages.Load(),
+		NotifierWakes:     n.Wakes.Load(),
+	}
 }

@@ -204,12 +204,14 @@ func benchmark(cfg config) error {
 				before, cpu0, srv0 := cmdStats(admin), cpuTime(), serverCPU(pid)
 				var msgs0, wakes0 int64
 				if r.ds != nil {
-					msgs0, wakes0 = r.ds.NotifierStats()
+					st := r.ds.Stats()
+					msgs0, wakes0 = st.NotifierMessages, st.NotifierWakes
 				}
 				res := sc.run(r)
 				res.clientCPU, res.serverCPU = cpuTime()-cpu0, serverCPU(pid)-srv0
 				if r.ds != nil {
-					msgs, wakes := r.ds.NotifierStats()
+					st := r.ds.Stats()
+					msgs, wakes := st.NotifierMessages, st.NotifierWakes
 					res.msgs, res.wakes = msgs-msgs0, wakes-wakes0
 				}
 				res.cmds, res.pubs = cmdDelta(before, cmdStats(admin))

@@ -124,48 +124,48 @@ func watchdogDistsync(addr string, admin rueidis.Client, n int, lease time.Durat
 	if r, err := lockOne(-1); err == nil { // warm up: connection, scripts, watchdog goroutine
 		r()
 	}
-	st := c.Watchdog().Stats()
+	stats := c.Stats // a snapshot each call
 	base := liveBytes()
 	t0 := time.Now()
 	rel, errs := holdAll(n, lockOne)
 	res.acquire = time.Since(t0)
 	res.errors = errs
 	res.memPerHold = float64(liveBytes()-base) / float64(n)
-	renewals0, trips0, ticks0, lost0 := st.Renewals.Load(), st.RoundTrips.Load(), st.Ticks.Load(), st.Lost.Load()
+	renewals0, trips0, ticks0, lost0 := stats().Renewals, stats().RenewalRoundTrips, stats().WatchdogTicks, stats().LostLeases
 	cpu0, cmd0 := cpuTime(), cmdStats(admin)
 	// Poll coarsely (20 ms: ticks are at least a tenth of an interval
 	// apart) so that polling costs little CPU; read a tick's duration at the
 	// poll after it was counted.
 	ticks, pending := ticks0, false
 	give := time.Now().Add(lease)
-	for st.Renewals.Load()-renewals0 < int64(n-int(errs)) && time.Now().Before(give) {
+	for stats().Renewals-renewals0 < int64(n-int(errs)) && time.Now().Before(give) {
 		time.Sleep(20 * time.Millisecond)
 		if pending {
-			res.pass += time.Duration(st.LastTick.Load())
+			res.pass += stats().LastTick
 			pending = false
 		}
-		if t := st.Ticks.Load(); t != ticks {
+		if t := stats().WatchdogTicks; t != ticks {
 			res.ticks += int(t - ticks)
 			ticks, pending = t, true
 		}
 	}
 	// The tick that sent the last renewals is counted once it ends.
-	for st.Ticks.Load() == ticks && time.Now().Before(give) {
+	for stats().WatchdogTicks == ticks && time.Now().Before(give) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if t := st.Ticks.Load(); t != ticks {
+	if t := stats().WatchdogTicks; t != ticks {
 		res.ticks += int(t - ticks)
 		pending = true
 	}
 	if pending {
 		time.Sleep(5 * time.Millisecond)
-		res.pass += time.Duration(st.LastTick.Load())
+		res.pass += stats().LastTick
 	}
 	res.cpu, res.cmds = cpuTime()-cpu0, 0
 	total, _ := cmdDelta(cmd0, cmdStats(admin))
 	res.cmds = total
-	res.roundTrips = st.RoundTrips.Load() - trips0
-	res.lost = st.Lost.Load() - lost0
+	res.roundTrips = stats().RenewalRoundTrips - trips0
+	res.lost = stats().LostLeases - lost0
 	releaseAll(rel)
 	return res
 }

@@ -29,7 +29,8 @@ func BenchmarkHandoff(b *testing.B) {
 			}
 		}
 	})
-	msgs, wakes := c.NotifierStats()
+	st := c.Stats()
+	msgs, wakes := st.NotifierMessages, st.NotifierWakes
 	b.ReportMetric(float64(wakes)/float64(b.N), "wakes/op")
 	b.ReportMetric(float64(msgs)/float64(b.N), "msgs/op")
 }

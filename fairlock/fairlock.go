@@ -16,6 +16,9 @@
 //
 // Holds are reentrant, renewed by the Client's watchdog and carry a fencing
 // token, as for the mutex; ownership travels in the context the same way.
+//
+// The errors it returns wrap those of package distsync (ErrNotHeld,
+// ErrNotAcquired, ErrLeaseLost, ErrClosed, ...): test them with errors.Is.
 package fairlock
 
 import (
@@ -27,18 +30,6 @@ import (
 
 	"github.com/distsync/distsync/internal/acquire"
 	"github.com/distsync/distsync/internal/core"
-)
-
-// Errors, shared with every distsync package (errors.Is works across them).
-var (
-	ErrNotHeld         = core.ErrNotHeld
-	ErrNotAcquired     = core.ErrNotAcquired
-	ErrLeaseLost       = core.ErrLeaseLost
-	ErrLeaseExpired    = core.ErrLeaseExpired
-	ErrReleased        = core.ErrReleased
-	ErrInvalidName     = core.ErrInvalidName
-	ErrInvalidArgument = core.ErrInvalidArgument
-	ErrClosed          = core.ErrClosed
 )
 
 var (
@@ -77,8 +68,12 @@ type FairLock struct {
 	acq       *acquire.Lock
 }
 
-// New returns the fair lock called name on c. Callers use Client.FairLock.
-func New(c *core.Core, name string) (*FairLock, error) {
+func init() {
+	core.Register("fairlock", func(c *core.Core, name string, _ []any) (any, error) { return newFairLock(c, name) })
+}
+
+// newFairLock returns the fair lock called name on c (Client.FairLock).
+func newFairLock(c *core.Core, name string) (*FairLock, error) {
 	if err := core.ValidateName(name); err != nil {
 		return nil, err
 	}

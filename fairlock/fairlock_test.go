@@ -73,7 +73,7 @@ func TestFIFOOrder(t *testing.T) {
 	}
 	var wakesBefore int64
 	for _, c := range clients {
-		_, w := c.NotifierStats()
+		w := c.Stats().NotifierWakes
 		wakesBefore += w
 	}
 	require.NoError(t, f.Unlock(held))
@@ -86,7 +86,8 @@ func TestFIFOOrder(t *testing.T) {
 	assert.Equal(t, want, order, "acquired in queue order")
 	var wakes int64
 	for _, c := range clients {
-		msgs, w := c.NotifierStats()
+		st := c.Stats()
+		msgs, w := st.NotifierMessages, st.NotifierWakes
 		wakes += w
 		assert.LessOrEqual(t, msgs, int64(waiters), "at most one message per release")
 	}

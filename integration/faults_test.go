@@ -80,13 +80,14 @@ type scene struct {
 	a, b   *distsync.Client
 	ma, mb *mutex.Mutex
 	h      *history
+	lease  time.Duration // the watchdog lease of both Clients
 }
 
 // newScene connects both Clients with the watchdog lease; editA adjusts the
 // holder's options only.
 func newScene(t *testing.T, what, holderAddr, otherAddr string, lease time.Duration, editA ...func(*distsync.Options)) *scene {
 	t.Helper()
-	sc := &scene{a: clientAt(t, holderAddr, lease, editA...), b: clientAt(t, otherAddr, lease), h: newHistory(what)}
+	sc := &scene{a: clientAt(t, holderAddr, lease, editA...), b: clientAt(t, otherAddr, lease), h: newHistory(what), lease: lease}
 	sc.ma, sc.mb = mutexOf(t, sc.a, "lock"), mutexOf(t, sc.b, "lock")
 	return sc
 }
@@ -269,10 +270,10 @@ func (sc *scene) outlastShortFault(t *testing.T, start, end func()) {
 	ctx, w := sc.hold(t, 0)
 	start()
 	got := waiter(sc.h, "waiter", sc.mb, time.Minute)
-	time.Sleep(sc.a.Watchdog().Lease() / 4)
+	time.Sleep(sc.lease / 4)
 	end()
 	awaitRenewals(t, sc.mb, 2) // a renewal held back by the fault, or its retry, and the next
-	require.Zero(t, sc.a.Watchdog().Stats().Lost.Load())
+	require.Zero(t, sc.a.Stats().LostLeases)
 	require.True(t, w.hd.alive(ctx), "the holder keeps its lock through a short fault")
 	w.release(t)
 	require.NoError(t, receive(t, got, "waiter"))
@@ -473,7 +474,7 @@ func TestFaultRestartAOFAlways(t *testing.T) {
 	require.Positive(t, ttl, "with its expiry")
 	got := waiter(sc.h, "waiter", sc.mb, time.Minute)
 	awaitRenewals(t, sc.mb, 2) // the watchdog goes on after the restart
-	require.Zero(t, sc.a.Watchdog().Stats().Lost.Load())
+	require.Zero(t, sc.a.Stats().LostLeases)
 	require.True(t, w.hd.alive(ctx), "the holder keeps renewing after the restart")
 	n, err := sc.ma.HoldCount(ctx)
 	require.NoError(t, err)

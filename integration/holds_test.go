@@ -609,10 +609,10 @@ func TestPermitHandOffWakesOne(t *testing.T) {
 		}()
 	}
 	dstest.WaitWaiters(t, c, ps.Key()+":waiters", waiters)
-	_, wakesBefore := c.NotifierStats()
+	wakesBefore := c.Stats().NotifierWakes
 	require.NoError(t, ps.Release(ctx, first))
 	wg.Wait()
-	_, wakesAfter := c.NotifierStats()
+	wakesAfter := c.Stats().NotifierWakes
 	wakes := wakesAfter - wakesBefore
 	t.Logf("%d hand-offs, %d wake-ups", waiters, wakes)
 	assert.LessOrEqual(t, wakes, int64(waiters*5/4), "about one wake-up per hand-off")

@@ -6,6 +6,9 @@
 // absent (never set, counted down to zero, or deleted), so nothing is left
 // behind once it opens. Awaiters are woken by pub/sub on ":ch" when the count
 // reaches zero, never by polling.
+//
+// The errors it returns wrap those of package distsync (ErrNotHeld,
+// ErrNotAcquired, ErrLeaseLost, ErrClosed, ...): test them with errors.Is.
 package latch
 
 import (
@@ -20,13 +23,6 @@ import (
 
 	"github.com/distsync/distsync/internal/acquire"
 	"github.com/distsync/distsync/internal/core"
-)
-
-// Errors, shared with every distsync package (errors.Is works across them).
-var (
-	ErrInvalidName     = core.ErrInvalidName
-	ErrInvalidArgument = core.ErrInvalidArgument
-	ErrClosed          = core.ErrClosed
 )
 
 // MaxCount bounds a latch's count: 2^53, the largest integer the server's
@@ -63,8 +59,12 @@ type Latch struct {
 	channel string // opening notifications
 }
 
-// New returns the latch called name on c. Callers use Client.Latch.
-func New(c *core.Core, name string) (*Latch, error) {
+func init() {
+	core.Register("latch", func(c *core.Core, name string, _ []any) (any, error) { return newLatch(c, name) })
+}
+
+// newLatch returns the latch called name on c (Client.Latch).
+func newLatch(c *core.Core, name string) (*Latch, error) {
 	if err := core.ValidateName(name); err != nil {
 		return nil, err
 	}

@@ -157,7 +157,7 @@ func TestExplicitLeaseExpires(t *testing.T) {
 	require.NoError(t, err)
 	<-held.Done()
 	assert.ErrorIs(t, context.Cause(held), distsync.ErrLeaseExpired)
-	assert.Zero(t, c.Watchdog().Stats().Renewals.Load(), "an explicit lease is not renewed")
+	assert.Zero(t, c.Stats().Renewals, "an explicit lease is not renewed")
 }
 
 func TestReentry(t *testing.T) {

@@ -7,6 +7,9 @@
 // owner, so locking again with it re-enters, and that is cancelled when the
 // lease is lost. Two goroutines that share a *Mutex but not a context contend,
 // as with sync.Mutex.
+//
+// The errors it returns wrap those of package distsync (ErrNotHeld,
+// ErrNotAcquired, ErrLeaseLost, ErrClosed, ...): test them with errors.Is.
 package mutex
 
 import (
@@ -17,18 +20,6 @@ import (
 
 	"github.com/distsync/distsync/internal/acquire"
 	"github.com/distsync/distsync/internal/core"
-)
-
-// Errors, shared with every distsync package (errors.Is works across them).
-var (
-	ErrNotHeld         = core.ErrNotHeld
-	ErrNotAcquired     = core.ErrNotAcquired
-	ErrLeaseLost       = core.ErrLeaseLost
-	ErrLeaseExpired    = core.ErrLeaseExpired
-	ErrReleased        = core.ErrReleased
-	ErrInvalidName     = core.ErrInvalidName
-	ErrInvalidArgument = core.ErrInvalidArgument
-	ErrClosed          = core.ErrClosed
 )
 
 var (
@@ -61,8 +52,12 @@ type Mutex struct {
 	acq     *acquire.Lock
 }
 
-// New returns the mutex called name on c. Callers use Client.Mutex.
-func New(c *core.Core, name string) (*Mutex, error) {
+func init() {
+	core.Register("mutex", func(c *core.Core, name string, _ []any) (any, error) { return newMutex(c, name) })
+}
+
+// newMutex returns the mutex called name on c (Client.Mutex).
+func newMutex(c *core.Core, name string) (*Mutex, error) {
 	if err := core.ValidateName(name); err != nil {
 		return nil, err
 	}

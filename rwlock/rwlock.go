@@ -18,6 +18,9 @@
 // Ownership travels in the context, as for the mutex: Lock returns a context
 // that carries the owner (locking again with it re-enters) and that is
 // cancelled when the hold's lease is lost.
+//
+// The errors it returns wrap those of package distsync (ErrNotHeld,
+// ErrNotAcquired, ErrLeaseLost, ErrClosed, ...): test them with errors.Is.
 package rwlock
 
 import (
@@ -29,19 +32,6 @@ import (
 
 	"github.com/distsync/distsync/internal/acquire"
 	"github.com/distsync/distsync/internal/core"
-)
-
-// Errors, shared with every distsync package (errors.Is works across them).
-var (
-	ErrNotHeld         = core.ErrNotHeld
-	ErrNotAcquired     = core.ErrNotAcquired
-	ErrLeaseLost       = core.ErrLeaseLost
-	ErrLeaseExpired    = core.ErrLeaseExpired
-	ErrReleased        = core.ErrReleased
-	ErrInvalidName     = core.ErrInvalidName
-	ErrInvalidArgument = core.ErrInvalidArgument
-	ErrClosed          = core.ErrClosed
-	ErrUpgrade         = core.ErrUpgrade
 )
 
 var (
@@ -109,8 +99,18 @@ type RWLock struct {
 	write   Locker
 }
 
-// New returns the read-write lock called name on c. Callers use Client.RWLock.
-func New(c *core.Core, name string, opts ...Option) (*RWLock, error) {
+func init() {
+	core.Register("rwlock", func(c *core.Core, name string, opts []any) (any, error) {
+		o := make([]Option, len(opts))
+		for i, x := range opts {
+			o[i] = x.(Option)
+		}
+		return newRWLock(c, name, o...)
+	})
+}
+
+// newRWLock returns the read-write lock called name on c (Client.RWLock).
+func newRWLock(c *core.Core, name string, opts ...Option) (*RWLock, error) {
 	if err := core.ValidateName(name); err != nil {
 		return nil, err
 	}

@@ -213,7 +213,7 @@ func TestUpgradeRefused(t *testing.T) {
 	// Lock would wait forever; it must return at once instead.
 	_, err = rw.Write().Lock(r)
 	assert.ErrorIs(t, err, distsync.ErrUpgrade)
-	assert.ErrorIs(t, err, rwlock.ErrUpgrade)
+	assert.ErrorIs(t, err, distsync.ErrUpgrade)
 	_, err = rw.Write().TryLock(r, time.Minute, 0)
 	assert.ErrorIs(t, err, distsync.ErrUpgrade)
 	waitForWaiters(t, c, rw, "wwaiters", 0) // no waiter entry left behind
@@ -253,7 +253,7 @@ func TestCrashedReaderExpiresAlone(t *testing.T) {
 	assert.Equal(t, 1, n)
 	_, err = rw.Write().TryLock(ctx, 0, 0)
 	assert.ErrorIs(t, err, distsync.ErrNotAcquired, "the live reader still excludes writers")
-	assert.Positive(t, alive.Watchdog().Stats().Renewals.Load())
+	assert.Positive(t, alive.Stats().Renewals)
 
 	require.NoError(t, rw.Read().Unlock(kept))
 	w, err := rw.Write().TryLock(ctx, 0, 0)
@@ -410,7 +410,7 @@ func TestWatchdogKeepsHoldsAlive(t *testing.T) {
 	}
 	require.NoError(t, rw.Write().Unlock(w))
 	require.NoError(t, rw.Read().Unlock(r))
-	assert.Zero(t, c.Watchdog().Len(), "released holds are not renewed")
+	assert.Zero(t, c.Stats().HeldLeases, "released holds are not renewed")
 }
 
 func TestForceUnlock(t *testing.T) {

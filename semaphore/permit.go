@@ -29,9 +29,9 @@ type PermitSemaphore struct {
 	pool
 }
 
-// NewPermit returns the permit-expiring semaphore called name on c. Callers
-// use Client.PermitSemaphore.
-func NewPermit(c *core.Core, name string) (*PermitSemaphore, error) {
+// newPermit returns the permit-expiring semaphore called name on c
+// (Client.PermitSemaphore).
+func newPermit(c *core.Core, name string) (*PermitSemaphore, error) {
 	p, err := newPool(c, name, "permit semaphore")
 	if err != nil {
 		return nil, err

@@ -141,7 +141,7 @@ func TestExpiredPermit(t *testing.T) {
 	require.NoError(t, err)
 	<-p.Context().Done()
 	assert.ErrorIs(t, context.Cause(p.Context()), distsync.ErrLeaseExpired)
-	assert.Zero(t, c.Watchdog().Stats().Renewals.Load(), "an explicit lease is never renewed")
+	assert.Zero(t, c.Stats().Renewals, "an explicit lease is never renewed")
 	_, err = p.TTL(ctx)
 	assert.ErrorIs(t, err, distsync.ErrNotHeld)
 	assert.ErrorIs(t, p.UpdateLease(ctx, time.Minute), distsync.ErrNotHeld, "an ended lease is not revived")
@@ -190,11 +190,11 @@ func TestWatchdogKeepsPermit(t *testing.T) {
 	time.Sleep(4 * lease)
 	require.NoError(t, p.Context().Err(), "the permit must not be lost")
 	assert.Equal(t, int64(1), held(t, s))
-	assert.GreaterOrEqual(t, c.Watchdog().Stats().Renewals.Load(), int64(4))
+	assert.GreaterOrEqual(t, c.Stats().Renewals, int64(4))
 	_, err = s.TryAcquire(ctx, 0, semaphore.PermitOptions{})
 	assert.ErrorIs(t, err, distsync.ErrNotAcquired)
 	require.NoError(t, s.Release(ctx, p))
-	assert.Zero(t, c.Watchdog().Len(), "a released permit is not renewed")
+	assert.Zero(t, c.Stats().HeldLeases, "a released permit is not renewed")
 }
 
 func TestLostPermitCancelsHolder(t *testing.T) {

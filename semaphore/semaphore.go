@@ -19,6 +19,9 @@
 // many, and ":ch" is the channel (":ch:<n>" for waiters needing n > 1).
 // The available count is the semaphore's state and has no expiry; Delete
 // removes it.
+//
+// The errors it returns wrap those of package distsync (ErrNotHeld,
+// ErrNotAcquired, ErrLeaseLost, ErrClosed, ...): test them with errors.Is.
 package semaphore
 
 import (
@@ -33,18 +36,6 @@ import (
 
 	"github.com/distsync/distsync/internal/acquire"
 	"github.com/distsync/distsync/internal/core"
-)
-
-// Errors, shared with every distsync package (errors.Is works across them).
-var (
-	ErrNotHeld         = core.ErrNotHeld
-	ErrNotAcquired     = core.ErrNotAcquired
-	ErrLeaseLost       = core.ErrLeaseLost
-	ErrLeaseExpired    = core.ErrLeaseExpired
-	ErrReleased        = core.ErrReleased
-	ErrInvalidName     = core.ErrInvalidName
-	ErrInvalidArgument = core.ErrInvalidArgument
-	ErrClosed          = core.ErrClosed
 )
 
 // MaxPermits bounds every permit count: 2^53, the largest integer the
@@ -288,9 +279,14 @@ type Semaphore struct {
 	pool
 }
 
-// New returns the counting semaphore called name on c. Callers use
-// Client.Semaphore.
-func New(c *core.Core, name string) (*Semaphore, error) {
+func init() {
+	core.Register("semaphore", func(c *core.Core, name string, _ []any) (any, error) { return newSemaphore(c, name) })
+	core.Register("permit semaphore", func(c *core.Core, name string, _ []any) (any, error) { return newPermit(c, name) })
+}
+
+// newSemaphore returns the counting semaphore called name on c
+// (Client.Semaphore).
+func newSemaphore(c *core.Core, name string) (*Semaphore, error) {
 	p, err := newPool(c, name, "semaphore")
 	if err != nil {
 		return nil, err

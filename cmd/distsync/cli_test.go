@@ -237,7 +237,7 @@ func TestDelete(t *testing.T) {
 	set, err := s.TrySetPermits(ctx, 1)
 	require.NoError(t, err)
 	assert.True(t, set, "the semaphore still has a size")
-	assert.ErrorIs(t, s.Release(ctx, p), semaphore.ErrNotHeld)
+	assert.ErrorIs(t, s.Release(ctx, p), distsync.ErrNotHeld)
 	_, err = s.Delete(ctx)
 	require.NoError(t, err)
 

@@ -154,7 +154,7 @@ func demoWatchdog(ctx context.Context, d *demoEnv) error {
 	if err != nil {
 		return err
 	}
-	before := d.a.Watchdog().Stats().Renewals.Load()
+	before := d.a.Stats().Renewals
 	held, err := ma.Lock(ctx)
 	if err != nil {
 		return err
@@ -172,7 +172,7 @@ func demoWatchdog(ctx context.Context, d *demoEnv) error {
 		if err != nil {
 			return err
 		}
-		renewals := d.a.Watchdog().Stats().Renewals.Load() - before
+		renewals := d.a.Stats().Renewals - before
 		d.t.say("A", "still working after %s: TTL %s (renewals so far: %d)", secs(time.Since(start)), secs(ttl), renewals)
 	}
 	if held.Err() != nil {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/distsync/distsync/internal/core"
 	"github.com/distsync/distsync/internal/redistest"
-	"github.com/distsync/distsync/watchdog"
+	"github.com/distsync/distsync/internal/watchdog"
 )
 
 func TestMain(m *testing.M) { redistest.Main(m) }
