@@ -3,6 +3,8 @@ package distsync
 import (
 	"context"
 	"time"
+
+	"github.com/distsync/distsync/internal/core"
 )
 
 // Locker is what every lock-like primitive of distsync satisfies (the mutex,
@@ -20,3 +22,11 @@ type Locker interface {
 	// and orders lockers globally.
 	Key() string
 }
+
+// NewOwner returns a context that carries a new owner, with the values and
+// the cancellation of ctx. Goroutines given a hold's context (an errgroup, a
+// request context passed down) share the hold's owner: locking with it
+// re-enters, so they do not exclude one another. Give each goroutine that
+// must contend an owner of its own with NewOwner: locks taken with it are
+// new holds, and Unlock with it does not release the holds ctx carries.
+func NewOwner(ctx context.Context) context.Context { return core.NewOwner(ctx) }

@@ -144,19 +144,19 @@ func (f *FairLock) Lock(ctx context.Context) (context.Context, error) {
 // have granted is given back. Negative durations return ErrInvalidArgument.
 func (f *FairLock) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	if err := errors.Join(core.CheckDuration("wait", wait), core.CheckDuration("lease", lease)); err != nil {
-		return nil, f.errorf(err)
+		return ctx, f.errorf(err)
 	}
 	return f.lock(ctx, wait, lease)
 }
 
-func (f *FairLock) lock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
+func (f *FairLock) lock(in context.Context, wait, lease time.Duration) (context.Context, error) {
 	if err := f.c.Closed(); err != nil {
-		return nil, f.errorf(err)
+		return in, f.errorf(err)
 	}
-	ctx, owner := f.c.Owner(ctx)
+	ctx, owner := f.c.Owner(in)
 	lctx, err := acquire.Hold(ctx, f.acq, owner, wait, lease)
 	if err != nil {
-		return nil, f.errorf(err)
+		return in, f.errorf(err)
 	}
 	return lctx, nil
 }

@@ -99,17 +99,17 @@ func (l *Lock) Lock(ctx context.Context) (context.Context, error) {
 // re-enters every member. Negative durations return ErrInvalidArgument.
 func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	if err := core.CheckDuration("wait", wait); err != nil {
-		return nil, fmt.Errorf("multilock: %w", err)
+		return ctx, fmt.Errorf("multilock: %w", err)
 	}
 	if err := core.CheckDuration("lease", lease); err != nil {
-		return nil, fmt.Errorf("multilock: %w", err)
+		return ctx, fmt.Errorf("multilock: %w", err)
 	}
 	return l.lock(ctx, wait, lease)
 }
 
-func (l *Lock) lock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
+func (l *Lock) lock(in context.Context, wait, lease time.Duration) (context.Context, error) {
 	// One owner for every member, so that the returned context re-enters them.
-	ctx, _ = core.WithOwner(ctx)
+	ctx, _ := core.WithOwner(in)
 	start := time.Now()
 	members := make([]context.Context, len(l.lockers))
 	for _, i := range l.order {
@@ -122,7 +122,7 @@ func (l *Lock) lock(ctx context.Context, wait, lease time.Duration) (context.Con
 			if rerr := l.release(members); rerr != nil {
 				err = errors.Join(err, rerr)
 			}
-			return nil, fmt.Errorf("multilock: %w", err)
+			return in, fmt.Errorf("multilock: %w", err)
 		}
 		members[i] = mctx
 	}

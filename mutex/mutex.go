@@ -125,22 +125,22 @@ func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 // is given back. Negative durations return ErrInvalidArgument.
 func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	if err := core.CheckDuration("wait", wait); err != nil {
-		return nil, m.errorf(err)
+		return ctx, m.errorf(err)
 	}
 	if err := core.CheckDuration("lease", lease); err != nil {
-		return nil, m.errorf(err)
+		return ctx, m.errorf(err)
 	}
 	return m.lock(ctx, wait, lease)
 }
 
-func (m *Mutex) lock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
+func (m *Mutex) lock(in context.Context, wait, lease time.Duration) (context.Context, error) {
 	if err := m.c.Closed(); err != nil {
-		return nil, m.errorf(err)
+		return in, m.errorf(err)
 	}
-	ctx, owner := m.c.Owner(ctx)
+	ctx, owner := m.c.Owner(in)
 	lctx, err := acquire.Hold(ctx, m.acq, owner, wait, lease)
 	if err != nil {
-		return nil, m.errorf(err)
+		return in, m.errorf(err)
 	}
 	return lctx, nil
 }

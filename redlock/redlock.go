@@ -233,17 +233,17 @@ func (l *Lock) Lock(ctx context.Context) (context.Context, error) {
 // ErrInvalidArgument.
 func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	if err := core.CheckDuration("wait", wait); err != nil {
-		return nil, l.errorf(err)
+		return ctx, l.errorf(err)
 	}
 	if err := core.CheckDuration("lease", lease); err != nil {
-		return nil, l.errorf(err)
+		return ctx, l.errorf(err)
 	}
 	return l.lock(ctx, wait, lease)
 }
 
-func (l *Lock) lock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
+func (l *Lock) lock(in context.Context, wait, lease time.Duration) (context.Context, error) {
 	// One owner on every master, so the returned context re-enters them all.
-	ctx, _ = core.WithOwner(ctx)
+	ctx, _ := core.WithOwner(in)
 	vlease := lease
 	if vlease == 0 {
 		vlease = l.opt.watchdogLease
@@ -256,7 +256,7 @@ func (l *Lock) lock(ctx context.Context, wait, lease time.Duration) (context.Con
 	began := time.Now()
 	for rounds := 1; ; rounds++ {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return in, err
 		}
 		start := time.Now()
 		r := l.round(ctx, lease, timeout)
@@ -284,10 +284,10 @@ func (l *Lock) lock(ctx context.Context, wait, lease time.Duration) (context.Con
 			}
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return in, err
 		}
 		if err := l.closed(r.errs); err != nil {
-			return nil, l.errorf(err)
+			return in, l.errorf(err)
 		}
 		why := fmt.Sprintf("%d of %d masters granted, %d needed", acquired, len(l.lockers), l.quorum)
 		if acquired >= l.quorum {
@@ -304,7 +304,7 @@ func (l *Lock) lock(ctx context.Context, wait, lease time.Duration) (context.Con
 		if wait >= 0 {
 			left := wait - time.Since(began)
 			if left <= 0 {
-				return nil, l.errorf(fmt.Errorf("%w: %s (%d rounds in %v)", distsync.ErrNotAcquired, why, rounds, time.Since(began).Round(time.Millisecond)))
+				return in, l.errorf(fmt.Errorf("%w: %s (%d rounds in %v)", distsync.ErrNotAcquired, why, rounds, time.Since(began).Round(time.Millisecond)))
 			}
 			delay = min(delay, left)
 		}
@@ -313,7 +313,7 @@ func (l *Lock) lock(ctx context.Context, wait, lease time.Duration) (context.Con
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return nil, ctx.Err()
+			return in, ctx.Err()
 		}
 	}
 }
@@ -350,6 +350,9 @@ func (l *Lock) round(ctx context.Context, lease, timeout time.Duration) roundRes
 		go func() {
 			defer l.pending.Done()
 			mctx, err := lk.TryLock(actx, 0, lease)
+			if err != nil {
+				mctx = nil // a failed TryLock returns the context it was given
+			}
 			mu.Lock()
 			if !decided {
 				answers <- answer{i, mctx, err}

@@ -231,17 +231,17 @@ func (l *Locker) Lock(ctx context.Context) (context.Context, error) {
 // ErrInvalidArgument.
 func (l *Locker) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	if err := errors.Join(core.CheckDuration("wait", wait), core.CheckDuration("lease", lease)); err != nil {
-		return nil, l.errorf(err)
+		return ctx, l.errorf(err)
 	}
 	return l.lock(ctx, wait, lease)
 }
 
-func (l *Locker) lock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
+func (l *Locker) lock(in context.Context, wait, lease time.Duration) (context.Context, error) {
 	rw, c := l.rw, l.rw.c
 	if err := c.Closed(); err != nil {
-		return nil, l.errorf(err)
+		return in, l.errorf(err)
 	}
-	ctx, owner := c.Owner(ctx)
+	ctx, owner := c.Owner(in)
 	var downgrade context.CancelCauseFunc
 	if base, ok := ctx.Value(writeBase{rw.hash}).(context.Context); ok && l.side == "r" {
 		// ctx carries this lock's write hold: the read hold must outlive it
@@ -254,7 +254,7 @@ func (l *Locker) lock(ctx context.Context, wait, lease time.Duration) (context.C
 		if downgrade != nil {
 			downgrade(nil)
 		}
-		return nil, l.errorf(err)
+		return in, l.errorf(err)
 	}
 	switch {
 	case downgrade != nil:

@@ -169,9 +169,17 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 	return ctx, a, nil
 }
 
-// Lookup returns the acquisition of key that ctx carries, or nil.
+// Lookup returns the acquisition of key that ctx carries, or nil; nil too
+// when ctx carries another owner than the acquisition's (a new owner was
+// started from the acquisition's context: see NewOwner).
 func (h *Holds) Lookup(ctx context.Context, key string) *Acq {
 	a, _ := ctx.Value(acqKey{h, key}).(*Acq)
+	if a == nil {
+		return nil
+	}
+	if owner, _ := h.core.OwnerOf(ctx); owner != a.hold.key.owner {
+		return nil
+	}
 	return a
 }
 

@@ -21,6 +21,12 @@ func WithOwner(ctx context.Context) (context.Context, string) {
 	return context.WithValue(ctx, ownerKey{}, id), id
 }
 
+// NewOwner returns ctx carrying a new owner id, whatever owner ctx carried,
+// with ctx's values and cancellation.
+func NewOwner(ctx context.Context) context.Context {
+	return context.WithValue(ctx, ownerKey{}, strconv.FormatUint(ownerSeq.Add(1), 36))
+}
+
 // OwnerID returns the owner id ctx carries.
 func OwnerID(ctx context.Context) (string, bool) {
 	id, ok := ctx.Value(ownerKey{}).(string)

@@ -1,0 +1,65 @@
+package distsync_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/dstest"
+)
+
+// Goroutines given a hold's context share the hold (they re-enter); with
+// NewOwner each contends as an owner of its own, and cannot release the
+// holds of the context it came from.
+func TestNewOwner(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	m, err := c.Mutex(dstest.Name(t))
+	require.NoError(t, err)
+	ctx := context.Background()
+	held, err := m.Lock(ctx)
+	require.NoError(t, err)
+
+	var wg sync.WaitGroup
+	shared := make([]error, 3)
+	for i := range shared {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			inner, err := m.TryLock(held, 0, 0)
+			if err == nil {
+				err = m.Unlock(inner)
+			}
+			shared[i] = err
+		}()
+	}
+	wg.Wait()
+	for _, err := range shared {
+		assert.NoError(t, err, "the hold's context re-enters")
+	}
+
+	own := distsync.NewOwner(held)
+	got, err := m.TryLock(own, 0, 0)
+	require.ErrorIs(t, err, distsync.ErrNotAcquired, "a new owner contends")
+	assert.Equal(t, own, got, "a failed acquisition returns the context it was given")
+	assert.ErrorIs(t, m.Unlock(own), distsync.ErrNotHeld, "a new owner cannot release the hold it came from")
+	require.NoError(t, held.Err())
+
+	// It keeps the values and the cancellation of the context it came from.
+	type key struct{}
+	vctx, cancel := context.WithCancel(context.WithValue(ctx, key{}, "v"))
+	own = distsync.NewOwner(vctx)
+	assert.Equal(t, "v", own.Value(key{}))
+	cancel()
+	assert.Error(t, own.Err())
+
+	require.NoError(t, m.Unlock(held))
+	waiting, err := m.TryLock(distsync.NewOwner(ctx), time.Second, 0)
+	require.NoError(t, err)
+	require.NoError(t, m.Unlock(waiting))
+}
