@@ -136,12 +136,14 @@ func (f *FairLock) Lock(ctx context.Context) (context.Context, error) {
 // TryLock is Lock with a wait budget and a lease. With wait 0 it tries once
 // and returns ErrNotAcquired at once if the lock is held or others queue for
 // it; it never joins the queue. With wait > 0 it queues for at most that
-// long and leaves the queue when it gives up. With lease 0 the watchdog
-// renews the lease until Unlock; with lease > 0 the lock simply expires after
-// lease, and the returned context ends then with cause ErrLeaseExpired
-// (shortly before the lease ends by the server's count). With wait 0 a
-// failed attempt is not repeated: its error is returned, and anything it may
-// have granted is given back. Negative durations return ErrInvalidArgument.
+// long (distsync.Forever: until ctx is done) and leaves the queue when it
+// gives up.
+// With lease 0 the watchdog renews the lease until Unlock; with lease > 0
+// the lock simply expires after lease, and the returned context ends then
+// with cause ErrLeaseExpired (a little before the server's count ends, a
+// margin for clock drift). With wait 0 a failed attempt is not repeated: its
+// error is returned, and anything it may have granted is given back.
+// Negative durations (but Forever) return ErrInvalidArgument.
 func (f *FairLock) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	if err := errors.Join(core.CheckDuration("wait", wait), core.CheckDuration("lease", lease)); err != nil {
 		return ctx, f.errorf(err)

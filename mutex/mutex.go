@@ -117,12 +117,14 @@ func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 
 // TryLock is Lock with a wait budget and a lease. With wait 0 it tries once
 // and returns ErrNotAcquired at once if another owner holds the lock; with
-// wait > 0 it waits at most that long. With lease 0 the watchdog renews the
-// lease until Unlock; with lease > 0 the lock simply expires after lease,
-// and the returned context ends then with cause ErrLeaseExpired (shortly
-// before the lease ends by the server's count). With wait 0 a failed attempt
-// is not repeated: its error is returned, and anything it may have granted
-// is given back. Negative durations return ErrInvalidArgument.
+// wait > 0 it waits at most that long; with distsync.Forever it waits until
+// ctx is done (a blocking lock with an explicit lease).
+// With lease 0 the watchdog renews the lease until Unlock; with lease > 0
+// the lock simply expires after lease, and the returned context ends then
+// with cause ErrLeaseExpired (a little before the server's count ends, a
+// margin for clock drift). With wait 0 a failed attempt is not repeated: its
+// error is returned, and anything it may have granted is given back.
+// Negative durations (but Forever) return ErrInvalidArgument.
 func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	if err := core.CheckDuration("wait", wait); err != nil {
 		return ctx, m.errorf(err)

@@ -222,13 +222,13 @@ func (l *Locker) Lock(ctx context.Context) (context.Context, error) {
 
 // TryLock is Lock with a wait budget and a lease. With wait 0 it tries once
 // and returns ErrNotAcquired at once if it cannot acquire; with wait > 0 it
-// waits at most that long. With lease 0 the watchdog renews the hold until
-// Unlock; with lease > 0 the hold simply expires after lease, and the
-// returned context ends then with cause ErrLeaseExpired (shortly before the
-// lease ends by the server's count: a margin for clock drift). With wait 0 a
-// failed attempt is not repeated: its error is returned, and anything it
-// may have granted is given back. Negative durations return
-// ErrInvalidArgument.
+// waits at most that long; with distsync.Forever it waits until ctx is done.
+// With lease 0 the watchdog renews the lease until Unlock; with lease > 0
+// the lock simply expires after lease, and the returned context ends then
+// with cause ErrLeaseExpired (a little before the server's count ends, a
+// margin for clock drift). With wait 0 a failed attempt is not repeated: its
+// error is returned, and anything it may have granted is given back.
+// Negative durations (but Forever) return ErrInvalidArgument.
 func (l *Locker) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	if err := errors.Join(core.CheckDuration("wait", wait), core.CheckDuration("lease", lease)); err != nil {
 		return ctx, l.errorf(err)

@@ -159,9 +159,13 @@ func Ms(d time.Duration) string {
 	return strconv.FormatInt(ms, 10)
 }
 
-// CheckDuration returns ErrInvalidArgument for a negative duration.
+// Forever is the wait that lasts until the caller's context is done.
+const Forever time.Duration = -1
+
+// CheckDuration returns ErrInvalidArgument for a negative duration, but
+// Forever as a wait.
 func CheckDuration(what string, d time.Duration) error {
-	if d < 0 {
+	if d < 0 && !(what == "wait" && d == Forever) {
 		return fmt.Errorf("%w: negative %s %v", ErrInvalidArgument, what, d)
 	}
 	return nil
