@@ -205,6 +205,22 @@ func (f *FairLock) release(ctx context.Context, owner, id string, life time.Dura
 	).AsInt64()
 }
 
+// Extend moves the end of the explicit lease of the acquisition ctx carries
+// (a context TryLock returned with lease > 0) to lease from now by the
+// server's clock, and the end of its context with it: redsync's Extend,
+// Redisson's expire on a held lock. The hold's lease is never shortened below
+// what another of its acquisitions was promised. It returns ErrNotHeld when
+// the acquisition is no longer held (an ended lease is not revived), and
+// ErrInvalidArgument for lease <= 0 or an acquisition the watchdog renews.
+// While Extend is on the wire the acquisition does not expire: the server's
+// answer decides, so client and server agree. One round trip.
+func (f *FairLock) Extend(ctx context.Context, lease time.Duration) error {
+	if err := f.c.Extend(ctx, f.key, lease); err != nil {
+		return f.errorf(err)
+	}
+	return nil
+}
+
 // ForceUnlock deletes the lock whoever holds it and wakes the head of the
 // queue. It reports whether the lock was held. Holders in other processes
 // learn of it at their next renewal, when their contexts are cancelled with

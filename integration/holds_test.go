@@ -32,6 +32,7 @@ type lockish interface {
 	TTL(ctx context.Context) (time.Duration, error)
 	HoldCount(ctx context.Context) (int, error)
 	IsLocked(ctx context.Context) (bool, error)
+	Extend(ctx context.Context, lease time.Duration) error
 }
 
 // lockKind makes one kind of lock-like primitive; acquire and release match
@@ -734,4 +735,34 @@ func TestRedlockLateGrantReleased(t *testing.T) {
 		locked, err := m.IsLocked(ctx)
 		return err == nil && !locked
 	}, 15*time.Second, 10*time.Millisecond, "the late grant on the resumed master is released, long before its 30 s lease")
+}
+
+// Extend moves the end of an explicit lease, on the server and in the
+// acquisition's context; it refuses a watchdog acquisition and does not
+// revive an ended lease.
+func TestExtendExplicitLease(t *testing.T) {
+	t.Parallel()
+	eachKind(t, lockKinds, func(t *testing.T, k lockKind, c *distsync.Client, f *dstest.Faulty, l, other lockish) {
+		ctx := context.Background()
+		held, err := l.TryLock(ctx, 0, 500*time.Millisecond)
+		require.NoError(t, err)
+		require.NoError(t, l.Extend(held, 10*time.Second))
+		ttl, err := l.TTL(ctx)
+		require.NoError(t, err)
+		assert.Greater(t, ttl, 5*time.Second)
+		time.Sleep(700 * time.Millisecond) // past the first lease
+		require.NoError(t, held.Err(), "the context follows the extended lease")
+		inner, err := l.TryLock(held, 0, 0)
+		require.NoError(t, err)
+		assert.ErrorIs(t, l.Extend(inner, time.Second), distsync.ErrInvalidArgument, "the watchdog renews it")
+		assert.ErrorIs(t, l.Extend(held, 0), distsync.ErrInvalidArgument)
+		require.NoError(t, l.Unlock(inner))
+		require.NoError(t, l.Unlock(held))
+
+		short, err := l.TryLock(ctx, 0, 100*time.Millisecond)
+		require.NoError(t, err)
+		<-short.Done()
+		assert.ErrorIs(t, l.Extend(short, time.Second), distsync.ErrNotHeld, "an ended lease is not revived")
+		freeWithin(t, other, time.Second, "")
+	})
 }

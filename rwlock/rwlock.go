@@ -53,6 +53,8 @@ var (
 	stateLua string
 	//go:embed leave.lua
 	leaveLua string
+	//go:embed extend.lua
+	extendLua string
 
 	readLockScript    = core.NewScript(rwLua + readLockLua)
 	writeLockScript   = core.NewScript(rwLua + writeLockLua)
@@ -62,6 +64,7 @@ var (
 	forceScript       = core.NewScript(rwLua + forceLua)
 	stateScript       = core.NewScript(stateLua)
 	leaveScript       = core.NewScript(rwLua + leaveLua)
+	extendScript      = core.NewScript(rwLua + extendLua)
 )
 
 // Option configures a read-write lock handle.
@@ -330,6 +333,27 @@ func (l *Locker) leave(ctx context.Context, waiter string) error {
 	return c.Eval(ctx, leaveScript,
 		[]string{rw.hash, rw.rwait, rw.wwait},
 		[]string{l.side, waiter, rw.channel, c.PublishCmd()}).Error()
+}
+
+// Extend moves the end of the explicit lease of the acquisition ctx carries
+// (a context TryLock returned with lease > 0) to lease from now by the
+// server's clock, and the end of its context with it: redsync's Extend,
+// Redisson's expire on a held lock. The hold's lease is never shortened below
+// what another of its acquisitions was promised. It returns ErrNotHeld when
+// the acquisition is no longer held (an ended lease is not revived), and
+// ErrInvalidArgument for lease <= 0 or an acquisition the watchdog renews.
+// While Extend is on the wire the acquisition does not expire: the server's
+// answer decides, so client and server agree. One round trip.
+func (l *Locker) Extend(ctx context.Context, lease time.Duration) error {
+	rw, c := l.rw, l.rw.c
+	err := c.ExtendWith(ctx, l.key, lease, func(ctx context.Context, owner, id string) (bool, error) {
+		r, err := c.Eval(ctx, extendScript, []string{rw.hash, rw.leases}, []string{l.side + ":" + owner, id, core.Ms(lease)}).AsInt64()
+		return r == 1, err
+	})
+	if err != nil {
+		return l.errorf(err)
+	}
+	return nil
 }
 
 // ForceUnlock removes this side's holds whoever holds them (the write hold,

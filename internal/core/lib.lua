@@ -175,3 +175,19 @@ local function ds_release(h, d, m, id, now, life)
   if n == 0 then return 1, false, 0 end
   return 0, watch, last
 end
+
+-- Move the end of explicit acquisition id of holder m in hash h to lease ms
+-- from now. Returns whether it did (false: id is not a live explicit
+-- acquisition of m), then what m's ledger promises (ds_promise).
+local function ds_reset(h, m, id, now, lease)
+  local ids, ends = ds_ledger(h, m, now)
+  for i, x in ipairs(ids) do
+    if x == id and ends[i] ~= 'w' then
+      ends[i] = string.format('%d', now + tonumber(lease))
+      ds_ledger_put(h, m, ids, ends)
+      local watch, last = ds_promise(ends)
+      return true, watch, last
+    end
+  end
+  return false, false, 0
+end
