@@ -8,7 +8,6 @@ import (
 
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/dstest"
-	"github.com/distsync/distsync/semaphore"
 )
 
 // FuzzPrimitives feeds arbitrary names, counts and durations through every
@@ -61,7 +60,7 @@ func FuzzPrimitives(f *testing.F) {
 			_, err = s.TrySetPermits(ctx, n)
 			typed("TrySetPermits", err, bad)
 			typed("SetPermits", s.SetPermits(ctx, n), bad)
-			p, err := s.TryAcquire(ctx, 0, semaphore.PermitOptions{Lease: lease})
+			p, err := s.TryAcquire(ctx, 0, lease)
 			if err == nil {
 				typed("Release", s.Release(ctx, p), distsync.ErrNotHeld)
 			} else {

@@ -234,7 +234,7 @@ func TestCloseRacingAnAcquisition(t *testing.T) {
 			go c.Close()
 			<-cctx.Done()
 		}})
-		_, err = ps.TryAcquire(context.Background(), 0, semaphore.PermitOptions{})
+		_, err = ps.TryAcquire(context.Background(), 0, 0)
 		require.ErrorIs(t, err, distsync.ErrClosed)
 		c.Close()
 		held, err := permitSem(t, dstest.ClientOn(t, s), dstest.Name(t), 1).Held(context.Background())
@@ -451,16 +451,16 @@ func TestLostGrantReply(t *testing.T) {
 		ps := permitSem(t, c, dstest.Name(t), 1)
 		ctx := context.Background()
 		f.Inject(&dstest.Rule{Match: dstest.Script("Take one permit of the permit semaphore"), Fault: dstest.LoseReply, Times: 1})
-		_, err := ps.TryAcquire(ctx, 0, semaphore.PermitOptions{})
+		_, err := ps.TryAcquire(ctx, 0, 0)
 		require.ErrorIs(t, err, dstest.ErrInjected)
 		ps2 := permitSem(t, dstest.ClientOn(t, s), dstest.Name(t), 1)
-		p, err := ps2.TryAcquire(ctx, 5*time.Second, semaphore.PermitOptions{})
+		p, err := ps2.TryAcquire(ctx, 5*time.Second, 0)
 		require.NoError(t, err, "the permit whose reply was lost came back")
 		require.NoError(t, p.Context().Err())
 		require.NoError(t, ps2.Release(ctx, p))
 
 		f.Inject(&dstest.Rule{Match: dstest.Script("Take one permit of the permit semaphore"), Fault: dstest.LoseReply, Times: 1})
-		p, err = ps.TryAcquire(ctx, 5*time.Second, semaphore.PermitOptions{})
+		p, err = ps.TryAcquire(ctx, 5*time.Second, 0)
 		require.NoError(t, err)
 		held, err := ps.Held(ctx)
 		require.NoError(t, err)
@@ -532,7 +532,7 @@ func TestUpdateLeaseRacingExpiry(t *testing.T) {
 	c, f := faultyClient(t, s, 0)
 	ps := permitSem(t, c, dstest.Name(t), 1)
 	ctx := context.Background()
-	p, err := ps.TryAcquire(ctx, 0, semaphore.PermitOptions{Lease: 300 * time.Millisecond})
+	p, err := ps.TryAcquire(ctx, 0, 300*time.Millisecond)
 	require.NoError(t, err)
 	// The update reaches the server at once; its reply comes after the
 	// permit's first lease ended on the client.
@@ -635,7 +635,7 @@ func TestReplicaAckSemaphores(t *testing.T) {
 
 	replica.Pause()
 	errSem := sem.TryAcquire(ctx, 1, 0)
-	_, errPermit := ps.TryAcquire(ctx, 0, semaphore.PermitOptions{})
+	_, errPermit := ps.TryAcquire(ctx, 0, 0)
 	replica.Resume()
 	require.ErrorIs(t, errSem, distsync.ErrNotReplicated)
 	require.ErrorIs(t, errPermit, distsync.ErrNotReplicated)
@@ -647,7 +647,7 @@ func TestReplicaAckSemaphores(t *testing.T) {
 
 	require.NoError(t, sem.TryAcquire(ctx, 1, 0), "granted once the replica answers")
 	require.NoError(t, sem.Release(ctx, 1))
-	p, err := ps.TryAcquire(ctx, 0, semaphore.PermitOptions{})
+	p, err := ps.TryAcquire(ctx, 0, 0)
 	require.NoError(t, err)
 	require.NoError(t, ps.Release(ctx, p))
 }

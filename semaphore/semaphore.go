@@ -164,6 +164,22 @@ func (s *pool) add(ctx context.Context, n int64) error {
 	return nil
 }
 
+// SetPermits sets the semaphore's number of permits to n (0..MaxPermits)
+// whether or not it was set (Redisson's setPermits): available becomes n
+// minus the permits held (for a PermitSemaphore; a counting semaphore's
+// permits are not held by anyone, so available becomes n). Available is
+// negative while more than n are held, and climbs back as they are released.
+// Waiters that can now proceed are woken. One round trip.
+func (s *pool) SetPermits(ctx context.Context, n int64) error {
+	if err := s.check(0, n); err != nil {
+		return err
+	}
+	if err := s.eval(ctx, setScript, n).Error(); err != nil {
+		return s.errorf(err)
+	}
+	return nil
+}
+
 // Available returns the number of permits available now (negative after
 // permits were removed below those held or taken; 0 when never set). One
 // round trip.

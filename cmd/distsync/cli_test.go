@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
-	"github.com/distsync/distsync/semaphore"
 )
 
 // invokeEnv runs the command line in process with the environment env (the
@@ -189,7 +189,7 @@ func TestInspectKindIsVerified(t *testing.T) {
 	code, _, errOut := invoke(t, "", "inspect", "--kind", "mutex", sname)
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, errOut, "distsync:{"+sname+"} is a string, not a mutex")
-	p, err := s.TryAcquire(ctx, 0, semaphore.PermitOptions{})
+	p, err := s.TryAcquire(ctx, 0, 0)
 	require.NoError(t, err)
 	defer s.Release(ctx, p)
 	code, _, errOut = invoke(t, "", "inspect", "--kind", "latch", sname)
@@ -221,7 +221,7 @@ func TestDelete(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.TrySetPermits(ctx, 3)
 	require.NoError(t, err)
-	p, err := s.TryAcquire(ctx, 0, semaphore.PermitOptions{})
+	p, err := s.TryAcquire(ctx, 0, 0)
 	require.NoError(t, err)
 	code, out, errOut = invoke(t, "n\n", "delete", s.Name())
 	assert.Equal(t, exitFailure, code)

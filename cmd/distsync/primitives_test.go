@@ -11,7 +11,6 @@ import (
 
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/dstest"
-	"github.com/distsync/distsync/semaphore"
 )
 
 // inspectJSON runs inspect --json in process and decodes its report.
@@ -93,7 +92,7 @@ func TestInspectSemaphoreAndLatch(t *testing.T) {
 	defer s.Delete(ctx)
 	_, err = s.TrySetPermits(ctx, 3)
 	require.NoError(t, err)
-	p, err := s.TryAcquire(ctx, 0, semaphore.PermitOptions{})
+	p, err := s.TryAcquire(ctx, 0, 0)
 	require.NoError(t, err)
 	r := inspectJSON(t, sname)
 	assert.Equal(t, "semaphore", r.Kind)
@@ -128,7 +127,7 @@ func TestRunSemaphore(t *testing.T) {
 	defer s.Delete(ctx)
 	_, err = s.TrySetPermits(ctx, 1)
 	require.NoError(t, err)
-	p, err := s.TryAcquire(ctx, 0, semaphore.PermitOptions{})
+	p, err := s.TryAcquire(ctx, 0, 0)
 	require.NoError(t, err)
 	code, _, errOut := invoke(t, "", "run", "--semaphore", name, "--permits", "1", "--wait", "0", "--", "true")
 	assert.Equal(t, exitNotAcquired, code, errOut)

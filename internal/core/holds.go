@@ -461,3 +461,18 @@ func (a *Acq) Extend(ctx context.Context, lease time.Duration, send func(ctx con
 	a.timer.Reset(time.Until(a.deadline))
 	return nil
 }
+
+// End ends every live acquisition of the hold of key by owner in this
+// process with cause, without a release: the server no longer holds it (it
+// was released by id from elsewhere, say).
+func (h *Holds) End(key, owner string, cause error) {
+	h.mu.Lock()
+	var acqs []*Acq
+	if hd := h.m[holdKey{key, owner}]; hd != nil {
+		acqs = slices.Clone(hd.acqs)
+	}
+	h.mu.Unlock()
+	for _, a := range acqs {
+		a.end(cause)
+	}
+}
