@@ -20,6 +20,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -122,6 +125,11 @@ type Options struct {
 	ReplicaAck ReplicaAck
 	// Logger receives lost-lease and reconnect reports; default slog.Default().
 	Logger *slog.Logger
+	// ClientName names the Client in every owner it makes ("<name>/<random
+	// id>:<owner id>" in Redis), so that an operator sees which host or
+	// process holds a lock. Default "<host name>-<pid>". Characters other
+	// than letters, digits, '.', '_' and '-' are replaced by '_'.
+	ClientName string
 }
 
 // ReplicaAck configures replica acknowledgement of acquisitions.
@@ -212,7 +220,7 @@ func (o *Options) check() error {
 func newClient(rc rueidis.Client, opts Options) *Client {
 	cfg := core.Config{
 		Client:       rc,
-		ID:           uuid.NewString(),
+		ID:           clientName(opts.ClientName) + "/" + uuid.NewString(),
 		Prefix:       opts.Prefix,
 		Lease:        opts.Lease,
 		WaiterWindow: opts.WaiterWindow,
@@ -252,9 +260,28 @@ func newClient(rc rueidis.Client, opts Options) *Client {
 	return c
 }
 
-// ID returns the Client's random identity; every owner of this Client is
-// named "<ID>:<owner id>" in Redis.
+// ID returns the Client's identity, "<client name>/<random id>": every owner
+// of this Client is named "<ID>:<owner id>" in Redis.
 func (c *Client) ID() string { return c.core.ID }
+
+// clientName returns name, or "<host name>-<pid>" when it is empty, with
+// the characters an owner name must not carry replaced by '_'.
+func clientName(name string) string {
+	if name == "" {
+		host, err := os.Hostname()
+		if err != nil || host == "" {
+			host = "host"
+		}
+		name = host + "-" + strconv.Itoa(os.Getpid())
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			return r
+		}
+		return '_'
+	}, name)
+}
 
 // Rueidis returns the underlying rueidis client.
 func (c *Client) Rueidis() rueidis.Client { return c.core.Client }
