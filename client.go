@@ -125,11 +125,27 @@ type Options struct {
 	ReplicaAck ReplicaAck
 	// Logger receives lost-lease and reconnect reports; default slog.Default().
 	Logger *slog.Logger
+	// Spin, when Max > 0, makes waiters poll with back-off instead of
+	// subscribing to pub/sub notifications, as Redisson's RSpinLock does:
+	// for deployments where SUBSCRIBE is unavailable (some proxies) or where
+	// too many channels would be open. A waiter retries after Min, doubling
+	// up to Max, and never sleeps past the end of the lease the server
+	// reported; a fair lock's waiter still keeps its place in the queue.
+	// Waits then cost a round trip per retry and answer releases late by up
+	// to the current back-off. Default off.
+	Spin Spin
 	// ClientName names the Client in every owner it makes ("<name>/<random
 	// id>:<owner id>" in Redis), so that an operator sees which host or
 	// process holds a lock. Default "<host name>-<pid>". Characters other
 	// than letters, digits, '.', '_' and '-' are replaced by '_'.
 	ClientName string
+}
+
+// Spin is the back-off of waiters that do not subscribe (Options.Spin).
+type Spin struct {
+	// Min is the first retry's delay (default 1 ms when Max is set); Max
+	// the longest.
+	Min, Max time.Duration
 }
 
 // ReplicaAck configures replica acknowledgement of acquisitions.
@@ -211,6 +227,9 @@ func (o *Options) check() error {
 	if o.ReplicaAck.Replicas < 0 || o.ReplicaAck.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("%w: negative ReplicaAck %+v", ErrInvalidArgument, o.ReplicaAck))
 	}
+	if o.Spin.Min < 0 || o.Spin.Max < 0 || (o.Spin.Max > 0 && o.Spin.Min > o.Spin.Max) {
+		errs = append(errs, fmt.Errorf("%w: Spin %+v", ErrInvalidArgument, o.Spin))
+	}
 	if o.DB < 0 {
 		errs = append(errs, fmt.Errorf("%w: negative DB %d", ErrInvalidArgument, o.DB))
 	}
@@ -228,6 +247,10 @@ func newClient(rc rueidis.Client, opts Options) *Client {
 		AckReplicas:  opts.ReplicaAck.Replicas,
 		AckTimeout:   opts.ReplicaAck.Timeout,
 		Log:          opts.Logger,
+		Spin:         core.Spin{Min: opts.Spin.Min, Max: opts.Spin.Max},
+	}
+	if cfg.Spin.Max > 0 && cfg.Spin.Min <= 0 {
+		cfg.Spin.Min = time.Millisecond
 	}
 	if cfg.AckReplicas > 0 && cfg.AckTimeout == 0 {
 		cfg.AckTimeout = 100 * time.Millisecond

@@ -142,14 +142,9 @@ func (l *Latch) Await(ctx context.Context) error {
 	}
 	id := uuid.NewString()
 	args := []string{"", core.Ms(l.c.WaiterWindow)}
-	err := acquire.Do(ctx, acquire.Wait{
-		Notifier: l.c.Notifier,
-		Channel:  l.channel,
-		Waiter:   id,
-		Budget:   -1,
-		Window:   l.c.WaiterWindow,
-		Leave:    func(lctx context.Context) error { return l.c.Unwait(lctx, l.waiters, id) },
-	}, func(actx context.Context, waiter string) (bool, time.Duration, error) {
+	err := acquire.Do(ctx, acquire.WaitFor(l.c, l.channel, id, core.Forever,
+		func(lctx context.Context) error { return l.c.Unwait(lctx, l.waiters, id) },
+	), func(actx context.Context, waiter string) (bool, time.Duration, error) {
 		args[0] = waiter
 		r, err := l.c.Eval(actx, awaitScript, []string{l.key, l.waiters}, args).AsInt64()
 		return r == 1, 0, err

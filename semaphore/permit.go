@@ -115,14 +115,7 @@ func (s *PermitSemaphore) acquire(ctx context.Context, n int64, wait, lease time
 	}
 	args := s.args(strings.Join(ids, " "), core.Ms(leaseArg), "", core.Ms(s.c.WaiterWindow))
 	var t acquire.Track
-	err := acquire.Do(ctx, acquire.Wait{
-		Notifier: s.c.Notifier,
-		Channel:  s.channelFor(n),
-		Waiter:   ids[0],
-		Budget:   wait,
-		Window:   s.c.WaiterWindow,
-		Leave:    s.leave(ids[0]),
-	}, func(actx context.Context, waiter string) (bool, time.Duration, error) {
+	err := acquire.Do(ctx, acquire.WaitFor(s.c, s.channelFor(n), ids[0], wait, s.leave(ids[0])), func(actx context.Context, waiter string) (bool, time.Duration, error) {
 		args[4] = waiter
 		sent := time.Now()
 		res, err := s.c.TryAcquire(actx, permitAcquireScript, s.keys, args)

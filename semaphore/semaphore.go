@@ -353,14 +353,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) er
 	window := core.Ms(s.c.WaiterWindow)
 	memory := core.Ms(s.c.UndoLife(0))
 	var t acquire.Track
-	err := acquire.Do(ctx, acquire.Wait{
-		Notifier: s.c.Notifier,
-		Channel:  s.channelFor(n),
-		Waiter:   waiter,
-		Budget:   wait,
-		Window:   s.c.WaiterWindow,
-		Leave:    s.leave(waiter),
-	}, func(actx context.Context, w string) (bool, time.Duration, error) {
+	err := acquire.Do(ctx, acquire.WaitFor(s.c, s.channelFor(n), waiter, wait, s.leave(waiter)), func(actx context.Context, w string) (bool, time.Duration, error) {
 		sent := time.Now()
 		res, ackErr := s.c.EvalAcquire(actx, acquireScript, s.keys, s.args(num, w, window, id, memory))
 		r, err := res.AsInt64()

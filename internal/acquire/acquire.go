@@ -34,10 +34,21 @@ type Wait struct {
 	Budget time.Duration
 	// Window bounds a sleep when the script gave no retry time (Window/2).
 	Window time.Duration
+	// Spin, when Max > 0, makes the waiter poll with back-off instead of
+	// subscribing: it registers (so that a fair queue keeps its place) but
+	// is never notified, and sleeps Spin.Min, doubling to Spin.Max, never
+	// past the retry time the attempt returned.
+	Spin core.Spin
 	// Leave, if set, unregisters the waiter when it gives up after having
 	// registered; it is retried while it fails transiently, for at most
 	// core.ReleaseTimeout (waiter entries also expire by themselves).
 	Leave func(ctx context.Context) error
+}
+
+// WaitFor returns how a waiter of c waits on channel: c's notifier (or
+// c's back-off, when it spins), waiter window and spin settings.
+func WaitFor(c *core.Core, channel, waiter string, budget time.Duration, leave func(ctx context.Context) error) Wait {
+	return Wait{Notifier: c.Notifier, Channel: channel, Waiter: waiter, Budget: budget, Window: c.WaiterWindow, Spin: c.Spin, Leave: leave}
 }
 
 // Stats counts why waiters woke, for tests and benchmarks.
@@ -82,6 +93,7 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 		sub        core.Subscription
 		waiter     string // "" until subscribed: a refused attempt registers no waiter
 		registered bool
+		spins      int
 		backoff    core.Backoff
 		lastErr    error
 	)
@@ -118,6 +130,19 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 			return nil
 		case w.Budget == 0:
 			return core.ErrNotAcquired
+		case w.Spin.Max > 0:
+			// Spinning: register with the next attempt, never subscribe.
+			lastErr = nil
+			if waiter == "" {
+				waiter = w.Waiter
+				continue
+			}
+			sleep = w.Spin.Min << min(spins, 30)
+			spins++
+			sleep = min(sleep, w.Spin.Max)
+			if d := retry; d > 0 {
+				sleep = min(sleep, d)
+			}
 		case sub == nil:
 			if h := BeforeSubscribe.Load(); h != nil {
 				(*h)()

@@ -96,14 +96,7 @@ func Hold(ctx context.Context, l *Lock, owner string, wait, lease time.Duration)
 		return true, 0, t.Sent(sent, true, nil)
 	}
 	undo := func() { c.Undo(l.What, id, lease, release) }
-	err := Do(ctx, Wait{
-		Notifier: c.Notifier,
-		Channel:  l.Channel,
-		Waiter:   owner,
-		Budget:   wait,
-		Window:   c.WaiterWindow,
-		Leave:    func(lctx context.Context) error { return l.Leave(lctx, owner) },
-	}, try)
+	err := Do(ctx, WaitFor(c, l.Channel, owner, wait, func(lctx context.Context) error { return l.Leave(lctx, owner) }), try)
 	if err := t.Finish(ctx, err, undo); err != nil {
 		return nil, err
 	}

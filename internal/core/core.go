@@ -37,7 +37,14 @@ type Config struct {
 	AckReplicas int
 	AckTimeout  time.Duration
 	Log         *slog.Logger
+	// Spin, when Max > 0, makes waiters poll with back-off instead of
+	// subscribing to notifications.
+	Spin Spin
 }
+
+// Spin is the back-off of waiters that do not subscribe: the first retry
+// after Min, each next one after twice as long, at most Max.
+type Spin struct{ Min, Max time.Duration }
 
 // Core is the per-Client environment every primitive shares: the Redis client,
 // the identity, the notifier and the watchdog.
