@@ -65,6 +65,13 @@ var (
 	// ErrClosed: any call on a Client that was closed, and the cause of the
 	// contexts of the holds it had.
 	ErrClosed = core.ErrClosed
+	// ErrWrongKind: the name is used by another kind of primitive (names are
+	// one namespace across kinds): every script refuses a foreign kind
+	// rather than touch its state.
+	ErrWrongKind = core.ErrWrongKind
+	// ErrNotSet: wrapped with ErrNotAcquired when a semaphore whose permits
+	// were never set could not be acquired (it is not full: it has none).
+	ErrNotSet = core.ErrNotSet
 	// ErrUpgrade: the holder of a read lock asked for the write lock, which
 	// would deadlock.
 	ErrUpgrade = core.ErrUpgrade

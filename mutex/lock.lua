@@ -10,6 +10,7 @@
 --        acquisition was granted before (a repeated attempt);
 --        {0, remaining lease ms (-1: no expiry)} when another owner holds it;
 --        {-2, 0} when the acquisition was released or given up before.
+-- The key of another kind of primitive is refused (WRONGKIND).
 -- A re-entry never shortens the lease: the key lives as long as the longest
 -- promise made to a live acquisition. The free lock is checked first: it is
 -- the common case and costs the fewest calls.
@@ -17,12 +18,13 @@ local now = ds_now_ms()
 if redis.call('EXISTS', KEYS[1]) == 0 then
   if ds_finished(KEYS[4], ARGV[6]) then return {-2, 0} end
   local tok, s = ds_token(KEYS[2], ARGV[5])
-  redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', s, '#a:' .. ARGV[1], ARGV[6] .. '=' .. ds_end(now, ARGV[7], ARGV[2]))
+  redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', s, '#k', 'mutex', '#a:' .. ARGV[1], ARGV[6] .. '=' .. ds_end(now, ARGV[7], ARGV[2]))
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   ds_unwait(KEYS[3], ARGV[3])
   return {tok, 1}
 end
-local v = redis.call('HMGET', KEYS[1], ARGV[1], '#t')
+local v = redis.call('HMGET', KEYS[1], ARGV[1], '#t', '#k')
+if v[3] ~= 'mutex' then ds_kind(KEYS[1], 'mutex') end
 if v[1] then
   if ds_finished(KEYS[4], ARGV[6]) then return {-2, 0} end
   local n, new = ds_enter(KEYS[1], ARGV[1], ARGV[6], ARGV[7], ARGV[2], now)

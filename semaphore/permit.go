@@ -115,6 +115,7 @@ func (s *PermitSemaphore) acquire(ctx context.Context, n int64, wait, lease time
 	}
 	args := s.args(strings.Join(ids, " "), core.Ms(leaseArg), "", core.Ms(s.c.WaiterWindow))
 	var t acquire.Track
+	notSet := false // the last refusal found the permits never set
 	err := acquire.Do(ctx, acquire.WaitFor(s.c, s.channelFor(n), ids[0], wait, s.leave(ids[0])), func(actx context.Context, waiter string) (bool, time.Duration, error) {
 		args[4] = waiter
 		sent := time.Now()
@@ -124,11 +125,13 @@ func (s *PermitSemaphore) acquire(ctx context.Context, n int64, wait, lease time
 			return false, 0, t.Sent(sent, false, err)
 		case res[0] == acquire.CodeFinished:
 			return false, 0, acquire.ErrFinished
-		case res[0] == 0:
+		case res[0] == 0 || res[0] == codeNotSet:
+			notSet = res[0] == codeNotSet
 			return false, core.RetryAfter(res[1]), nil
 		}
 		return true, 0, t.Sent(sent, true, nil)
 	})
+	err = notSetErr(err, notSet)
 	undo := func() {
 		for _, id := range ids {
 			s.c.Undo(s.permitWhat(id), id, lease, s.release)

@@ -5,8 +5,8 @@
 -- Reply: {1, 0} granted (now, or by an earlier attempt with the same ids);
 -- {0, ms} refused (the waiter is registered on the channel of its need),
 -- with the ms until the earliest held permit's lease ends, when trying again
--- may succeed, or -1 when no permit is held; {-2, 0} the ids were released
--- or given up before.
+-- may succeed, or -1 when no permit is held; {-4, ms} likewise but the
+-- permits were never set; {-2, 0} the ids were released or given up before.
 local now = sem_prune()
 local ids = {}
 for id in string.gmatch(ARGV[3], '%S+') do ids[#ids + 1] = id end
@@ -40,4 +40,5 @@ if first[2] then
   told = retry
 end
 sem_wait(ARGV[5], tostring(n), told, ARGV[6])
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-4, retry} end
 return {0, retry}

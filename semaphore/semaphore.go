@@ -27,6 +27,7 @@ package semaphore
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -253,6 +254,19 @@ func (s *pool) eval(ctx context.Context, script *core.Script, n int64) rueidis.R
 	return s.c.Eval(ctx, script, s.keys, s.args(strconv.FormatInt(n, 10)))
 }
 
+// codeNotSet is the reply code of a refusal because the permits were never
+// set.
+const codeNotSet = -4
+
+// notSetErr adds ErrNotSet to a refusal (ErrNotAcquired) whose last attempt
+// found the permits never set: such a semaphore is not full, it has none.
+func notSetErr(err error, notSet bool) error {
+	if notSet && errors.Is(err, core.ErrNotAcquired) {
+		return fmt.Errorf("%w: %w", err, core.ErrNotSet)
+	}
+	return err
+}
+
 func (s *pool) what() string { return fmt.Sprintf("%s %q", s.kind, s.name) }
 
 func (s *pool) errorf(err error) error {
@@ -353,6 +367,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) er
 	window := core.Ms(s.c.WaiterWindow)
 	memory := core.Ms(s.c.UndoLife(0))
 	var t acquire.Track
+	notSet := false // the last refusal found the permits never set
 	err := acquire.Do(ctx, acquire.WaitFor(s.c, s.channelFor(n), waiter, wait, s.leave(waiter)), func(actx context.Context, w string) (bool, time.Duration, error) {
 		sent := time.Now()
 		res, ackErr := s.c.EvalAcquire(actx, acquireScript, s.keys, s.args(num, w, window, id, memory))
@@ -366,8 +381,10 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) er
 		case r == acquire.CodeFinished:
 			return false, 0, acquire.ErrFinished
 		}
+		notSet = r == codeNotSet
 		return r == 1, 0, t.Sent(sent, r == 1, nil)
 	})
+	err = notSetErr(err, notSet)
 	err = t.Finish(ctx, err, func() {
 		s.c.Undo(s.what(), id, 0, func(ctx context.Context, id string, life time.Duration) (int64, error) {
 			return s.c.Eval(ctx, undoScript, s.keys, s.args(num, id, core.Ms(life))).AsInt64()

@@ -194,7 +194,7 @@ func TestInspectKindIsVerified(t *testing.T) {
 	defer s.Release(ctx, p)
 	code, _, errOut = invoke(t, "", "inspect", "--kind", "latch", sname)
 	assert.Equal(t, exitFailure, code)
-	assert.Contains(t, errOut, "are a semaphore's, not a latch's")
+	assert.Contains(t, errOut, "not a latch")
 
 	lockIn(t, c, mname)
 	for _, k := range []string{"rwlock", "semaphore"} {
@@ -241,17 +241,17 @@ func TestDelete(t *testing.T) {
 	_, err = s.Delete(ctx)
 	require.NoError(t, err)
 
-	// A latch is a bare count, like a counting semaphore's: --kind says which.
+	// A latch carries its kind: no --kind needed.
 	l, err := c.Latch(base + "-latch")
 	require.NoError(t, err)
 	_, err = l.TrySetCount(ctx, 2)
 	require.NoError(t, err)
-	code, _, errOut = invoke(t, "", "delete", "--yes", l.Name())
-	assert.Equal(t, exitFailure, code)
-	assert.Contains(t, errOut, "--kind")
+	code, _, errOut = invoke(t, "", "delete", "--yes", "--kind", "semaphore", l.Name())
+	assert.Equal(t, exitFailure, code, "--kind is checked against the marker")
+	assert.Contains(t, errOut, "not a semaphore")
 	awaited := make(chan error, 1)
 	go func() { awaited <- l.Await(ctx) }()
-	code, out, errOut = invoke(t, "", "delete", "--yes", "--kind", "latch", l.Name())
+	code, out, errOut = invoke(t, "", "delete", "--yes", l.Name())
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, `latch "`+l.Name()+`" deleted`)
 	assert.NoError(t, <-awaited, "the awaiter was not released")

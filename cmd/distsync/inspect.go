@@ -558,9 +558,9 @@ Deletes the semaphore or the latch NAME: one no longer used, or set to the
 wrong size or count. A semaphore's holders lose their permits at their next
 renewal (a "distsync run --semaphore" holder stops its command and exits 70),
 and its waiters wait until its size is set again; a latch opens and wakes
-its awaiters. Shows its state and asks for confirmation unless --yes. A
-semaphore's count and a latch's look alike: when only a count is stored, say
-which with --kind. Locks are deleted with "distsync unlock --force".
+its awaiters. Shows its state and asks for confirmation unless --yes; --kind,
+when given, is checked against what is stored. Locks are deleted with
+"distsync unlock --force".
 `
 
 func (c *cli) deleteCmd(args []string) error {

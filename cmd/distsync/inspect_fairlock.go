@@ -16,6 +16,9 @@ var fairlockKind = &kind{
 	alike:    mutexKind,
 	suffixes: []string{":queue", ":deadlines"},
 	detect: func(p *probe) fit {
+		if ok, is := marked(p, "fairlock"); ok {
+			return byMarker(is)
+		}
 		if !p.exists(":queue") && !p.exists(":deadlines") {
 			return fitNo
 		}

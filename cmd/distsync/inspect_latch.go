@@ -2,25 +2,23 @@ package main
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/distsync/distsync"
 )
 
-// latchKind: the latch is its count, an integer under the main key (absent
-// when open), and its waiters in ":waiters". A bare integer could also be a
-// semaphore.
+// latchKind: the latch is a hash under the main key ('#k' -> "latch", 'n'
+// -> its count; absent when open), and its waiters in ":waiters".
 var latchKind = &kind{
 	name:     "latch",
-	keyType:  "string",
+	keyType:  "hash",
 	suffixes: []string{":waiters"},
 	detect: func(p *probe) fit {
-		if p.types[""] == "string" && !p.exists(":permits") && !p.exists(":needs") {
-			return fitMaybe
-		}
-		return fitNo
+		ok, is := marked(p, "latch")
+		return byMarker(ok && is)
 	},
 	inspect: func(ctx context.Context, p *probe, r *report) error {
-		n, err := intAt(ctx, p, "")
+		n, err := strconv.ParseInt(p.fields["n"], 10, 64)
 		if err != nil {
 			return err
 		}

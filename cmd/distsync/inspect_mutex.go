@@ -16,6 +16,9 @@ var mutexKind = &kind{
 	keyType:  "hash",
 	suffixes: []string{":waiters"},
 	detect: func(p *probe) fit {
+		if ok, is := marked(p, "mutex"); ok {
+			return byMarker(is)
+		}
 		if ownerHash(p) {
 			return fitYes
 		}
@@ -62,6 +65,25 @@ func inspectOwnerHash(ctx context.Context, p *probe, r *report) error {
 	var err error
 	r.TTLMs, err = ttlOf(ctx, p, "")
 	return err
+}
+
+// marked reports whether the main key is a hash that carries the kind
+// marker '#k' every hash-shaped primitive stores, and whether it names kind:
+// then the kind is known exactly.
+func marked(p *probe, kind string) (ok, is bool) {
+	if p.types[""] != "hash" {
+		return false, false
+	}
+	k, ok := p.fields["#k"]
+	return ok, k == kind
+}
+
+// byMarker is a detect function's answer from the kind marker.
+func byMarker(is bool) fit {
+	if is {
+		return fitYes
+	}
+	return fitNo
 }
 
 // ownerHash reports whether the main key is a hash of owner -> hold count

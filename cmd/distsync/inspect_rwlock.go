@@ -18,6 +18,9 @@ var rwlockKind = &kind{
 	keyType:  "hash",
 	suffixes: []string{":leases", ":rwaiters", ":wwaiters"},
 	detect: func(p *probe) fit {
+		if ok, is := marked(p, "rwlock"); ok {
+			return byMarker(is)
+		}
 		if p.exists(":leases") {
 			return fitYes
 		}

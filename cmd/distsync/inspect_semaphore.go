@@ -21,8 +21,8 @@ var semaphoreKind = &kind{
 		switch {
 		case p.exists(":permits") || p.exists(":needs"):
 			return fitYes
-		case p.types[""] == "string":
-			return fitMaybe
+		case p.types[""] == "string": // a latch is a hash
+			return fitYes
 		}
 		return fitNo
 	},

@@ -107,11 +107,9 @@ func TestInspectSemaphoreAndLatch(t *testing.T) {
 	defer l.Delete(ctx)
 	_, err = l.TrySetCount(ctx, 2)
 	require.NoError(t, err)
-	// A bare count could be either: inspect asks.
-	code, _, errOut := invoke(t, "", "inspect", lname)
-	assert.Equal(t, exitFailure, code)
-	assert.Contains(t, errOut, "--kind")
-	r = inspectJSON(t, "--kind", "latch", lname)
+	// The latch carries its kind: inspect knows it without --kind.
+	r = inspectJSON(t, lname)
+	assert.Equal(t, "latch", r.Kind)
 	require.NotNil(t, r.Count)
 	assert.Equal(t, int64(2), *r.Count)
 	assert.True(t, r.Held)

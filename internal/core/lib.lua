@@ -191,3 +191,14 @@ local function ds_reset(h, m, id, now, lease)
   end
   return false, false, 0
 end
+
+-- Refuse key h when it holds another kind of primitive: every hash-shaped
+-- primitive keeps its kind in the field '#k', set when its hash is made.
+-- Call it before any write. (A key of another type fails by itself with
+-- WRONGTYPE; the client reports both as ErrWrongKind.)
+local function ds_kind(h, kind)
+  local k = redis.call('HGET', h, '#k')
+  if k and k ~= kind then
+    error({err = 'WRONGKIND ' .. h .. ' holds a ' .. k .. ', not a ' .. kind})
+  end
+end
