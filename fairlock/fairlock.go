@@ -24,7 +24,6 @@ package fairlock
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"time"
 
@@ -65,7 +64,7 @@ type FairLock struct {
 	fence     string // the fencing counter
 	done      string // the finished acquisitions
 	channel   string // wake-ups, addressed to one waiter
-	acq       *acquire.Lock
+	s         acquire.Surface
 }
 
 func init() {
@@ -87,7 +86,8 @@ func newFairLock(c *core.Core, name string) (*FairLock, error) {
 		done:      c.Key(name, "done"),
 		channel:   c.Key(name, "ch"),
 	}
-	f.acq = &acquire.Lock{
+	f.s.Errorf = f.errorf
+	f.s.Lock = &acquire.Lock{
 		Core:    c,
 		Key:     f.key,
 		What:    f.what(),
@@ -130,7 +130,7 @@ func (f *FairLock) Key() string { return f.key }
 // returns the grant an earlier one made instead of granting twice.
 // Uncontended, Lock is one round trip.
 func (f *FairLock) Lock(ctx context.Context) (context.Context, error) {
-	return f.lock(ctx, -1, 0)
+	return f.s.Acquire(ctx, core.Forever, 0)
 }
 
 // TryLock is Lock with a wait budget and a lease. With wait 0 it tries once
@@ -145,22 +145,7 @@ func (f *FairLock) Lock(ctx context.Context) (context.Context, error) {
 // error is returned, and anything it may have granted is given back.
 // Negative durations (but Forever) return ErrInvalidArgument.
 func (f *FairLock) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
-	if err := errors.Join(core.CheckDuration("wait", wait), core.CheckDuration("lease", lease)); err != nil {
-		return ctx, f.errorf(err)
-	}
-	return f.lock(ctx, wait, lease)
-}
-
-func (f *FairLock) lock(in context.Context, wait, lease time.Duration) (context.Context, error) {
-	if err := f.c.Closed(); err != nil {
-		return in, f.errorf(err)
-	}
-	ctx, owner := f.c.Owner(in)
-	lctx, err := acquire.Hold(ctx, f.acq, owner, wait, lease)
-	if err != nil {
-		return in, f.errorf(err)
-	}
-	return lctx, nil
+	return f.s.TryLock(ctx, wait, lease)
 }
 
 // leave takes a waiter that gave up out of the queue.
@@ -189,12 +174,7 @@ func (f *FairLock) leave(ctx context.Context, waiter string) error {
 // longer renewed, and calling Unlock again learns the outcome (the server
 // remembers a release for core.ReleaseMemory, 10 s). Unlock is one round
 // trip.
-func (f *FairLock) Unlock(ctx context.Context) error {
-	if err := f.c.Release(ctx, f.key); err != nil {
-		return f.errorf(err)
-	}
-	return nil
-}
+func (f *FairLock) Unlock(ctx context.Context) error { return f.s.Unlock(ctx) }
 
 // release runs the unlock script once for acquisition id of owner,
 // remembering it for life: see core.ReleaseFunc.
@@ -215,10 +195,7 @@ func (f *FairLock) release(ctx context.Context, owner, id string, life time.Dura
 // While Extend is on the wire the acquisition does not expire: the server's
 // answer decides, so client and server agree. One round trip.
 func (f *FairLock) Extend(ctx context.Context, lease time.Duration) error {
-	if err := f.c.Extend(ctx, f.key, lease); err != nil {
-		return f.errorf(err)
-	}
-	return nil
+	return f.s.Extend(ctx, lease)
 }
 
 // ForceUnlock deletes the lock whoever holds it and wakes the head of the
@@ -240,13 +217,10 @@ func (f *FairLock) ForceUnlock(ctx context.Context) (bool, error) {
 }
 
 // IsLocked reports whether any owner holds the lock (one EXISTS).
-func (f *FairLock) IsLocked(ctx context.Context) (bool, error) {
-	ok, err := f.c.LockExists(ctx, f.key)
-	if err != nil {
-		return false, f.errorf(err)
-	}
-	return ok, nil
-}
+func (f *FairLock) IsLocked(ctx context.Context) (bool, error) { return f.s.IsLocked(ctx) }
+
+// Holders returns how many owners hold the lock: 0 or 1 (one EXISTS).
+func (f *FairLock) Holders(ctx context.Context) (int, error) { return f.s.Holders(ctx) }
 
 // Waiting returns how many waiters are queued (one LLEN). Waiters that
 // vanished count until their window ends.
@@ -264,35 +238,17 @@ func (f *FairLock) Waiting(ctx context.Context) (int, error) {
 // HoldCount returns how many times the owner ctx carries holds the lock
 // (0 when it does not; one HGET). Like Unlock it works on a cancelled
 // context.
-func (f *FairLock) HoldCount(ctx context.Context) (int, error) {
-	n, err := f.c.HoldCount(ctx, f.key)
-	if err != nil {
-		return 0, f.errorf(err)
-	}
-	return n, nil
-}
+func (f *FairLock) HoldCount(ctx context.Context) (int, error) { return f.s.HoldCount(ctx) }
 
 // TTL returns the lock's remaining lease; 0 when it is not held, -1 when it
 // has no expiry (set by something other than distsync).
-func (f *FairLock) TTL(ctx context.Context) (time.Duration, error) {
-	ttl, err := f.c.LockTTL(ctx, f.key)
-	if err != nil {
-		return 0, f.errorf(err)
-	}
-	return ttl, nil
-}
+func (f *FairLock) TTL(ctx context.Context) (time.Duration, error) { return f.s.TTL(ctx) }
 
 // Token returns the fencing token of the hold that ctx (a context Lock
 // returned) carries. Tokens strictly increase with each new hold of a name,
 // across owners and processes; a re-entry keeps the hold's token. Token
 // makes no round trip; it returns ErrNotHeld if ctx carries no hold.
-func (f *FairLock) Token(ctx context.Context) (int64, error) {
-	tok, err := f.c.Token(ctx, f.key)
-	if err != nil {
-		return 0, f.errorf(err)
-	}
-	return tok, nil
-}
+func (f *FairLock) Token(ctx context.Context) (int64, error) { return f.s.Token(ctx) }
 
 func (f *FairLock) what() string { return fmt.Sprintf("fair lock %q", f.name) }
 

@@ -28,7 +28,7 @@ const aclRecipe = "ACL SETUSER distsync on >CHANGE-ME resetkeys ~distsync:* rese
 	" +get +set +del +exists +pttl +pexpire +incr +incrby +decr +decrby +time" +
 	" +hget +hset +hdel +hexists +hincrby +hmget" +
 	" +llen +lindex +lpop +rpush +lrem" +
-	" +zadd +zrem +zcard +zscore +zrange +zrangebyscore +zremrangebyscore"
+	" +zadd +zrem +zcard +zcount +zscore +zrange +zrangebyscore +zremrangebyscore"
 
 func TestACLRecipeIsInREADME(t *testing.T) {
 	readme, err := os.ReadFile("../README.md")

@@ -766,3 +766,43 @@ func TestExtendExplicitLease(t *testing.T) {
 		freeWithin(t, other, time.Second, "")
 	})
 }
+
+// Every lock-like primitive answers the same questions: whether it is held,
+// by how many owners, the caller's hold count, the lease left and how many
+// wait.
+func TestSameInspectionCalls(t *testing.T) {
+	t.Parallel()
+	eachKind(t, lockKinds, func(t *testing.T, k lockKind, c *distsync.Client, f *dstest.Faulty, l, other lockish) {
+		type inspector interface {
+			Holders(context.Context) (int, error)
+			Waiting(context.Context) (int, error)
+		}
+		ctx := context.Background()
+		held, err := l.TryLock(ctx, 0, 0)
+		require.NoError(t, err)
+		ok, err := l.IsLocked(ctx)
+		require.NoError(t, err)
+		assert.True(t, ok)
+		n, err := l.(inspector).Holders(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+		if k.name == "rwlock-read" {
+			require.NoError(t, l.Unlock(held))
+			return // readers do not wait for readers
+		}
+		got := make(chan error, 1)
+		go func() {
+			octx, err := other.TryLock(ctx, 10*time.Second, 0)
+			if err == nil {
+				err = other.Unlock(octx)
+			}
+			got <- err
+		}()
+		require.Eventually(t, func() bool {
+			w, err := l.(inspector).Waiting(ctx)
+			return err == nil && w == 1
+		}, 10*time.Second, time.Millisecond, "one waiter")
+		require.NoError(t, l.Unlock(held))
+		require.NoError(t, <-got)
+	})
+}

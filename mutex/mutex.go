@@ -49,7 +49,7 @@ type Mutex struct {
 	waiters string // the waiter set
 	done    string // the finished acquisitions
 	channel string // release notifications
-	acq     *acquire.Lock
+	s       acquire.Surface
 }
 
 func init() {
@@ -70,7 +70,8 @@ func newMutex(c *core.Core, name string) (*Mutex, error) {
 		done:    c.Key(name, "done"),
 		channel: c.Key(name, "ch"),
 	}
-	m.acq = &acquire.Lock{
+	m.s.Errorf = m.errorf
+	m.s.Lock = &acquire.Lock{
 		Core:    c,
 		Key:     m.key,
 		What:    m.what(),
@@ -112,7 +113,7 @@ func (m *Mutex) Key() string { return m.key }
 // returns the grant an earlier one made instead of granting twice.
 // Uncontended, Lock is one round trip.
 func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
-	return m.lock(ctx, -1, 0)
+	return m.s.Acquire(ctx, core.Forever, 0)
 }
 
 // TryLock is Lock with a wait budget and a lease. With wait 0 it tries once
@@ -126,25 +127,7 @@ func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 // error is returned, and anything it may have granted is given back.
 // Negative durations (but Forever) return ErrInvalidArgument.
 func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
-	if err := core.CheckDuration("wait", wait); err != nil {
-		return ctx, m.errorf(err)
-	}
-	if err := core.CheckDuration("lease", lease); err != nil {
-		return ctx, m.errorf(err)
-	}
-	return m.lock(ctx, wait, lease)
-}
-
-func (m *Mutex) lock(in context.Context, wait, lease time.Duration) (context.Context, error) {
-	if err := m.c.Closed(); err != nil {
-		return in, m.errorf(err)
-	}
-	ctx, owner := m.c.Owner(in)
-	lctx, err := acquire.Hold(ctx, m.acq, owner, wait, lease)
-	if err != nil {
-		return in, m.errorf(err)
-	}
-	return lctx, nil
+	return m.s.TryLock(ctx, wait, lease)
 }
 
 // Unlock releases the acquisition the context carries: pass the context
@@ -166,12 +149,7 @@ func (m *Mutex) lock(in context.Context, wait, lease time.Duration) (context.Con
 // longer renewed, and calling Unlock again learns the outcome (the server
 // remembers a release for core.ReleaseMemory, 10 s). Unlock is one round
 // trip.
-func (m *Mutex) Unlock(ctx context.Context) error {
-	if err := m.c.Release(ctx, m.key); err != nil {
-		return m.errorf(err)
-	}
-	return nil
-}
+func (m *Mutex) Unlock(ctx context.Context) error { return m.s.Unlock(ctx) }
 
 // release runs the unlock script once for acquisition id of owner,
 // remembering it for life: see core.ReleaseFunc.
@@ -195,12 +173,7 @@ func (m *Mutex) release(ctx context.Context, owner, id string, life time.Duratio
 // ErrInvalidArgument for lease <= 0 or an acquisition the watchdog renews.
 // While Extend is on the wire the acquisition does not expire: the server's
 // answer decides, so client and server agree. One round trip.
-func (m *Mutex) Extend(ctx context.Context, lease time.Duration) error {
-	if err := m.c.Extend(ctx, m.key, lease); err != nil {
-		return m.errorf(err)
-	}
-	return nil
-}
+func (m *Mutex) Extend(ctx context.Context, lease time.Duration) error { return m.s.Extend(ctx, lease) }
 
 // ForceUnlock deletes the lock whoever holds it and wakes waiters. It reports
 // whether the lock was held. Holders in other processes learn of it at their
@@ -220,34 +193,23 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 }
 
 // IsLocked reports whether any owner holds the lock (one EXISTS).
-func (m *Mutex) IsLocked(ctx context.Context) (bool, error) {
-	ok, err := m.c.LockExists(ctx, m.key)
-	if err != nil {
-		return false, m.errorf(err)
-	}
-	return ok, nil
-}
+func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.s.IsLocked(ctx) }
+
+// Holders returns how many owners hold the lock: 0 or 1 (one EXISTS).
+func (m *Mutex) Holders(ctx context.Context) (int, error) { return m.s.Holders(ctx) }
+
+// Waiting returns how many waiters are registered, not counting those whose
+// window ended (one round trip). Waiters that vanished count until then.
+func (m *Mutex) Waiting(ctx context.Context) (int, error) { return m.s.Waiting(ctx, m.waiters) }
 
 // HoldCount returns how many times the owner ctx carries holds the lock
 // (0 when it does not; one HGET). Like Unlock it works on a cancelled
 // context, such as one whose hold was released.
-func (m *Mutex) HoldCount(ctx context.Context) (int, error) {
-	n, err := m.c.HoldCount(ctx, m.key)
-	if err != nil {
-		return 0, m.errorf(err)
-	}
-	return n, nil
-}
+func (m *Mutex) HoldCount(ctx context.Context) (int, error) { return m.s.HoldCount(ctx) }
 
 // TTL returns the lock's remaining lease; 0 when it is not held, -1 when it
 // has no expiry (set by something other than distsync).
-func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) {
-	ttl, err := m.c.LockTTL(ctx, m.key)
-	if err != nil {
-		return 0, m.errorf(err)
-	}
-	return ttl, nil
-}
+func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) { return m.s.TTL(ctx) }
 
 // Token returns the fencing token of the hold that ctx (a context Lock
 // returned) carries. Tokens strictly increase with each new hold of a name,
@@ -255,13 +217,7 @@ func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) {
 // the hold's token. Give it to the resource the lock protects so that it can
 // refuse writes from a holder that lost the lock (a stale, smaller token).
 // Token makes no round trip; it returns ErrNotHeld if ctx carries no hold.
-func (m *Mutex) Token(ctx context.Context) (int64, error) {
-	tok, err := m.c.Token(ctx, m.key)
-	if err != nil {
-		return 0, m.errorf(err)
-	}
-	return tok, nil
-}
+func (m *Mutex) Token(ctx context.Context) (int64, error) { return m.s.Token(ctx) }
 
 func (m *Mutex) what() string { return fmt.Sprintf("mutex %q", m.name) }
 

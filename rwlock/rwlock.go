@@ -142,7 +142,8 @@ func newRWLock(c *core.Core, name string, opts ...Option) (*RWLock, error) {
 		if l.side == "w" {
 			script = writeLockScript
 		}
-		l.acq = &acquire.Lock{
+		l.s.Errorf = l.errorf
+		l.s.Lock = &acquire.Lock{
 			Core:    c,
 			Key:     l.key,
 			What:    l.what(),
@@ -180,7 +181,7 @@ type Locker struct {
 	side    string // "r" or "w", the prefix of its holds in Redis
 	key     string
 	waiters string
-	acq     *acquire.Lock
+	s       acquire.Surface
 }
 
 // Name returns the lock's name.
@@ -220,7 +221,7 @@ func (l *Locker) Key() string { return l.key }
 // returns the grant an earlier one made instead of granting twice.
 // Uncontended, Lock is one round trip.
 func (l *Locker) Lock(ctx context.Context) (context.Context, error) {
-	return l.lock(ctx, -1, 0)
+	return l.lock(ctx, core.Forever, 0)
 }
 
 // TryLock is Lock with a wait budget and a lease. With wait 0 it tries once
@@ -240,30 +241,27 @@ func (l *Locker) TryLock(ctx context.Context, wait, lease time.Duration) (contex
 }
 
 func (l *Locker) lock(in context.Context, wait, lease time.Duration) (context.Context, error) {
-	rw, c := l.rw, l.rw.c
-	if err := c.Closed(); err != nil {
-		return in, l.errorf(err)
-	}
-	ctx, owner := c.Owner(in)
+	rw := l.rw
+	ctx := in
 	var downgrade context.CancelCauseFunc
-	if base, ok := ctx.Value(writeBase{rw.hash}).(context.Context); ok && l.side == "r" {
+	if base, ok := in.Value(writeBase{rw.hash}).(context.Context); ok && l.side == "r" {
 		// ctx carries this lock's write hold: the read hold must outlive it
 		// (a downgrade), so its context follows the one the write hold was
 		// taken on, not the write hold's.
-		ctx, downgrade = detach(ctx, base)
+		ctx, downgrade = detach(in, base)
 	}
-	lctx, err := acquire.Hold(ctx, l.acq, owner, wait, lease)
+	lctx, err := l.s.Acquire(ctx, wait, lease)
 	if err != nil {
 		if downgrade != nil {
 			downgrade(nil)
 		}
-		return in, l.errorf(err)
+		return in, err
 	}
 	switch {
 	case downgrade != nil:
 		context.AfterFunc(lctx, func() { downgrade(context.Cause(lctx)) })
-	case l.side == "w" && ctx.Value(writeBase{rw.hash}) == nil:
-		lctx = context.WithValue(lctx, writeBase{rw.hash}, ctx)
+	case l.side == "w" && in.Value(writeBase{rw.hash}) == nil:
+		lctx = context.WithValue(lctx, writeBase{rw.hash}, in)
 	}
 	return lctx, nil
 }
@@ -305,12 +303,7 @@ func detach(ctx, base context.Context) (context.Context, context.CancelCauseFunc
 // longer renewed, and calling Unlock again learns the outcome (the server
 // remembers a release for core.ReleaseMemory, 10 s). Unlock is one round
 // trip.
-func (l *Locker) Unlock(ctx context.Context) error {
-	if err := l.rw.c.Release(ctx, l.key); err != nil {
-		return l.errorf(err)
-	}
-	return nil
-}
+func (l *Locker) Unlock(ctx context.Context) error { return l.s.Unlock(ctx) }
 
 // release runs this side's release script once for acquisition id of
 // owner, remembering it for life: see core.ReleaseFunc.
@@ -410,6 +403,11 @@ func (l *Locker) Holders(ctx context.Context) (int, error) {
 	return n, err
 }
 
+// Waiting returns how many waiters for this side are registered, not
+// counting those whose window ended (one round trip). Waiters that vanished
+// count until then.
+func (l *Locker) Waiting(ctx context.Context) (int, error) { return l.s.Waiting(ctx, l.waiters) }
+
 // HoldCount returns how many times the owner ctx carries holds this side
 // (0 when it does not). Like Unlock it works on a cancelled context. One
 // round trip.
@@ -431,13 +429,7 @@ func (l *Locker) TTL(ctx context.Context) (time.Duration, error) {
 // name, read or write, across owners and processes; a re-entry keeps the
 // hold's token. Token makes no round trip; it returns ErrNotHeld if ctx
 // carries no hold of this side.
-func (l *Locker) Token(ctx context.Context) (int64, error) {
-	tok, err := l.rw.c.Token(ctx, l.key)
-	if err != nil {
-		return 0, l.errorf(err)
-	}
-	return tok, nil
-}
+func (l *Locker) Token(ctx context.Context) (int64, error) { return l.s.Token(ctx) }
 
 func (l *Locker) what() string { return fmt.Sprintf("%s lock %q", l.sideName(), l.rw.name) }
 

@@ -122,3 +122,20 @@ func (c *Core) ExtendWith(ctx context.Context, key string, lease time.Duration, 
 	owner := acq.hold.key.owner
 	return acq.Extend(ctx, lease, func(ctx context.Context) (bool, error) { return send(ctx, owner, acq.ID) })
 }
+
+// Waiting returns how many waiters the waiter set at key holds whose window
+// has not ended by the server's clock (one round trip; changes nothing).
+// Waiters that vanished count until their window ends.
+func (c *Core) Waiting(ctx context.Context, key string) (int, error) {
+	if err := c.Closed(); err != nil {
+		return 0, err
+	}
+	n, err := c.Eval(ctx, waitingScript, []string{key}, nil).AsInt64()
+	return int(n), err
+}
+
+var waitingScript = NewScript(`
+-- How many waiters the waiter set KEYS[1] holds whose window has not ended
+-- (changes nothing).
+return redis.call('ZCOUNT', KEYS[1], '(' .. string.format('%d', ds_now_ms()), '+inf')
+`)
