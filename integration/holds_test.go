@@ -230,7 +230,7 @@ func TestCloseRacingAnAcquisition(t *testing.T) {
 		require.NoError(t, err)
 		cctx, err := canary.Lock(context.Background())
 		require.NoError(t, err)
-		f.Inject(&dstest.Rule{Match: dstest.Script("Take one permit of the permit semaphore"), Fault: dstest.Hook, Times: 1, Then: func() {
+		f.Inject(&dstest.Rule{Match: dstest.Script("Take n permits of the permit semaphore"), Fault: dstest.Hook, Times: 1, Then: func() {
 			go c.Close()
 			<-cctx.Done()
 		}})
@@ -450,7 +450,7 @@ func TestLostGrantReply(t *testing.T) {
 		c, f := faultyClient(t, s, 0)
 		ps := permitSem(t, c, dstest.Name(t), 1)
 		ctx := context.Background()
-		f.Inject(&dstest.Rule{Match: dstest.Script("Take one permit of the permit semaphore"), Fault: dstest.LoseReply, Times: 1})
+		f.Inject(&dstest.Rule{Match: dstest.Script("Take n permits of the permit semaphore"), Fault: dstest.LoseReply, Times: 1})
 		_, err := ps.TryAcquire(ctx, 0, 0)
 		require.ErrorIs(t, err, dstest.ErrInjected)
 		ps2 := permitSem(t, dstest.ClientOn(t, s), dstest.Name(t), 1)
@@ -459,7 +459,7 @@ func TestLostGrantReply(t *testing.T) {
 		require.NoError(t, p.Context().Err())
 		require.NoError(t, ps2.Release(ctx, p))
 
-		f.Inject(&dstest.Rule{Match: dstest.Script("Take one permit of the permit semaphore"), Fault: dstest.LoseReply, Times: 1})
+		f.Inject(&dstest.Rule{Match: dstest.Script("Take n permits of the permit semaphore"), Fault: dstest.LoseReply, Times: 1})
 		p, err = ps.TryAcquire(ctx, 5*time.Second, 0)
 		require.NoError(t, err)
 		held, err := ps.Held(ctx)
