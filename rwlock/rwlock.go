@@ -98,8 +98,8 @@ type RWLock struct {
 	wwait   string // waiting writers
 	done    string // the finished acquisitions
 	channel string // release notifications
-	read    Locker
-	write   Locker
+	read    Side
+	write   Side
 }
 
 func init() {
@@ -131,13 +131,13 @@ func newRWLock(c *core.Core, name string, opts ...Option) (*RWLock, error) {
 	for _, o := range opts {
 		o(rw)
 	}
-	rw.read = Locker{rw: rw, side: "r", key: rw.leases, waiters: rw.rwait}
-	rw.write = Locker{rw: rw, side: "w", key: rw.hash, waiters: rw.wwait}
+	rw.read = Side{rw: rw, side: "r", key: rw.leases, waiters: rw.rwait}
+	rw.write = Side{rw: rw, side: "w", key: rw.hash, waiters: rw.wwait}
 	prefer := "0"
 	if rw.prefer {
 		prefer = "1"
 	}
-	for _, l := range []*Locker{&rw.read, &rw.write} {
+	for _, l := range []*Side{&rw.read, &rw.write} {
 		script := readLockScript
 		if l.side == "w" {
 			script = writeLockScript
@@ -169,14 +169,14 @@ func (rw *RWLock) Name() string { return rw.name }
 func (rw *RWLock) PrefersWriters() bool { return rw.prefer }
 
 // Read returns the read locker: shared with other readers, excluded by a writer.
-func (rw *RWLock) Read() *Locker { return &rw.read }
+func (rw *RWLock) Read() *Side { return &rw.read }
 
 // Write returns the write locker: exclusive.
-func (rw *RWLock) Write() *Locker { return &rw.write }
+func (rw *RWLock) Write() *Side { return &rw.write }
 
-// Locker is one side of a read-write lock, the read or the write lock. Its
+// Side is one side of a read-write lock, the read or the write lock. Its
 // methods are those of mutex.Mutex, and it satisfies distsync.Locker.
-type Locker struct {
+type Side struct {
 	rw      *RWLock
 	side    string // "r" or "w", the prefix of its holds in Redis
 	key     string
@@ -185,14 +185,14 @@ type Locker struct {
 }
 
 // Name returns the lock's name.
-func (l *Locker) Name() string { return l.rw.name }
+func (l *Side) Name() string { return l.rw.name }
 
 // Key returns the Redis key that stands for this side of the lock: the hold
 // hash for the write lock and the lease set for the read lock. Both share the
 // name's hash tag, and the write lock's key sorts first, so a multilock that
 // takes both takes the write lock and then the read lock (a downgrade, which
 // succeeds) rather than the other way round (an upgrade, refused).
-func (l *Locker) Key() string { return l.key }
+func (l *Side) Key() string { return l.key }
 
 // Lock blocks until the owner ctx carries (a new owner when ctx carries none)
 // holds this side of the lock, or ctx is done. The lease is the Client's
@@ -220,7 +220,7 @@ func (l *Locker) Key() string { return l.key }
 // does not end the wait: the attempt is repeated, and a repeated attempt
 // returns the grant an earlier one made instead of granting twice.
 // Uncontended, Lock is one round trip.
-func (l *Locker) Lock(ctx context.Context) (context.Context, error) {
+func (l *Side) Lock(ctx context.Context) (context.Context, error) {
 	return l.lock(ctx, core.Forever, 0)
 }
 
@@ -233,14 +233,14 @@ func (l *Locker) Lock(ctx context.Context) (context.Context, error) {
 // margin for clock drift). With wait 0 a failed attempt is not repeated: its
 // error is returned, and anything it may have granted is given back.
 // Negative durations (but Forever) return ErrInvalidArgument.
-func (l *Locker) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
+func (l *Side) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	if err := errors.Join(core.CheckDuration("wait", wait), core.CheckDuration("lease", lease)); err != nil {
 		return ctx, l.errorf(err)
 	}
 	return l.lock(ctx, wait, lease)
 }
 
-func (l *Locker) lock(in context.Context, wait, lease time.Duration) (context.Context, error) {
+func (l *Side) lock(in context.Context, wait, lease time.Duration) (context.Context, error) {
 	rw := l.rw
 	ctx := in
 	var downgrade context.CancelCauseFunc
@@ -303,11 +303,11 @@ func detach(ctx, base context.Context) (context.Context, context.CancelCauseFunc
 // longer renewed, and calling Unlock again learns the outcome (the server
 // remembers a release for core.ReleaseMemory, 10 s). Unlock is one round
 // trip.
-func (l *Locker) Unlock(ctx context.Context) error { return l.s.Unlock(ctx) }
+func (l *Side) Unlock(ctx context.Context) error { return l.s.Unlock(ctx) }
 
 // release runs this side's release script once for acquisition id of
 // owner, remembering it for life: see core.ReleaseFunc.
-func (l *Locker) release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
+func (l *Side) release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
 	rw, c := l.rw, l.rw.c
 	script := readUnlockScript
 	if l.side == "w" {
@@ -321,7 +321,7 @@ func (l *Locker) release(ctx context.Context, owner, id string, life time.Durati
 
 // leave forgets a waiter of this side that gave up; a writer that was the
 // last one waiting wakes the readers it held back (one round trip).
-func (l *Locker) leave(ctx context.Context, waiter string) error {
+func (l *Side) leave(ctx context.Context, waiter string) error {
 	rw, c := l.rw, l.rw.c
 	return c.Eval(ctx, leaveScript,
 		[]string{rw.hash, rw.rwait, rw.wwait},
@@ -337,7 +337,7 @@ func (l *Locker) leave(ctx context.Context, waiter string) error {
 // ErrInvalidArgument for lease <= 0 or an acquisition the watchdog renews.
 // While Extend is on the wire the acquisition does not expire: the server's
 // answer decides, so client and server agree. One round trip.
-func (l *Locker) Extend(ctx context.Context, lease time.Duration) error {
+func (l *Side) Extend(ctx context.Context, lease time.Duration) error {
 	rw, c := l.rw, l.rw.c
 	err := c.ExtendWith(ctx, l.key, lease, func(ctx context.Context, owner, id string) (bool, error) {
 		r, err := c.Eval(ctx, extendScript, []string{rw.hash, rw.leases}, []string{l.side + ":" + owner, id, core.Ms(lease)}).AsInt64()
@@ -353,7 +353,7 @@ func (l *Locker) Extend(ctx context.Context, lease time.Duration) error {
 // or every read hold) and wakes every waiter. It reports whether any was
 // held. Holders in other processes learn of it at their next renewal, when
 // their contexts are cancelled with ErrLeaseLost. One round trip.
-func (l *Locker) ForceUnlock(ctx context.Context) (bool, error) {
+func (l *Side) ForceUnlock(ctx context.Context) (bool, error) {
 	rw, c := l.rw, l.rw.c
 	if err := c.Closed(); err != nil {
 		return false, l.errorf(err)
@@ -370,7 +370,7 @@ func (l *Locker) ForceUnlock(ctx context.Context) (bool, error) {
 
 // state returns how many owners hold this side, the hold count of the owner
 // ctx carries, and the time until the side's last lease ends.
-func (l *Locker) state(ctx context.Context) (holders, count int, ttl time.Duration, err error) {
+func (l *Side) state(ctx context.Context) (holders, count int, ttl time.Duration, err error) {
 	rw, c := l.rw, l.rw.c
 	if err := c.Closed(); err != nil {
 		return 0, 0, 0, l.errorf(err)
@@ -391,14 +391,14 @@ func (l *Locker) state(ctx context.Context) (holders, count int, ttl time.Durati
 // IsLocked reports whether any owner holds this side: for the read locker,
 // whether anyone reads; for the write locker, whether anyone writes. One
 // round trip.
-func (l *Locker) IsLocked(ctx context.Context) (bool, error) {
+func (l *Side) IsLocked(ctx context.Context) (bool, error) {
 	n, _, _, err := l.state(ctx)
 	return n > 0, err
 }
 
 // Holders returns how many owners hold this side (at most 1 for the write
 // lock). One round trip.
-func (l *Locker) Holders(ctx context.Context) (int, error) {
+func (l *Side) Holders(ctx context.Context) (int, error) {
 	n, _, _, err := l.state(ctx)
 	return n, err
 }
@@ -406,12 +406,12 @@ func (l *Locker) Holders(ctx context.Context) (int, error) {
 // Waiting returns how many waiters for this side are registered, not
 // counting those whose window ended (one round trip). Waiters that vanished
 // count until then.
-func (l *Locker) Waiting(ctx context.Context) (int, error) { return l.s.Waiting(ctx, l.waiters) }
+func (l *Side) Waiting(ctx context.Context) (int, error) { return l.s.Waiting(ctx, l.waiters) }
 
 // HoldCount returns how many times the owner ctx carries holds this side
 // (0 when it does not). Like Unlock it works on a cancelled context. One
 // round trip.
-func (l *Locker) HoldCount(ctx context.Context) (int, error) {
+func (l *Side) HoldCount(ctx context.Context) (int, error) {
 	_, n, _, err := l.state(ctx)
 	return n, err
 }
@@ -419,7 +419,7 @@ func (l *Locker) HoldCount(ctx context.Context) (int, error) {
 // TTL returns the time until this side's last lease ends if nobody renews
 // it: the writer's lease, or the longest reader lease. It is 0 when nobody
 // holds this side. One round trip.
-func (l *Locker) TTL(ctx context.Context) (time.Duration, error) {
+func (l *Side) TTL(ctx context.Context) (time.Duration, error) {
 	_, _, ttl, err := l.state(ctx)
 	return ttl, err
 }
@@ -429,15 +429,15 @@ func (l *Locker) TTL(ctx context.Context) (time.Duration, error) {
 // name, read or write, across owners and processes; a re-entry keeps the
 // hold's token. Token makes no round trip; it returns ErrNotHeld if ctx
 // carries no hold of this side.
-func (l *Locker) Token(ctx context.Context) (int64, error) { return l.s.Token(ctx) }
+func (l *Side) Token(ctx context.Context) (int64, error) { return l.s.Token(ctx) }
 
-func (l *Locker) what() string { return fmt.Sprintf("%s lock %q", l.sideName(), l.rw.name) }
+func (l *Side) what() string { return fmt.Sprintf("%s lock %q", l.sideName(), l.rw.name) }
 
-func (l *Locker) errorf(err error) error {
+func (l *Side) errorf(err error) error {
 	return fmt.Errorf("rwlock %q (%s): %w", l.rw.name, l.sideName(), err)
 }
 
-func (l *Locker) sideName() string {
+func (l *Side) sideName() string {
 	if l.side == "w" {
 		return "write"
 	}

@@ -15,7 +15,7 @@ import (
 // -x and -s), with the watchdog lease.
 type rwlockGuard struct {
 	rw   *rwlock.RWLock
-	side *rwlock.Locker
+	side *rwlock.Side
 	mode string // "read" or "write"
 }
 
