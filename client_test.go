@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/core"
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
 )
@@ -67,4 +68,8 @@ func TestInvalidOptions(t *testing.T) {
 		_, err := distsync.New(o)
 		assert.ErrorIs(t, err, distsync.ErrInvalidArgument, "%+v", o)
 	}
+}
+
+func TestForeverIsTheInternalForever(t *testing.T) {
+	assert.Equal(t, core.Forever, distsync.Forever)
 }

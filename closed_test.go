@@ -81,7 +81,7 @@ func TestEveryCallAfterCloseIsErrClosed(t *testing.T) {
 	e2("permit.Permits")(ps.Permits(ctx))
 	e2("permit.Held")(ps.Held(ctx))
 	e2("permit.TTL")(permit.TTL(ctx))
-	e("permit.UpdateLease", permit.UpdateLease(ctx, time.Second))
+	e("permit.Extend", permit.Extend(ctx, time.Second))
 	e2("latch.TrySetCount")(l.TrySetCount(ctx, 1))
 	e2("latch.CountDown")(l.CountDown(ctx))
 	e2("latch.Count")(l.Count(ctx))

@@ -524,9 +524,9 @@ func TestContextEndsHold(t *testing.T) {
 	})
 }
 
-// Finding 9: Permit.UpdateLease racing the permit's expiry: the server's
+// Finding 9: Permit.Extend racing the permit's expiry: the server's
 // answer decides, and client and server agree.
-func TestUpdateLeaseRacingExpiry(t *testing.T) {
+func TestExtendRacingExpiry(t *testing.T) {
 	t.Parallel()
 	s := redistest.Shared(t)
 	c, f := faultyClient(t, s, 0)
@@ -538,9 +538,9 @@ func TestUpdateLeaseRacingExpiry(t *testing.T) {
 	// permit's first lease ended on the client.
 	// Once without a fault, so the server has the script: the faulty
 	// update must reach it at once, not after a NOSCRIPT round.
-	require.NoError(t, p.UpdateLease(ctx, 300*time.Millisecond))
+	require.NoError(t, p.Extend(ctx, 300*time.Millisecond))
 	rule := f.Inject(&dstest.Rule{Match: dstest.Script("Extend a held permit's lease"), Fault: dstest.LateReply, Delay: 600 * time.Millisecond, Times: 1})
-	require.NoError(t, p.UpdateLease(ctx, 10*time.Second))
+	require.NoError(t, p.Extend(ctx, 10*time.Second))
 	require.Equal(t, 1, rule.Hits())
 	require.NoError(t, p.Context().Err(), "the client keeps the permit the server extended")
 	ttl, err := p.TTL(ctx)

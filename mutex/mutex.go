@@ -147,7 +147,7 @@ func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (context
 // ended or was lost). Transient failures are retried for a few seconds; if no
 // attempt got an answer, Unlock returns the error, the acquisition is no
 // longer renewed, and calling Unlock again learns the outcome (the server
-// remembers a release for core.ReleaseMemory, 10 s). Unlock is one round
+// remembers a release for 10 s). Unlock is one round
 // trip.
 func (m *Mutex) Unlock(ctx context.Context) error { return m.s.Unlock(ctx) }
 

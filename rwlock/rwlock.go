@@ -301,7 +301,7 @@ func detach(ctx, base context.Context) (context.Context, context.CancelCauseFunc
 // ended or was lost). Transient failures are retried for a few seconds; if no
 // attempt got an answer, Unlock returns the error, the acquisition is no
 // longer renewed, and calling Unlock again learns the outcome (the server
-// remembers a release for core.ReleaseMemory, 10 s). Unlock is one round
+// remembers a release for 10 s). Unlock is one round
 // trip.
 func (l *Side) Unlock(ctx context.Context) error { return l.s.Unlock(ctx) }
 

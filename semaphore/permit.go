@@ -63,7 +63,7 @@ func (s *PermitSemaphore) Acquire(ctx context.Context) (*Permit, error) {
 // TryAcquire takes one permit within wait (0: one try; distsync.Forever:
 // until ctx is done) with lease: 0 gives the Client's watchdog lease,
 // renewed until Release; > 0 an explicit lease, not renewed
-// (Permit.UpdateLease moves its end): Redisson's tryAcquire(waitTime,
+// (Permit.Extend moves its end): Redisson's tryAcquire(waitTime,
 // leaseTime). It returns an error wrapping ErrNotAcquired when no permit
 // became available in time, one wrapping ctx.Err() when ctx ended first, and
 // ErrInvalidArgument for a negative wait or lease. Failures are handled as
@@ -238,7 +238,7 @@ func (s *PermitSemaphore) Held(ctx context.Context) (int64, error) {
 // Permit is one permit of a PermitSemaphore: an id and a lease, with the
 // context of its holder. In Redisson it is the permit id string that
 // RPermitExpirableSemaphore.acquire returns; here it also carries the
-// holder's context and the permit's own TTL and UpdateLease (Redisson's
+// holder's context and the permit's own TTL and Extend (Redisson's
 // updateLeaseTime).
 type Permit struct {
 	id    string
@@ -274,15 +274,16 @@ func (p *Permit) TTL(ctx context.Context) (time.Duration, error) {
 	return time.Duration(ms) * time.Millisecond, nil
 }
 
-// UpdateLease sets the remaining lease of a permit acquired with an explicit
-// lease to lease (> 0) from now, by the server's clock, and moves the end of
-// the permit's context with it. It returns an error wrapping ErrNotHeld when
+// Extend (Redisson's updateLeaseTime, as a lock's Extend) sets the
+// remaining lease of a permit acquired with an explicit lease to lease (> 0)
+// from now, by the server's clock, and moves the end of the permit's context
+// with it. It returns an error wrapping ErrNotHeld when
 // the permit is no longer held (a permit whose lease ended is not revived),
 // and ErrInvalidArgument for lease <= 0 or a permit the watchdog renews.
 // While the update is on the wire the permit does not expire: the server's
 // answer decides, so the client and the server agree on every permit. One
 // round trip.
-func (p *Permit) UpdateLease(ctx context.Context, lease time.Duration) error {
+func (p *Permit) Extend(ctx context.Context, lease time.Duration) error {
 	if err := p.s.c.Closed(); err != nil {
 		return p.errorf(err)
 	}

@@ -144,14 +144,14 @@ func TestExpiredPermit(t *testing.T) {
 	assert.Zero(t, c.Stats().Renewals, "an explicit lease is never renewed")
 	_, err = p.TTL(ctx)
 	assert.ErrorIs(t, err, distsync.ErrNotHeld)
-	assert.ErrorIs(t, p.UpdateLease(ctx, time.Minute), distsync.ErrNotHeld, "an ended lease is not revived")
+	assert.ErrorIs(t, p.Extend(ctx, time.Minute), distsync.ErrNotHeld, "an ended lease is not revived")
 	assert.ErrorIs(t, s.Release(ctx, p), distsync.ErrNotHeld)
 	assert.Zero(t, available(t, s), "the expired permit is not returned twice")
 	require.NoError(t, s.Release(ctx, q))
 	assert.Equal(t, int64(1), available(t, s))
 }
 
-func TestUpdateLease(t *testing.T) {
+func TestExtend(t *testing.T) {
 	t.Parallel()
 	c := dstest.Client(t)
 	s := setPermits(t, c, 2)
@@ -159,7 +159,7 @@ func TestUpdateLease(t *testing.T) {
 	const lease = 200 * time.Millisecond
 	p, err := s.TryAcquire(ctx, 0, lease)
 	require.NoError(t, err)
-	require.NoError(t, p.UpdateLease(ctx, time.Minute))
+	require.NoError(t, p.Extend(ctx, time.Minute))
 	time.Sleep(2 * lease) // past the first lease
 	require.NoError(t, p.Context().Err(), "the context's end moved with the lease")
 	ttl, err := p.TTL(ctx)
@@ -167,13 +167,13 @@ func TestUpdateLease(t *testing.T) {
 	assert.Greater(t, ttl, 30*time.Second)
 	assert.Equal(t, int64(1), held(t, s))
 
-	assert.ErrorIs(t, p.UpdateLease(ctx, 0), distsync.ErrInvalidArgument)
+	assert.ErrorIs(t, p.Extend(ctx, 0), distsync.ErrInvalidArgument)
 	w, err := s.Acquire(ctx)
 	require.NoError(t, err)
-	assert.ErrorIs(t, w.UpdateLease(ctx, time.Minute), distsync.ErrInvalidArgument, "the watchdog renews it")
+	assert.ErrorIs(t, w.Extend(ctx, time.Minute), distsync.ErrInvalidArgument, "the watchdog renews it")
 	require.NoError(t, s.Release(ctx, w))
 	require.NoError(t, s.Release(ctx, p))
-	assert.ErrorIs(t, p.UpdateLease(ctx, time.Minute), distsync.ErrNotHeld)
+	assert.ErrorIs(t, p.Extend(ctx, time.Minute), distsync.ErrNotHeld)
 	_, err = p.TTL(ctx)
 	assert.ErrorIs(t, err, distsync.ErrNotHeld)
 }
