@@ -236,6 +236,27 @@ func TestInspectSemaphore(t *testing.T) {
 	assert.Positive(t, info.Waiters[0].Window)
 }
 
+// A semaphore whose permits were never set has no main key: its waiters'
+// needs say what it is.
+func TestInspectSemaphoreNeverSet(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	ctx := context.Background()
+	s, err := c.Semaphore(dstest.Name(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Delete(ctx) }) // after the waiter gave up
+	waitIn(t, func(ctx context.Context) error { return s.Acquire(ctx, 2) })
+	dstest.WaitWaiters(t, c, s.Key()+":waiters", 1)
+
+	info, err := c.Inspect(ctx, s.Name())
+	require.NoError(t, err)
+	assert.Equal(t, "semaphore", info.Kind)
+	assert.False(t, info.Held)
+	require.NotNil(t, info.Permits)
+	assert.Equal(t, distsync.Permits{}, *info.Permits)
+	require.Len(t, info.Waiters, 1)
+}
+
 // The latch: its count and an awaiter.
 func TestInspectLatch(t *testing.T) {
 	t.Parallel()
