@@ -171,7 +171,7 @@ func TestRunRefusesAnotherKind(t *testing.T) {
 	for _, args := range [][]string{{"--lock", name}, {"--rwlock", name, "-s"}} {
 		code, _, errOut := invoke(t, "", append(append([]string{"run"}, args...), "--", "touch", ran)...)
 		assert.Equal(t, exitUsage, code, errOut)
-		assert.Contains(t, errOut, "is a string, not a")
+		assert.Contains(t, errOut, "holds a semaphore, not a")
 		assert.NoFileExists(t, ran)
 	}
 }
@@ -188,7 +188,7 @@ func TestInspectKindIsVerified(t *testing.T) {
 	require.NoError(t, err)
 	code, _, errOut := invoke(t, "", "inspect", "--kind", "mutex", sname)
 	assert.Equal(t, exitFailure, code)
-	assert.Contains(t, errOut, "distsync:{"+sname+"} is a string, not a mutex")
+	assert.Contains(t, errOut, "distsync:{"+sname+"} holds a semaphore, not a mutex")
 	p, err := s.TryAcquire(ctx, 0, 0)
 	require.NoError(t, err)
 	defer s.Release(ctx, p)
@@ -202,8 +202,12 @@ func TestInspectKindIsVerified(t *testing.T) {
 		assert.Equal(t, exitFailure, code, k)
 		assert.Contains(t, errOut, "not a "+k, k)
 	}
-	// A fair lock without waiters has a mutex's keys: either may be asked for.
-	assert.Equal(t, "fairlock", inspectJSON(t, "--kind", "fairlock", mname).Kind)
+	// The kind is the one stored: a mutex is not a fair lock, even without
+	// waiters (when their keys are alike).
+	code, _, errOut = invoke(t, "", "inspect", "--kind", "fairlock", mname)
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, errOut, "holds a mutex, not a fairlock")
+	assert.Equal(t, "mutex", inspectJSON(t, "--kind", "mutex", mname).Kind)
 }
 
 func TestDelete(t *testing.T) {

@@ -57,7 +57,7 @@ func (g *permitGuard) holds(context.Context) (bool, error) {
 	return err == nil, err
 }
 
-func (g *permitGuard) kind() *kind { return semaphoreKind }
+func (g *permitGuard) kind() string { return "semaphore" }
 
 func (g *permitGuard) name() string { return g.s.Name() }
 
