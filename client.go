@@ -146,6 +146,9 @@ type Options struct {
 	// process holds a lock. Default "<host name>-<pid>". Characters other
 	// than letters, digits, '.', '_' and '-' are replaced by '_'.
 	ClientName string
+	// Observer, when set, is told of every acquisition, release, renewal
+	// batch and lost lease (see Observer); it is copied when the Client is made.
+	Observer *Observer
 }
 
 // Spin is the back-off of waiters that do not subscribe (Options.Spin).
@@ -284,6 +287,13 @@ func newClient(rc rueidis.Client, opts Options) *Client {
 	}
 	if cfg.AckReplicas > 0 {
 		c.watchdog.RequireReplicas(cfg.AckReplicas, cfg.AckTimeout)
+	}
+	if opts.Observer != nil {
+		obs := &observer{o: *opts.Observer, log: cfg.Log}
+		cfg.Observer = obs
+		if obs.o.Renewed != nil {
+			c.watchdog.OnBatch(obs.renewed)
+		}
 	}
 	c.core = &core.Core{Config: cfg, Sharded: sharded, Notifier: c.notifier, Watchdog: c.watchdog}
 	c.core.Init()

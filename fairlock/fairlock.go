@@ -91,6 +91,8 @@ func newFairLock(c *core.Core, name string) (*FairLock, error) {
 		Core:    c,
 		Key:     f.key,
 		What:    f.what(),
+		Kind:    "fairlock",
+		Name:    name,
 		Channel: f.channel,
 		Script:  lockScript,
 		Keys:    []string{f.key, f.queue, f.deadlines, f.fence, f.done},

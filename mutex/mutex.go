@@ -75,6 +75,8 @@ func newMutex(c *core.Core, name string) (*Mutex, error) {
 		Core:    c,
 		Key:     m.key,
 		What:    m.what(),
+		Kind:    "mutex",
+		Name:    name,
 		Channel: m.channel,
 		Script:  lockScript,
 		Keys:    []string{m.key, m.fence, m.waiters, m.done},

@@ -147,6 +147,8 @@ func newRWLock(c *core.Core, name string, opts ...Option) (*RWLock, error) {
 			Core:    c,
 			Key:     l.key,
 			What:    l.what(),
+			Kind:    "rwlock." + l.sideName(),
+			Name:    name,
 			Channel: rw.channel,
 			Script:  script,
 			Keys:    []string{rw.hash, rw.leases, rw.fence, rw.rwait, rw.wwait, rw.done},

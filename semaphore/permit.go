@@ -114,9 +114,11 @@ func (s *PermitSemaphore) acquire(ctx context.Context, n int64, wait, lease time
 		leaseArg = s.c.Lease
 	}
 	args := s.args(strings.Join(ids, " "), core.Ms(leaseArg), "", core.Ms(s.c.WaiterWindow))
-	var t acquire.Track
+	t := acquire.Track{Kind: "semaphore.permit", Name: s.name}
 	notSet := false // the last refusal found the permits never set
-	err := acquire.Do(ctx, acquire.WaitFor(s.c, s.channelFor(n), ids[0], wait, s.leave(ids[0])), func(actx context.Context, waiter string) (bool, time.Duration, error) {
+	w := acquire.WaitFor(s.c, s.channelFor(n), ids[0], wait, s.leave(ids[0]))
+	w.Track = &t
+	err := acquire.Do(ctx, w, func(actx context.Context, waiter string) (bool, time.Duration, error) {
 		args[4] = waiter
 		sent := time.Now()
 		res, err := s.c.TryAcquire(actx, permitAcquireScript, s.keys, args)
@@ -138,6 +140,7 @@ func (s *PermitSemaphore) acquire(ctx context.Context, n int64, wait, lease time
 		}
 	}
 	if err := t.Finish(ctx, err, undo); err != nil {
+		t.Report(ctx, s.c, 0, err)
 		return nil, s.errorf(err)
 	}
 	// Each permit is its own hold, owned by its id, with one acquisition.
@@ -149,9 +152,10 @@ func (s *PermitSemaphore) acquire(ctx context.Context, n int64, wait, lease time
 		}
 		p := &Permit{id: id, s: s, lease: lease}
 		p.ctx, p.acq, err = s.c.Holds.Grant(ctx, core.Grant{
-			Key: s.keys[1], Owner: id, What: s.permitWhat(id), ID: id, SentAt: t.SentAt(),
+			Key: s.keys[1], Owner: id, What: s.permitWhat(id), Kind: t.Kind, Name: s.name, ID: id, SentAt: t.SentAt(),
 			Lease: lease, Renewal: renew, Release: s.release, Unknown: t.Unknown(),
 		})
+		t.Report(ctx, s.c, 0, err) // each permit is an acquisition of its own
 		if err != nil {
 			for _, q := range ps[:i] {
 				q.acq.Unlock(context.Background())

@@ -366,9 +366,11 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) er
 	num := strconv.FormatInt(n, 10)
 	window := core.Ms(s.c.WaiterWindow)
 	memory := core.Ms(s.c.UndoLife(0))
-	var t acquire.Track
+	t := acquire.Track{Kind: "semaphore", Name: s.name}
 	notSet := false // the last refusal found the permits never set
-	err := acquire.Do(ctx, acquire.WaitFor(s.c, s.channelFor(n), waiter, wait, s.leave(waiter)), func(actx context.Context, w string) (bool, time.Duration, error) {
+	how := acquire.WaitFor(s.c, s.channelFor(n), waiter, wait, s.leave(waiter))
+	how.Track = &t
+	err := acquire.Do(ctx, how, func(actx context.Context, w string) (bool, time.Duration, error) {
 		sent := time.Now()
 		res, ackErr := s.c.EvalAcquire(actx, acquireScript, s.keys, s.args(num, w, window, id, memory))
 		r, err := res.AsInt64()
@@ -390,6 +392,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) er
 			return s.c.Eval(ctx, undoScript, s.keys, s.args(num, id, core.Ms(life))).AsInt64()
 		})
 	})
+	t.Report(ctx, s.c, 0, err)
 	if err != nil {
 		return s.errorf(err)
 	}

@@ -43,6 +43,9 @@ type Wait struct {
 	// registered; it is retried while it fails transiently, for at most
 	// core.ReleaseTimeout (waiter entries also expire by themselves).
 	Leave func(ctx context.Context) error
+	// Track, when set, learns when the wait started and whether an attempt
+	// was refused (the acquisition was contended), for Track.Report.
+	Track *Track
 }
 
 // WaitFor returns how a waiter of c waits on channel: c's notifier (or
@@ -81,6 +84,9 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 		return err
 	}
 	start := time.Now()
+	if w.Track != nil {
+		w.Track.start = start
+	}
 	var deadline time.Time
 	sctx := ctx
 	if w.Budget > 0 {
@@ -111,6 +117,9 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 	defer timer.Stop()
 	for {
 		ok, retry, err := attempt(ctx, try, waiter)
+		if !ok && err == nil && w.Track != nil {
+			w.Track.contended = true
+		}
 		if waiter != "" {
 			registered = true
 		}

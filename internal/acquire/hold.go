@@ -17,6 +17,8 @@ type Lock struct {
 	Core    *core.Core
 	Key     string // the hold's key in Holds
 	What    string // the lock in logs, e.g. `mutex "orders"`
+	Kind    string // the lock's kind and name for the observer (see Track)
+	Name    string
 	Channel string // where releases notify
 	// Script grants or refuses. Its arguments are owner, lease ms, waiter
 	// id, waiter window ms, fencing counter lifetime ms, acquisition id,
@@ -69,10 +71,8 @@ func Hold(ctx context.Context, l *Lock, owner string, wait, lease time.Duration)
 	release := func(ctx context.Context, id string, life time.Duration) (int64, error) {
 		return l.Release(ctx, owner, id, life)
 	}
-	var (
-		token int64
-		t     Track
-	)
+	var token int64
+	t := Track{Kind: l.Kind, Name: l.Name}
 	try := func(actx context.Context, waiter string) (bool, time.Duration, error) {
 		sent := time.Now()
 		a := append([]string(nil), args...)
@@ -96,17 +96,20 @@ func Hold(ctx context.Context, l *Lock, owner string, wait, lease time.Duration)
 		return true, 0, t.Sent(sent, true, nil)
 	}
 	undo := func() { c.Undo(l.What, id, lease, release) }
-	err := Do(ctx, WaitFor(c, l.Channel, owner, wait, func(lctx context.Context) error { return l.Leave(lctx, owner) }), try)
+	w := WaitFor(c, l.Channel, owner, wait, func(lctx context.Context) error { return l.Leave(lctx, owner) })
+	w.Track = &t
+	err := Do(ctx, w, try)
 	if err := t.Finish(ctx, err, undo); err != nil {
+		t.Report(ctx, c, 0, err)
 		return nil, err
 	}
 	lctx, _, err := c.Holds.Grant(ctx, core.Grant{
-		Key: l.Key, Owner: owner, What: l.What, ID: id, Token: token, SentAt: t.SentAt(),
+		Key: l.Key, Owner: owner, What: l.What, Kind: l.Kind, Name: l.Name, ID: id, Token: token, SentAt: t.SentAt(),
 		Lease: lease, Renewal: l.Renewal(owner), Release: release, Unknown: t.Unknown(),
 	})
 	if err != nil {
 		undo()
-		return nil, err
 	}
-	return lctx, nil
+	t.Report(ctx, c, token, err)
+	return lctx, err
 }

@@ -40,6 +40,8 @@ type Config struct {
 	// Spin, when Max > 0, makes waiters poll with back-off instead of
 	// subscribing to notifications.
 	Spin Spin
+	// Observer, when not nil, is told of acquisitions, releases and losses.
+	Observer Observer
 }
 
 // Spin is the back-off of waiters that do not subscribe: the first retry
