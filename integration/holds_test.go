@@ -43,6 +43,14 @@ type lockKind struct {
 	acquire, release string // text of the scripts' bodies (dstest.Script)
 }
 
+// renewScript is the text of each kind's renewal script.
+var renewScript = map[string]string{
+	"mutex":        "Extend the owner's lease to at least the watchdog lease",
+	"fairlock":     "Extend the owner's lease to at least the watchdog lease",
+	"rwlock-write": "Extend one hold's lease to at least the watchdog lease",
+	"rwlock-read":  "Extend one hold's lease to at least the watchdog lease",
+}
+
 var lockKinds = []lockKind{
 	{"mutex", func(t *testing.T, c *distsync.Client, name string) lockish {
 		m, err := c.Mutex(name)
@@ -805,4 +813,44 @@ func TestSameInspectionCalls(t *testing.T) {
 		require.NoError(t, l.Unlock(held))
 		require.NoError(t, <-got)
 	})
+}
+
+// The renew path through faults: renewals whose replies are lost (the
+// server applied them) or whose requests are lost are retried and the hold
+// lives on; renewals that never get through end the hold's context, and
+// only then does another owner get the lock.
+func TestRenewalFaults(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	const lease = 600 * time.Millisecond
+	for _, k := range lockKinds[:3] {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			c, f := faultyClient(t, s, lease)
+			l := k.make(t, c, dstest.Name(t))
+			other := k.make(t, dstest.ClientOn(t, s), dstest.Name(t))
+			ctx := context.Background()
+			held, err := l.TryLock(ctx, 0, 0)
+			require.NoError(t, err)
+			lost := f.Inject(&dstest.Rule{Match: dstest.Script(renewScript[k.name]), Fault: dstest.LoseReply, Times: 1})
+			dropped := f.Inject(&dstest.Rule{Match: dstest.Script(renewScript[k.name]), Fault: dstest.LoseRequest, Times: 1})
+			late := f.Inject(&dstest.Rule{Match: dstest.Script(renewScript[k.name]), Fault: dstest.LateReply, Delay: lease / 10, Times: 1})
+			<-late.Hit()
+			time.Sleep(2 * lease) // two leases after the faults: only renewals keep it
+			require.NoError(t, held.Err(), "the hold outlives a lost reply, a lost request and a late reply")
+			assert.Equal(t, []int{1, 1, 1}, []int{lost.Hits(), dropped.Hits(), late.Hits()}, "each fault hit one renewal")
+			ok, err := other.IsLocked(ctx)
+			require.NoError(t, err)
+			require.True(t, ok)
+
+			f.Inject(&dstest.Rule{Match: dstest.Script(renewScript[k.name]), Fault: dstest.LoseRequest})
+			<-held.Done()
+			ended := time.Now()
+			assert.ErrorIs(t, context.Cause(held), distsync.ErrLeaseLost)
+			got, err := other.TryLock(ctx, 10*time.Second, 0)
+			require.NoError(t, err)
+			assert.False(t, time.Now().Before(ended), "granted to another only after the holder's context ended")
+			require.NoError(t, other.Unlock(got))
+		})
+	}
 }
