@@ -36,49 +36,65 @@ import (
 
 // The errors of distsync: every package of the module returns them,
 // wrapped with what failed (the primitive, its name), so test them with
-// errors.Is. They are documented here once.
+// errors.Is. They are documented here once, and set when the package is
+// initialized (before any package that imports it).
 var (
 	// ErrNotHeld: a release or query of an acquisition the caller does not
 	// hold (released before, its lease ended or was lost, or the context
 	// carries no acquisition of that primitive).
-	ErrNotHeld = core.ErrNotHeld
+	ErrNotHeld error
 	// ErrNotAcquired: a wait budget was spent (or was zero) while another
 	// owner held the primitive; also a grant whose reply came back after its
 	// lease could have ended (it was given back).
-	ErrNotAcquired = core.ErrNotAcquired
+	ErrNotAcquired error
 	// ErrLeaseLost: the cause of an acquisition's context when its lease was
 	// lost (the key was deleted or taken over, or renewal failed until the
 	// lease ran out).
-	ErrLeaseLost = core.ErrLeaseLost
+	ErrLeaseLost error
 	// ErrLeaseExpired: the cause of an acquisition's context when its
 	// explicit lease, which the watchdog does not renew, ran out.
-	ErrLeaseExpired = core.ErrLeaseExpired
+	ErrLeaseExpired error
 	// ErrReleased: the cause of an acquisition's context once it was
 	// released.
-	ErrReleased = core.ErrReleased
+	ErrReleased error
 	// ErrInvalidName: an empty, over-long, non-UTF-8 name, or one with a
 	// brace.
-	ErrInvalidName = core.ErrInvalidName
+	ErrInvalidName error
 	// ErrInvalidArgument: a negative duration, a count out of range, an
 	// option out of range and similar misuse.
-	ErrInvalidArgument = core.ErrInvalidArgument
+	ErrInvalidArgument error
 	// ErrClosed: any call on a Client that was closed, and the cause of the
 	// contexts of the holds it had.
-	ErrClosed = core.ErrClosed
+	ErrClosed error
 	// ErrWrongKind: the name is used by another kind of primitive (names are
 	// one namespace across kinds): every script refuses a foreign kind
 	// rather than touch its state.
-	ErrWrongKind = core.ErrWrongKind
+	ErrWrongKind error
 	// ErrNotSet: wrapped with ErrNotAcquired when a semaphore whose permits
 	// were never set could not be acquired (it is not full: it has none).
-	ErrNotSet = core.ErrNotSet
+	ErrNotSet error
 	// ErrUpgrade: the holder of a read lock asked for the write lock, which
 	// would deadlock.
-	ErrUpgrade = core.ErrUpgrade
+	ErrUpgrade error
 	// ErrNotReplicated: too few replicas acknowledged an acquisition in
 	// time (Options.ReplicaAck); it was given back.
-	ErrNotReplicated = core.ErrNotReplicated
+	ErrNotReplicated error
 )
+
+func init() {
+	ErrNotHeld = core.ErrNotHeld
+	ErrNotAcquired = core.ErrNotAcquired
+	ErrLeaseLost = core.ErrLeaseLost
+	ErrLeaseExpired = core.ErrLeaseExpired
+	ErrReleased = core.ErrReleased
+	ErrInvalidName = core.ErrInvalidName
+	ErrInvalidArgument = core.ErrInvalidArgument
+	ErrClosed = core.ErrClosed
+	ErrWrongKind = core.ErrWrongKind
+	ErrNotSet = core.ErrNotSet
+	ErrUpgrade = core.ErrUpgrade
+	ErrNotReplicated = core.ErrNotReplicated
+}
 
 // Defaults.
 const (
