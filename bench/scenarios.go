@@ -79,6 +79,9 @@ type run struct {
 	prefix string           // unique prefix for this run's names
 	dur    time.Duration    // timed window of loop scenarios
 	reps   int              // repetitions of handoff
+	// open opens another instance of the library (another Client), as
+	// another process would have.
+	open func() (locker, error)
 }
 
 // loop runs g goroutines that lock, run the critical section and unlock
@@ -172,6 +175,65 @@ func uncontended(g int) func(run) result {
 func contended(g int) func(run) result {
 	return func(r run) result {
 		return loop(r, g, func(int) string { return r.prefix }, false)
+	}
+}
+
+// contendedClients is contended with one instance of the library (one
+// Client, one connection pool) per goroutine, as g processes would have:
+// a release's notification then reaches g Clients, and a lock that wakes
+// one waiter per process wakes g-1. For distsync the notifier counters of
+// the g Clients are summed into the result.
+func contendedClients(g int) func(run) result {
+	return func(r run) result {
+		ls := make([]locker, g)
+		for i := range ls {
+			l, err := r.open()
+			if err != nil {
+				for _, o := range ls[:i] {
+					o.close()
+				}
+				return result{errors: 1}
+			}
+			warmUp(l, r.prefix+":warm:"+strconv.Itoa(i))
+			ls[i] = l
+		}
+		defer func() {
+			for _, l := range ls {
+				l.close()
+			}
+		}()
+		stats := func() (msgs, wakes int64) {
+			for _, l := range ls {
+				if d, ok := l.(dsLocker); ok {
+					st := d.c.Stats()
+					msgs, wakes = msgs+st.NotifierMessages, wakes+st.NotifierWakes
+				}
+			}
+			return
+		}
+		var gd guard
+		var retries0 int64
+		for _, l := range ls {
+			retries0 += l.retries()
+		}
+		m0, w0 := stats()
+		res := timed(r, g, false, func(ctx context.Context, i int) (time.Time, error) {
+			release, err := ls[i].lock(ctx, r.prefix)
+			if err != nil {
+				return time.Time{}, err
+			}
+			held := time.Now()
+			gd.critical()
+			return held, release()
+		})
+		m1, w1 := stats()
+		res.msgs, res.wakes = m1-m0, w1-w0
+		for _, l := range ls {
+			res.retries += l.retries()
+		}
+		res.retries -= retries0
+		res.violations = gd.violations()
+		return res
 	}
 }
 
