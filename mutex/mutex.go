@@ -16,6 +16,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/distsync/distsync/internal/acquire"
@@ -23,6 +24,8 @@ import (
 )
 
 var (
+	//go:embed mx.lua
+	mxLua string
 	//go:embed lock.lua
 	lockLua string
 	//go:embed unlock.lua
@@ -32,8 +35,8 @@ var (
 	//go:embed forceunlock.lua
 	forceLua string
 
-	lockScript   = core.NewScript(lockLua)
-	unlockScript = core.NewScript(unlockLua)
+	lockScript   = core.NewScript(mxLua + lockLua)
+	unlockScript = core.NewScript(mxLua + unlockLua)
 	renewScript  = core.NewScript(renewLua)
 	forceScript  = core.NewScript(forceLua)
 )
@@ -46,8 +49,9 @@ type Mutex struct {
 	name    string
 	key     string // the lock hash
 	fence   string // the fencing counter
-	waiters string // the waiter set
-	done    string // the finished acquisitions
+	waiters string // the waiters in arrival order (Q in mx.lua)
+	entries string // what each waiter waits for (E in mx.lua)
+	done    string // prefix of the acquisitions' finished marks
 	channel string // release notifications
 	acq     *acquire.Lock
 }
@@ -67,7 +71,8 @@ func newMutex(c *core.Core, name string) (*Mutex, error) {
 		key:     c.Key(name, ""),
 		fence:   c.Key(name, "fence"),
 		waiters: c.Key(name, "waiters"),
-		done:    c.Key(name, "done"),
+		entries: c.Key(name, "waiting"),
+		done:    c.Key(name, "done:"),
 		channel: c.Key(name, "ch"),
 	}
 	m.acq = &acquire.Lock{
@@ -76,9 +81,14 @@ func newMutex(c *core.Core, name string) (*Mutex, error) {
 		What:    m.what(),
 		Channel: m.channel,
 		Script:  lockScript,
-		Keys:    []string{m.key, m.fence, m.waiters, m.done},
+		Keys:    []string{m.key, m.fence, m.waiters, m.entries},
+		Mark:    func(id string) string { return m.done + id },
+		Handoff: true,
 		Release: m.release,
-		Leave:   func(ctx context.Context, owner string) error { return c.Unwait(ctx, m.waiters, owner) },
+		Leave: func(ctx context.Context, owner, id string) error {
+			_, err := m.run(ctx, owner, id, core.ReleaseMemory, true)
+			return err
+		},
 		Renewal: func(owner string) *core.Renewal {
 			return &core.Renewal{Script: renewScript, Keys: []string{m.key}, Args: []string{owner, core.Ms(c.Lease)}, What: m.what()}
 		},
@@ -174,14 +184,27 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 // release runs the unlock script once for acquisition id of owner,
 // remembering it for life: see core.ReleaseFunc.
 func (m *Mutex) release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
-	r, err := m.c.Eval(ctx, unlockScript,
-		[]string{m.key, m.waiters, m.done},
-		[]string{owner, id, m.channel, m.c.PublishCmd(), core.Ms(life)},
-	).AsInt64()
+	r, err := m.run(ctx, owner, id, life, false)
 	if h := afterUnlock.Load(); h != nil && err == nil {
 		err = (*h)()
 	}
 	return r, err
+}
+
+// run runs the unlock script for acquisition id of owner; leave also
+// forgets owner as a waiter (a waiter giving up, which gives back a grant a
+// release may have handed it).
+func (m *Mutex) run(ctx context.Context, owner, id string, life time.Duration, leave bool) (int64, error) {
+	l := "0"
+	if leave {
+		l = "1"
+	}
+	c := m.c
+	starve, hl := c.Tuned(ctx)
+	return c.Eval(ctx, unlockScript,
+		[]string{m.key, m.waiters, m.entries, m.done + id, m.fence},
+		[]string{owner, id, m.channel, c.PublishCmd(), core.Ms(life), strconv.FormatInt(starve.Milliseconds(), 10), core.Ms(hl), core.Ms(c.FenceTTL), l},
+	).AsInt64()
 }
 
 // ForceUnlock deletes the lock whoever holds it and wakes waiters. It reports
