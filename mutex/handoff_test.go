@@ -227,3 +227,22 @@ func TestVanishedWaiterLosesItsGrant(t *testing.T) {
 	assert.False(t, holds, "the vanished waiter's grant is gone")
 	require.NoError(t, mn.Unlock(w))
 }
+
+// A waiter on a channel its Client listens to already joins it before its
+// first attempt, which registers it: one attempt, not two.
+func TestWaiterJoiningListenedChannelAttemptsOnce(t *testing.T) {
+	c := dstest.Client(t)
+	name := dstest.Name(t)
+	m := newMutex(t, c, name)
+	held, err := m.Lock(barging)
+	require.NoError(t, err)
+	first := waiting(t, barging, c, m, 1) // subscribes: two attempts
+	before := snapshot()
+	second := waiting(t, barging, c, m, 2)
+	assert.Equal(t, int64(1), snapshot().since(before).attempts, "registered by its first attempt")
+	require.NoError(t, m.Unlock(held))
+	w := <-first
+	require.NoError(t, m.Unlock(w))
+	w = <-second
+	require.NoError(t, m.Unlock(w))
+}

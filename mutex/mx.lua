@@ -78,9 +78,10 @@ local function mx_next(h, q, e, fence, fencettl, channel, pub, starve, hl)
       return 'g'
     else
       redis.call('DEL', h)
-      if woken == '' then
-        redis.call('HSET', e, id, entry .. ' ' .. mx_int(now))
-      end
+      -- Woken already and not back yet: it is on its way (as sync.Mutex
+      -- wakes no second waiter while one is awake).
+      if woken ~= '' then return '' end
+      redis.call('HSET', e, id, entry .. ' ' .. mx_int(now))
       redis.call(pub, channel, 'w:' .. id .. ' ' .. after)
       return 'w'
     end

@@ -2,7 +2,11 @@
 // uses: try; if refused, subscribe to the primitive's channel and try again
 // (closing the race with a release that happened before the subscription);
 // then sleep until a notification, the retry time the script returned, the
-// caller's wait budget or ctx.Done(), and try again. There is no polling: the
+// caller's wait budget or ctx.Done(), and try again. When the Client listens
+// to the channel already, the waiter joins it before its first attempt,
+// which then registers it: one attempt instead of two. A notification may
+// also hand the waiter the lock (Wait.Handed): it then holds without
+// another attempt. There is no polling: the
 // timer only bounds a sleep by what the server said (a lease that will end).
 package acquire
 
@@ -105,6 +109,14 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 	leave := func() {
 		if registered && w.Leave != nil {
 			core.Retry(context.WithoutCancel(ctx), core.ReleaseTimeout, w.Leave)
+		}
+	}
+	if w.Budget != 0 {
+		// On a channel this Client already listens to (others wait), join
+		// before the first attempt: it registers the waiter, and no release
+		// after it can be missed, so no second attempt is needed.
+		if s := w.Notifier.Join(w.Channel, w.Waiter); s != nil {
+			sub, waiter = s, w.Waiter
 		}
 	}
 	timer := time.NewTimer(time.Hour)

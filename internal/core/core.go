@@ -49,7 +49,7 @@ type Config struct {
 
 // Defaults of Config's hand-off settings.
 const (
-	DefaultStarveAfter  = 5 * time.Millisecond
+	DefaultStarveAfter  = time.Millisecond // sync.Mutex's starvation threshold
 	DefaultHandoffLease = time.Second
 )
 
@@ -90,6 +90,9 @@ func (c *Core) Init() {
 // Notifier is the pub/sub fan-out the acquire loop waits on (internal/notify).
 type Notifier interface {
 	Subscribe(ctx context.Context, channel, waiter string) (Subscription, error)
+	// Join is Subscribe when the channel's subscription is up already (it
+	// then costs no round trip); otherwise it returns nil.
+	Join(channel, waiter string) Subscription
 }
 
 // Subscription is one local waiter's view of a channel.

@@ -145,6 +145,25 @@ func (n *Notifier) Subscribe(ctx context.Context, name, waiter string) (core.Sub
 	}
 }
 
+// Join registers a local waiter on channel when the channel's subscription
+// is up (anything published from now on reaches it), and returns nil
+// otherwise: it never waits.
+func (n *Notifier) Join(name, waiter string) core.Subscription {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	st := n.chans[name]
+	if n.closed || st == nil || !st.isUp || st.closing {
+		return nil
+	}
+	if st.linger != nil {
+		st.linger.Stop()
+		st.linger = nil
+	}
+	s := &Sub{n: n, ch: st, waiter: waiter, c: make(chan struct{}, 1)}
+	st.subs = append(st.subs, s)
+	return s
+}
+
 // start begins the subscription of a channel; n.mu is held.
 func (n *Notifier) start(name string) *channel {
 	ctx, cancel := context.WithCancel(context.Background())
