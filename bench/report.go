@@ -139,6 +139,10 @@ func (r *report) print(w io.Writer) {
 			if n := float64(len(res.lat)); n > 0 && res.msgs > 0 {
 				notes = append(notes, fmt.Sprintf("notifier %.2f msgs, %.2f wakes/op", float64(res.msgs)/n, float64(res.wakes)/n))
 			}
+			if len(res.rel) > 0 {
+				slices.Sort(res.rel)
+				notes = append(notes, fmt.Sprintf("the releasing call itself: p50 %s, p99 %s", dur(pct(res.rel, .5)), dur(pct(res.rel, .99))))
+			}
 			if res.peak > 0 {
 				notes = append(notes, fmt.Sprintf("peak %d held", res.peak))
 			}

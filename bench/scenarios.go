@@ -28,6 +28,7 @@ type result struct {
 	wakes      int64           // local waiters those messages woke
 	wlat       []time.Duration // latency of the write operations (7), also in lat
 	peak       int64           // most holders seen inside at once (6)
+	rel        []time.Duration // the releasing call's own duration (3)
 	na         bool            // the library has no such primitive
 }
 
@@ -46,6 +47,7 @@ func (r *result) merge(o result) {
 	r.wakes += o.wakes
 	r.wlat = append(r.wlat, o.wlat...)
 	r.peak = max(r.peak, o.peak)
+	r.rel = append(r.rel, o.rel...)
 }
 
 // guard checks mutual exclusion: every holder runs critical, which counts
@@ -277,6 +279,7 @@ func handoff(r run) result {
 		if err := release(); err != nil {
 			res.errors++
 		}
+		res.rel = append(res.rel, time.Since(t0))
 		t := <-got
 		<-done
 		switch {
