@@ -165,9 +165,11 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 	}
 	h.mu.Unlock()
 	a.mu.Lock()
-	a.stopParent = context.AfterFunc(parent, func() {
-		h.core.Go(func(jctx context.Context) { a.unlock(jctx) })
-	})
+	if parent.Done() != nil { // a parent that never ends needs no watch (nor its memory)
+		a.stopParent = context.AfterFunc(parent, func() {
+			h.core.Go(func(jctx context.Context) { a.unlock(jctx) })
+		})
+	}
 	if g.Lease > 0 {
 		a.deadline = deadline
 		a.timer = time.AfterFunc(time.Until(a.deadline), a.expire)
