@@ -75,13 +75,15 @@ func newMutex(c *core.Core, name string) (*Mutex, error) {
 		done:    c.Key(name, "done:"),
 		channel: c.Key(name, "ch"),
 	}
+	k := []string{m.key, m.fence, m.waiters, m.entries}
+	what, lease := m.what(), core.Ms(c.Lease) // shared by every hold's renewal
 	m.acq = &acquire.Lock{
 		Core:    c,
 		Key:     m.key,
-		What:    m.what(),
+		What:    what,
 		Channel: m.channel,
 		Script:  lockScript,
-		Keys:    []string{m.key, m.fence, m.waiters, m.entries},
+		Keys:    k[:4:4],
 		Mark:    func(id string) string { return m.done + id },
 		Handoff: true,
 		Release: m.release,
@@ -90,7 +92,7 @@ func newMutex(c *core.Core, name string) (*Mutex, error) {
 			return err
 		},
 		Renewal: func(owner string) *core.Renewal {
-			return &core.Renewal{Script: renewScript, Keys: []string{m.key}, Args: []string{owner, core.Ms(c.Lease)}, What: m.what()}
+			return &core.Renewal{Script: renewScript, Keys: k[:1:1], Args: []string{owner, lease}, What: what}
 		},
 	}
 	return m, nil
