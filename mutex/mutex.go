@@ -3,6 +3,12 @@
 // renewed by the Client's watchdog, waiters woken by pub/sub, and a fencing
 // token per hold.
 //
+// Waiting works like sync.Mutex across processes: waiters queue on the
+// server in arrival order, a release wakes only the oldest (one wake-up per
+// release, whatever the number of processes), a running owner may barge in
+// while that waiter is young, and once it has waited too long releases hand
+// the lock to it directly, so the longest wait stays bounded.
+//
 // Ownership travels in the context: Lock returns a context that carries the
 // owner, so locking again with it re-enters, and that is cancelled when the
 // lease is lost. Two goroutines that share a *Mutex but not a context contend,
@@ -159,8 +165,17 @@ func (m *Mutex) lock(in context.Context, wait, lease time.Duration) (context.Con
 
 // Unlock releases the acquisition the context carries: pass the context
 // Lock returned, whose cancellation does not matter. It releases one hold
-// count of the owner; when it was the owner's last, the lock is deleted and, if anyone waits, one
-// waiter per subscribed process is woken (a PUBLISH of "n:1").
+// count of the owner; when it was the owner's last and nobody waits, the
+// lock is deleted. When someone waits, one waiter across all processes is
+// told, the oldest (one PUBLISH): if it has waited less than a millisecond
+// (core.DefaultStarveAfter) the lock is deleted and it is woken to try,
+// racing any running owner (barging, as with sync.Mutex); once it has
+// waited longer the lock is granted to it directly, with a fresh fencing
+// token and a lease of at most a second (core.DefaultHandoffLease) until its
+// watchdog renews it, and the message tells it that it holds, so it returns
+// from Lock without another round trip. A waiter that vanished keeps such a
+// grant at most that second; the message also bounds the sleep of the
+// waiter after it by that second.
 // When the owner still holds but no acquisition left is renewed by the
 // watchdog, the lease falls to the latest explicit lease left. Unlock never
 // touches another owner's hold.
