@@ -44,7 +44,7 @@ var (
 	lockScript   = core.NewScript(mxLua + lockLua)
 	unlockScript = core.NewScript(mxLua + unlockLua)
 	renewScript  = core.NewScript(renewLua)
-	forceScript  = core.NewScript(forceLua)
+	forceScript  = core.NewScript(mxLua + forceLua)
 )
 
 // Mutex is a handle on one named lock. It is cheap, holds no connection, and
@@ -58,7 +58,7 @@ type Mutex struct {
 	waiters string // the waiters in arrival order (Q in mx.lua)
 	entries string // what each waiter waits for (E in mx.lua)
 	done    string // prefix of the acquisitions' finished marks
-	channel string // release notifications
+	channel string // release notifications: this, ':', the waiter's Client id
 	acq     *acquire.Lock
 }
 
@@ -87,7 +87,7 @@ func newMutex(c *core.Core, name string) (*Mutex, error) {
 		Core:    c,
 		Key:     m.key,
 		What:    what,
-		Channel: m.channel,
+		Channel: m.channel + ":" + c.ID, // releases tell a waiter on its Client's channel
 		Script:  lockScript,
 		Keys:    k[:4:4],
 		Mark:    func(id string) string { return m.done + id },
@@ -224,7 +224,7 @@ func (m *Mutex) run(ctx context.Context, owner, id string, life time.Duration, l
 	).AsInt64()
 }
 
-// ForceUnlock deletes the lock whoever holds it and wakes waiters. It reports
+// ForceUnlock deletes the lock whoever holds it and wakes the oldest waiter. It reports
 // whether the lock was held. Holders in other processes learn of it at their
 // next renewal, when their contexts are cancelled with ErrLeaseLost.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
@@ -232,8 +232,8 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 		return false, m.errorf(err)
 	}
 	r, err := m.c.Eval(ctx, forceScript,
-		[]string{m.key, m.waiters},
-		[]string{m.channel, m.c.PublishCmd()},
+		[]string{m.key, m.waiters, m.entries, m.fence},
+		[]string{m.channel, m.c.PublishCmd(), core.Ms(m.c.HandoffLease)},
 	).AsInt64()
 	if err != nil {
 		return false, m.errorf(err)

@@ -15,10 +15,27 @@
 -- to it directly ('g:<id> <acquisition id> <token> <server ms> <next>').
 -- <next> is the waiter after it ('-' when none): that waiter's process
 -- bounds its sleep by a hand-off lease, so a chosen waiter that vanished
--- delays the others by at most that.
+-- delays the others by at most that. Messages go to the channel of the
+-- waiter's Client only ('<channel>:<client id>', the part of a waiter id
+-- before its first ':'), so other processes do not even receive them; a
+-- next waiter of another Client gets its own 'w:- <next>'.
 
 local function mx_int(x)
   return string.format('%d', x)
+end
+
+-- Publish msg to the Client of waiter id.
+local function mx_tell(pub, channel, id, msg)
+  redis.call(pub, channel .. ':' .. string.match(id, '^[^:]*'), msg)
+end
+
+-- Tell waiter id (msg) and nudge next, with one message when both wait in
+-- the same Client.
+local function mx_tell_both(pub, channel, id, next, msg)
+  mx_tell(pub, channel, id, msg)
+  if next ~= '-' and string.match(next, '^[^:]*') ~= string.match(id, '^[^:]*') then
+    mx_tell(pub, channel, next, 'w:- ' .. next)
+  end
 end
 
 -- Register waiter id, waiting for acquisition acq (mode, lease ms), until
@@ -38,7 +55,8 @@ local function mx_unwait(q, e, id)
   if redis.call('ZREM', q, id) == 1 then redis.call('HDEL', e, id) end
 end
 
--- The lock h was released by its last holder: hand it on. With nobody
+-- The lock h was released by its last holder (or deleted by force, starve
+-- then being inf: nobody is granted it): hand it on. With nobody
 -- waiting it is deleted (one EXISTS more than a plain DEL). Otherwise the
 -- oldest live waiter is chosen: when it registered at least starve ms ago
 -- the lock is granted to it (a new hold with a fresh fencing token, its
@@ -52,7 +70,7 @@ local function mx_next(h, q, e, fence, fencettl, channel, pub, starve, hl)
   end
   local now = ds_now_ms()
   hl = tonumber(hl)
-  for _ = 1, 8 do
+  for _ = 1, 64 do
     local two = redis.call('ZRANGE', q, 0, 1, 'WITHSCORES')
     if #two == 0 then break end
     local id, since = two[1], tonumber(two[2])
@@ -74,7 +92,7 @@ local function mx_next(h, q, e, fence, fencettl, channel, pub, starve, hl)
       redis.call('PEXPIRE', h, mx_int(ttl))
       redis.call('ZREM', q, id)
       redis.call('HDEL', e, id)
-      redis.call(pub, channel, 'g:' .. id .. ' ' .. acq .. ' ' .. s .. ' ' .. mx_int(now) .. ' ' .. after)
+      mx_tell_both(pub, channel, id, after, 'g:' .. id .. ' ' .. acq .. ' ' .. s .. ' ' .. mx_int(now) .. ' ' .. after)
       return 'g'
     else
       redis.call('DEL', h)
@@ -82,16 +100,11 @@ local function mx_next(h, q, e, fence, fencettl, channel, pub, starve, hl)
       -- wakes no second waiter while one is awake).
       if woken ~= '' then return '' end
       redis.call('HSET', e, id, entry .. ' ' .. mx_int(now))
-      redis.call(pub, channel, 'w:' .. id .. ' ' .. after)
+      mx_tell_both(pub, channel, id, after, 'w:' .. id .. ' ' .. after)
       return 'w'
     end
   end
-  -- Nobody live among the oldest: delete the lock and, if anyone is still
-  -- registered further down, wake every waiter.
+  -- Nobody live among the oldest 64: the rest wake by their own timers.
   redis.call('DEL', h)
-  if redis.call('EXISTS', q) == 1 then
-    redis.call(pub, channel, '')
-    return 'w'
-  end
   return ''
 end
