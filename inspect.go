@@ -108,7 +108,7 @@ var inspectScript = core.NewScript(inspectLua)
 
 // inspectSuffixes are the keys inspect.lua reads beside the main key, in
 // the order of its KEYS.
-var inspectSuffixes = []string{"waiters", "queue", "deadlines", "leases", "rwaiters", "wwaiters", "permits", "needs"}
+var inspectSuffixes = []string{"waiters", "queue", "deadlines", "leases", "rwaiters", "wwaiters", "permits", "needs", "waiting"}
 
 // Inspect reads what is stored under name, whichever kind of primitive it
 // is: its kind (from the kind marker each primitive stores, or from the

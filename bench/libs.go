@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -30,13 +31,54 @@ type locker interface {
 type library struct {
 	name string
 	open func(addr string) (locker, error)
+	// neverWaits: the contender cannot wait for a held name (the floor), so
+	// it runs only in the scenarios where nobody contends.
+	neverWaits bool
 }
 
+// errWouldWait is the floor's refusal: it never waits, so it only runs in
+// the scenarios where nobody contends.
+var errWouldWait = errors.New("floor: the name is taken (the floor never waits)")
+
+// floor is no library: the cheapest correct pair a Go client can send, SET
+// NX PX and the compare-and-delete script, on one rueidis client with its
+// automatic pipelining. No waiting, no renewal, no reentrancy, no fencing.
+// Every lock must be measured against it.
+type floorLocker struct {
+	c   rueidis.Client
+	del *rueidis.Lua
+	seq atomic.Int64
+}
+
+func openFloor(addr string) (locker, error) {
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
+	if err != nil {
+		return nil, err
+	}
+	return &floorLocker{c: c, del: rueidis.NewLuaScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`)}, nil
+}
+
+func (f *floorLocker) lock(ctx context.Context, name string) (func() error, error) {
+	tok := strconv.FormatInt(f.seq.Add(1), 36)
+	err := f.c.Do(ctx, f.c.B().Set().Key(name).Value(tok).Nx().PxMilliseconds(10000).Build()).Error()
+	if rueidis.IsRedisNil(err) {
+		return nil, errWouldWait
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func() error { return f.del.Exec(context.Background(), f.c, []string{name}, []string{tok}).Error() }, nil
+}
+
+func (*floorLocker) retries() int64 { return 0 }
+func (f *floorLocker) close()       { f.c.Close() }
+
 var libraries = []library{
-	{"distsync", openDistsync},
-	{"redsync", openRedsync},
-	{"redislock", openRedislock},
-	{"rueidislock", openRueidislock},
+	{"floor", openFloor, true},
+	{"distsync", openDistsync, false},
+	{"redsync", openRedsync, false},
+	{"redislock", openRedislock, false},
+	{"rueidislock", openRueidislock, false},
 }
 
 // distsync: Client.Mutex with the Client's defaults (30 s watchdog lease).

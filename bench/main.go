@@ -37,16 +37,19 @@ type scenario struct {
 	unit         string // throughput unit, "" when the row is about latency
 	run          func(run) result
 	distsyncOnly bool // the peers have no such primitive: n/a
+	waits        bool // someone waits for a held name: the floor cannot run it
 }
 
 var scenarios = []scenario{
 	{id: "1a", title: "uncontended lock+unlock, G=1", unit: "pairs/s", run: uncontended(1)},
 	{id: "1b", title: "uncontended lock+unlock, G=64", unit: "pairs/s", run: uncontended(64)},
-	{id: "2", title: "contended, 16 goroutines on 1 name (wait)", unit: "acq/s", run: contended(16)},
-	{id: "3", title: "handoff: release -> blocked waiter holds", run: handoff},
+	{id: "2", title: "contended, 16 goroutines on 1 name (wait)", unit: "acq/s", run: contended(16), waits: true},
+	{id: "2m", title: "contended, 16 Clients on 1 name (wait)", unit: "acq/s", run: contendedClients(16), waits: true},
+	{id: "3", title: "handoff: release -> blocked waiter holds", run: handoff, waits: true},
 	{id: "5", title: "fair lock, 1 000 queued waiters", unit: "handoffs/s", run: fairQueue(1000), distsyncOnly: true},
 	{id: "6", title: "semaphore 100 permits, 256 goroutines", unit: "pairs/s", run: semaphoreLoop(100, 256), distsyncOnly: true},
-	{id: "7", title: "read-write lock, 95% reads, 64 goroutines", unit: "ops/s", run: rwLoop(64, 0.05), distsyncOnly: true},
+	{id: "7", title: "read-write lock, 95% reads, 64 goroutines", unit: "ops/s", run: rwLoop(64, 0.05, false), distsyncOnly: true},
+	{id: "7w", title: "7 with rwlock.PreferWriters", unit: "ops/s", run: rwLoop(64, 0.05, true), distsyncOnly: true},
 }
 
 type config struct {
@@ -74,7 +77,7 @@ func main() {
 	flag.StringVar(&leases, "leases", "", "held-lease counts of the watchdog scenario (default 10000,100000, quick 10000)")
 	flag.DurationVar(&cfg.lease, "lease", 0, "distsync watchdog lease in the watchdog scenario (default 30s = distsync's default, quick 3s)")
 	flag.IntVar(&cfg.peerLeases, "peer-leases", 2000, "most leases rueidislock holds in the watchdog scenario")
-	flag.StringVar(&libs, "libs", "distsync,redsync,redislock,rueidislock", "libraries to run")
+	flag.StringVar(&libs, "libs", "floor,distsync,redsync,redislock,rueidislock", "libraries to run (floor: SET NX PX and compare-and-delete, where nobody waits)")
 	flag.StringVar(&only, "only", "", "scenario ids to run, e.g. 1a,3,4 (default all)")
 	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
@@ -193,11 +196,13 @@ func benchmark(cfg config) error {
 			for k := range libs {
 				i := (k + round) % len(libs) // rotate the order every round
 				r := run{l: lockers[i], prefix: fmt.Sprintf("bench:%s:%d:%s", sc.id, round, libs[i].name), dur: cfg.dur}
+				open := libs[i].open
+				r.open = func() (locker, error) { return open(addr) }
 				r.reps = (cfg.reps + cfg.rounds - 1) / cfg.rounds
 				if d, ok := lockers[i].(dsLocker); ok {
 					r.ds = d.c
 				}
-				if sc.distsyncOnly && r.ds == nil {
+				if sc.distsyncOnly && r.ds == nil || sc.waits && libs[i].neverWaits {
 					results[i].na = true
 					continue
 				}
@@ -212,7 +217,7 @@ func benchmark(cfg config) error {
 				if r.ds != nil {
 					st := r.ds.Stats()
 					msgs, wakes := st.NotifierMessages, st.NotifierWakes
-					res.msgs, res.wakes = msgs-msgs0, wakes-wakes0
+					res.msgs, res.wakes = res.msgs+msgs-msgs0, res.wakes+wakes-wakes0
 				}
 				res.cmds, res.pubs = cmdDelta(before, cmdStats(admin))
 				res.cmds -= res.harness

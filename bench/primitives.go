@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/distsync/distsync/rwlock"
 )
 
 // Scenarios of distsync's primitives that the peers do not have (5-7).
@@ -166,9 +168,13 @@ func semaphoreLoop(permits int64, g int) func(run) result {
 // itself in before it looks at the other, so any overlap is seen by at least
 // one of the two. The latency is that of lock+unlock; wlat keeps the
 // writes'.
-func rwLoop(g int, writes float64) func(run) result {
+func rwLoop(g int, writes float64, preferWriters bool) func(run) result {
 	return func(r run) result {
-		rw, err := r.ds.RWLock(r.prefix)
+		var opts []rwlock.Option
+		if preferWriters {
+			opts = append(opts, rwlock.PreferWriters())
+		}
+		rw, err := r.ds.RWLock(r.prefix, opts...)
 		if err != nil {
 			return result{errors: 1}
 		}

@@ -28,6 +28,7 @@ type result struct {
 	wakes      int64           // local waiters those messages woke
 	wlat       []time.Duration // latency of the write operations (7), also in lat
 	peak       int64           // most holders seen inside at once (6)
+	rel        []time.Duration // the releasing call's own duration (3)
 	na         bool            // the library has no such primitive
 }
 
@@ -46,6 +47,7 @@ func (r *result) merge(o result) {
 	r.wakes += o.wakes
 	r.wlat = append(r.wlat, o.wlat...)
 	r.peak = max(r.peak, o.peak)
+	r.rel = append(r.rel, o.rel...)
 }
 
 // guard checks mutual exclusion: every holder runs critical, which counts
@@ -79,6 +81,9 @@ type run struct {
 	prefix string           // unique prefix for this run's names
 	dur    time.Duration    // timed window of loop scenarios
 	reps   int              // repetitions of handoff
+	// open opens another instance of the library (another Client), as
+	// another process would have.
+	open func() (locker, error)
 }
 
 // loop runs g goroutines that lock, run the critical section and unlock
@@ -175,6 +180,65 @@ func contended(g int) func(run) result {
 	}
 }
 
+// contendedClients is contended with one instance of the library (one
+// Client, one connection pool) per goroutine, as g processes would have:
+// a release's notification then reaches g Clients, and a lock that wakes
+// one waiter per process wakes g-1. For distsync the notifier counters of
+// the g Clients are summed into the result.
+func contendedClients(g int) func(run) result {
+	return func(r run) result {
+		ls := make([]locker, g)
+		for i := range ls {
+			l, err := r.open()
+			if err != nil {
+				for _, o := range ls[:i] {
+					o.close()
+				}
+				return result{errors: 1}
+			}
+			warmUp(l, r.prefix+":warm:"+strconv.Itoa(i))
+			ls[i] = l
+		}
+		defer func() {
+			for _, l := range ls {
+				l.close()
+			}
+		}()
+		stats := func() (msgs, wakes int64) {
+			for _, l := range ls {
+				if d, ok := l.(dsLocker); ok {
+					st := d.c.Stats()
+					msgs, wakes = msgs+st.NotifierMessages, wakes+st.NotifierWakes
+				}
+			}
+			return
+		}
+		var gd guard
+		var retries0 int64
+		for _, l := range ls {
+			retries0 += l.retries()
+		}
+		m0, w0 := stats()
+		res := timed(r, g, false, func(ctx context.Context, i int) (time.Time, error) {
+			release, err := ls[i].lock(ctx, r.prefix)
+			if err != nil {
+				return time.Time{}, err
+			}
+			held := time.Now()
+			gd.critical()
+			return held, release()
+		})
+		m1, w1 := stats()
+		res.msgs, res.wakes = m1-m0, w1-w0
+		for _, l := range ls {
+			res.retries += l.retries()
+		}
+		res.retries -= retries0
+		res.violations = gd.violations()
+		return res
+	}
+}
+
 // handoff measures, reps times, the time from the moment a holder starts
 // releasing to the moment one blocked waiter holds the lock. The waiter is
 // given a random 2-12 ms to block first, so that a polling waiter's phase
@@ -215,6 +279,7 @@ func handoff(r run) result {
 		if err := release(); err != nil {
 			res.errors++
 		}
+		res.rel = append(res.rel, time.Since(t0))
 		t := <-got
 		<-done
 		switch {

@@ -97,7 +97,7 @@ func newFairLock(c *core.Core, name string) (*FairLock, error) {
 		Script:  lockScript,
 		Keys:    []string{f.key, f.queue, f.deadlines, f.fence, f.done},
 		Release: f.release,
-		Leave:   f.leave,
+		Leave:   func(ctx context.Context, owner, _ string) error { return f.leave(ctx, owner) },
 		Renewal: func(owner string) *core.Renewal {
 			return &core.Renewal{Script: renewScript, Keys: []string{f.key}, Args: []string{owner, core.Ms(c.Lease)}, What: f.what()}
 		},

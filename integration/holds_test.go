@@ -56,7 +56,7 @@ var lockKinds = []lockKind{
 		m, err := c.Mutex(name)
 		require.NoError(t, err)
 		return m
-	}, "Acquire or re-enter the reentrant lock", "Release one acquisition, by its id; when it was the owner's last, delete\n-- the lock and wake one waiter"},
+	}, "Acquire or re-enter the reentrant lock", "Release one acquisition, by its id; when it was the owner's last, hand\n-- the lock on"},
 	{"fairlock", func(t *testing.T, c *distsync.Client, name string) lockish {
 		f, err := c.FairLock(name)
 		require.NoError(t, err)

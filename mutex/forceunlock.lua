@@ -1,9 +1,10 @@
--- Delete the lock whoever holds it and notify waiters.
--- KEYS[1] the lock  KEYS[2] the waiter set  ARGV[1] channel  ARGV[2] publish command
+-- Delete the lock whoever holds it and wake the oldest waiter (mx_next,
+-- never granting it).
+-- KEYS[1] the lock  KEYS[2] Q  KEYS[3] E, the waiters (mx.lua)
+-- KEYS[4] the fencing counter  ARGV[1] channel  ARGV[2] publish command
+-- ARGV[3] hand-off lease ms
 -- Reply: 1 when the lock was held, 0 when it was free.
 ds_kind(KEYS[1], 'mutex')
-if redis.call('DEL', KEYS[1]) == 1 then
-  ds_notify(KEYS[2], ARGV[1], '', ARGV[2])
-  return 1
-end
-return 0
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+mx_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], '1', ARGV[1], ARGV[2], '1e18', ARGV[3])
+return 1

@@ -3,6 +3,12 @@
 // renewed by the Client's watchdog, waiters woken by pub/sub, and a fencing
 // token per hold.
 //
+// Waiting works like sync.Mutex across processes: waiters queue on the
+// server in arrival order, a release wakes only the oldest (one wake-up per
+// release, whatever the number of processes), a running owner may barge in
+// while that waiter is young, and once it has waited too long releases hand
+// the lock to it directly, so the longest wait stays bounded.
+//
 // Ownership travels in the context: Lock returns a context that carries the
 // owner, so locking again with it re-enters, and that is cancelled when the
 // lease is lost. Two goroutines that share a *Mutex but not a context contend,
@@ -16,6 +22,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/distsync/distsync/internal/acquire"
@@ -23,6 +30,8 @@ import (
 )
 
 var (
+	//go:embed mx.lua
+	mxLua string
 	//go:embed lock.lua
 	lockLua string
 	//go:embed unlock.lua
@@ -31,11 +40,14 @@ var (
 	renewLua string
 	//go:embed forceunlock.lua
 	forceLua string
+	//go:embed waiting.lua
+	waitingLua string
 
-	lockScript   = core.NewScript(lockLua)
-	unlockScript = core.NewScript(unlockLua)
-	renewScript  = core.NewScript(renewLua)
-	forceScript  = core.NewScript(forceLua)
+	lockScript    = core.NewScript(mxLua + lockLua)
+	unlockScript  = core.NewScript(mxLua + unlockLua)
+	renewScript   = core.NewScript(renewLua)
+	forceScript   = core.NewScript(mxLua + forceLua)
+	waitingScript = core.NewScript(waitingLua)
 )
 
 // Mutex is a handle on one named lock. It is cheap, holds no connection, and
@@ -46,9 +58,10 @@ type Mutex struct {
 	name    string
 	key     string // the lock hash
 	fence   string // the fencing counter
-	waiters string // the waiter set
-	done    string // the finished acquisitions
-	channel string // release notifications
+	waiters string // the waiters in arrival order (Q in mx.lua)
+	entries string // what each waiter waits for (E in mx.lua)
+	done    string // prefix of the acquisitions' finished marks
+	channel string // release notifications: this, ':', the waiter's Client id
 	s       acquire.Surface
 }
 
@@ -67,23 +80,31 @@ func newMutex(c *core.Core, name string) (*Mutex, error) {
 		key:     c.Key(name, ""),
 		fence:   c.Key(name, "fence"),
 		waiters: c.Key(name, "waiters"),
-		done:    c.Key(name, "done"),
+		entries: c.Key(name, "waiting"),
+		done:    c.Key(name, "done:"),
 		channel: c.Key(name, "ch"),
 	}
 	m.s.Errorf = m.errorf
+	k := []string{m.key, m.fence, m.waiters, m.entries}
+	what, lease := m.what(), core.Ms(c.Lease) // shared by every hold's renewal
 	m.s.Lock = &acquire.Lock{
 		Core:    c,
 		Key:     m.key,
-		What:    m.what(),
+		What:    what,
 		Kind:    "mutex",
 		Name:    name,
-		Channel: m.channel,
+		Channel: m.channel + ":" + c.ID, // releases tell a waiter on its Client's channel
 		Script:  lockScript,
-		Keys:    []string{m.key, m.fence, m.waiters, m.done},
+		Keys:    k[:4:4],
+		Mark:    func(id string) string { return m.done + id },
+		Handoff: true,
 		Release: m.release,
-		Leave:   func(ctx context.Context, owner string) error { return c.Unwait(ctx, m.waiters, owner) },
+		Leave: func(ctx context.Context, owner, id string) error {
+			_, err := m.run(ctx, owner, id, core.ReleaseMemory, true)
+			return err
+		},
 		Renewal: func(owner string) *core.Renewal {
-			return &core.Renewal{Script: renewScript, Keys: []string{m.key}, Args: []string{owner, core.Ms(c.Lease)}, What: m.what()}
+			return &core.Renewal{Script: renewScript, Keys: k[:1:1], Args: []string{owner, lease}, What: what}
 		},
 	}
 	return m, nil
@@ -134,8 +155,17 @@ func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (context
 
 // Unlock releases the acquisition the context carries: pass the context
 // Lock returned, whose cancellation does not matter. It releases one hold
-// count of the owner; when it was the owner's last, the lock is deleted and, if anyone waits, one
-// waiter per subscribed process is woken (a PUBLISH of "n:1").
+// count of the owner; when it was the owner's last and nobody waits, the
+// lock is deleted. When someone waits, one waiter across all processes is
+// told, the oldest (one PUBLISH): if it has waited less than a millisecond
+// (core.DefaultStarveAfter) the lock is deleted and it is woken to try,
+// racing any running owner (barging, as with sync.Mutex); once it has
+// waited longer the lock is granted to it directly, with a fresh fencing
+// token and a lease of at most a second (core.DefaultHandoffLease) until its
+// watchdog renews it, and the message tells it that it holds, so it returns
+// from Lock without another round trip. A waiter that vanished keeps such a
+// grant at most that second; the message also bounds the sleep of the
+// waiter after it by that second.
 // When the owner still holds but no acquisition left is renewed by the
 // watchdog, the lease falls to the latest explicit lease left. Unlock never
 // touches another owner's hold.
@@ -156,10 +186,7 @@ func (m *Mutex) Unlock(ctx context.Context) error { return m.s.Unlock(ctx) }
 // release runs the unlock script once for acquisition id of owner,
 // remembering it for life: see core.ReleaseFunc.
 func (m *Mutex) release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
-	r, err := m.c.Eval(ctx, unlockScript,
-		[]string{m.key, m.waiters, m.done},
-		[]string{owner, id, m.channel, m.c.PublishCmd(), core.Ms(life)},
-	).AsInt64()
+	r, err := m.run(ctx, owner, id, life, false)
 	if h := afterUnlock.Load(); h != nil && err == nil {
 		err = (*h)()
 	}
@@ -177,7 +204,23 @@ func (m *Mutex) release(ctx context.Context, owner, id string, life time.Duratio
 // answer decides, so client and server agree. One round trip.
 func (m *Mutex) Extend(ctx context.Context, lease time.Duration) error { return m.s.Extend(ctx, lease) }
 
-// ForceUnlock deletes the lock whoever holds it and wakes waiters. It reports
+// run runs the unlock script for acquisition id of owner; leave also
+// forgets owner as a waiter (a waiter giving up, which gives back a grant a
+// release may have handed it).
+func (m *Mutex) run(ctx context.Context, owner, id string, life time.Duration, leave bool) (int64, error) {
+	l := "0"
+	if leave {
+		l = "1"
+	}
+	c := m.c
+	starve, hl := c.Tuned(ctx)
+	return c.Eval(ctx, unlockScript,
+		[]string{m.key, m.waiters, m.entries, m.done + id, m.fence},
+		[]string{owner, id, m.channel, c.PublishCmd(), core.Ms(life), strconv.FormatInt(starve.Milliseconds(), 10), core.Ms(hl), core.Ms(c.FenceTTL), l},
+	).AsInt64()
+}
+
+// ForceUnlock deletes the lock whoever holds it and wakes the oldest waiter. It reports
 // whether the lock was held. Holders in other processes learn of it at their
 // next renewal, when their contexts are cancelled with ErrLeaseLost.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
@@ -185,8 +228,8 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 		return false, m.errorf(err)
 	}
 	r, err := m.c.Eval(ctx, forceScript,
-		[]string{m.key, m.waiters},
-		[]string{m.channel, m.c.PublishCmd()},
+		[]string{m.key, m.waiters, m.entries, m.fence},
+		[]string{m.channel, m.c.PublishCmd(), core.Ms(m.c.HandoffLease)},
 	).AsInt64()
 	if err != nil {
 		return false, m.errorf(err)
@@ -202,7 +245,16 @@ func (m *Mutex) Holders(ctx context.Context) (int, error) { return m.s.Holders(c
 
 // Waiting returns how many waiters are registered, not counting those whose
 // window ended (one round trip). Waiters that vanished count until then.
-func (m *Mutex) Waiting(ctx context.Context) (int, error) { return m.s.Waiting(ctx, m.waiters) }
+func (m *Mutex) Waiting(ctx context.Context) (int, error) {
+	if err := m.c.Closed(); err != nil {
+		return 0, m.errorf(err)
+	}
+	n, err := m.c.Eval(ctx, waitingScript, []string{m.entries}, nil).AsInt64()
+	if err != nil {
+		return 0, m.errorf(err)
+	}
+	return int(n), nil
+}
 
 // HoldCount returns how many times the owner ctx carries holds the lock
 // (0 when it does not; one HGET). Like Unlock it works on a cancelled

@@ -155,7 +155,7 @@ func newRWLock(c *core.Core, name string, opts ...Option) (*RWLock, error) {
 			Extra:   []string{prefer},
 			Codes:   map[int64]error{-1: core.ErrUpgrade},
 			Release: l.release,
-			Leave:   l.leave,
+			Leave:   func(ctx context.Context, owner, _ string) error { return l.leave(ctx, owner) },
 			Renewal: func(owner string) *core.Renewal {
 				return &core.Renewal{Script: renewScript, Keys: []string{rw.hash, rw.leases}, Args: []string{l.side + ":" + owner, core.Ms(c.Lease)}, What: l.what()}
 			},

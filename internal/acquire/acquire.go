@@ -2,12 +2,17 @@
 // uses: try; if refused, subscribe to the primitive's channel and try again
 // (closing the race with a release that happened before the subscription);
 // then sleep until a notification, the retry time the script returned, the
-// caller's wait budget or ctx.Done(), and try again. There is no polling: the
+// caller's wait budget or ctx.Done(), and try again. When the Client listens
+// to the channel already, the waiter joins it before its first attempt,
+// which then registers it: one attempt instead of two. A notification may
+// also hand the waiter the lock (Wait.Handed): it then holds without
+// another attempt. There is no polling: the
 // timer only bounds a sleep by what the server said (a lease that will end).
 package acquire
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -41,11 +46,20 @@ type Wait struct {
 	Spin core.Spin
 	// Leave, if set, unregisters the waiter when it gives up after having
 	// registered; it is retried while it fails transiently, for at most
-	// core.ReleaseTimeout (waiter entries also expire by themselves).
+	// core.ReleaseTimeout (waiter entries also expire by themselves). It
+	// must also give back a grant a release may have handed the waiter.
 	Leave func(ctx context.Context) error
 	// Track, when set, learns when the wait started and whether an attempt
 	// was refused (the acquisition was contended), for Track.Report.
 	Track *Track
+	// Handed, if set, takes a grant a release handed this waiter (the data
+	// of the notification, see core.Subscription.Take): true when the
+	// waiter now holds without another attempt, false to attempt (which
+	// returns the grant, or refuses when it is not this acquisition's).
+	Handed func(data string) bool
+	// Bound is the longest sleep of a waiter nudged as the next in line
+	// (core.Config.HandoffLease): the one before it may have vanished.
+	Bound time.Duration
 }
 
 // WaitFor returns how a waiter of c waits on channel: c's notifier (or
@@ -57,7 +71,9 @@ func WaitFor(c *core.Core, channel, waiter string, budget time.Duration, leave f
 // Stats counts why waiters woke, for tests and benchmarks.
 type Stats struct {
 	Attempts atomic.Int64 // attempts made
-	Notified atomic.Int64 // wake-ups by notification
+	Notified atomic.Int64 // wake-ups by notification that led to an attempt
+	Handed   atomic.Int64 // grants taken from a notification, without an attempt
+	Nudged   atomic.Int64 // sleeps bounded by a nudge (next in line)
 	Timer    atomic.Int64 // wake-ups by the retry timer
 }
 
@@ -111,6 +127,14 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 	leave := func() {
 		if registered && w.Leave != nil {
 			core.Retry(context.WithoutCancel(ctx), core.ReleaseTimeout, w.Leave)
+		}
+	}
+	if w.Budget != 0 {
+		// On a channel this Client already listens to (others wait), join
+		// before the first attempt: it registers the waiter, and no release
+		// after it can be missed, so no second attempt is needed.
+		if s := w.Notifier.Join(w.Channel, w.Waiter); s != nil {
+			sub, waiter = s, w.Waiter
 		}
 	}
 	timer := time.NewTimer(time.Hour)
@@ -189,28 +213,69 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 			}
 			sleep = min(sleep, left)
 		}
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
+		if err := sleepFor(ctx, w, sub, timer, sleep); err != nil {
+			if errors.Is(err, errHanded) {
+				return nil
 			}
+			if !errors.Is(err, core.ErrClosed) {
+				leave()
+			}
+			return err
 		}
-		timer.Reset(sleep)
-		var notified, closed <-chan struct{}
-		if sub != nil {
-			notified, closed = sub.C(), sub.Done()
+	}
+}
+
+// errHanded ends a sleep whose waiter was handed the lock.
+var errHanded = errors.New("handed")
+
+// sleepFor sleeps until a notification worth an attempt, sleep has passed,
+// ctx is done (its error) or the notifier closed (core.ErrClosed). A grant
+// the waiter takes (w.Handed) ends it with errHanded; a nudge bounds the
+// rest of the sleep by w.Bound.
+func sleepFor(ctx context.Context, w Wait, sub core.Subscription, timer *time.Timer, sleep time.Duration) error {
+	if !timer.Stop() {
+		select {
+		case <-timer.C:
+		default:
 		}
+	}
+	timer.Reset(sleep)
+	end := time.Now().Add(sleep)
+	var notified, closed <-chan struct{}
+	if sub != nil {
+		notified, closed = sub.C(), sub.Done()
+	}
+	for {
 		select {
 		case <-notified:
+			grant, woken, nudged := sub.Take()
+			if grant != "" && w.Handed != nil && w.Handed(grant) {
+				stats.Handed.Add(1)
+				return errHanded
+			}
+			if grant == "" && !woken && nudged && w.Bound > 0 {
+				stats.Nudged.Add(1)
+				if b := time.Now().Add(w.Bound); b.Before(end) {
+					end = b
+					if !timer.Stop() {
+						select {
+						case <-timer.C:
+						default:
+						}
+					}
+					timer.Reset(w.Bound)
+				}
+				continue
+			}
 			stats.Notified.Add(1)
 		case <-timer.C:
 			stats.Timer.Add(1)
 		case <-ctx.Done():
-			leave()
 			return ctx.Err()
 		case <-closed:
 			return core.ErrClosed
 		}
+		return nil
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/distsync/distsync/internal/core"
@@ -31,10 +33,18 @@ type Lock struct {
 	Keys   []string
 	Extra  []string
 	Codes  map[int64]error
+	// Mark, if set, names the finished mark of acquisition id (ds_mark),
+	// appended to Keys.
+	Mark func(id string) string
 	// Release releases acquisition id of owner once (core.ReleaseFunc).
 	Release func(ctx context.Context, owner, id string, life time.Duration) (int64, error)
-	// Leave removes a waiter that gave up.
-	Leave func(ctx context.Context, owner string) error
+	// Leave removes waiter owner, which gave up waiting for acquisition id,
+	// and gives back what a release may have handed it (with Handoff).
+	Leave func(ctx context.Context, owner, id string) error
+	// Handoff says that releases may grant the lock to a waiter directly
+	// and tell it so ('g:' notifications, see mutex/mx.lua); refusals then
+	// reply {0, ms until retry, server ms}.
+	Handoff bool
 	// Renewal is what the watchdog runs to renew owner's hold.
 	Renewal func(owner string) *core.Renewal
 }
@@ -68,16 +78,28 @@ func Hold(ctx context.Context, l *Lock, owner string, wait, lease time.Duration)
 		mode, leaseArg = "e", core.Ms(lease)
 	}
 	args := append([]string{owner, leaseArg, "", core.Ms(c.WaiterWindow), core.Ms(c.FenceTTL), id, mode}, l.Extra...)
+	keys := l.Keys
+	if l.Mark != nil {
+		keys = append(keys[:len(keys):len(keys)], l.Mark(id))
+	}
 	release := func(ctx context.Context, id string, life time.Duration) (int64, error) {
 		return l.Release(ctx, owner, id, life)
 	}
-	var token int64
-	t := Track{Kind: l.Kind, Name: l.Name}
+	var (
+		token       int64
+		t           = Track{Kind: l.Kind, Name: l.Name}
+		serverLease time.Duration // of a lock handed to this waiter
+		regSent     time.Time     // the send of the last refused attempt
+		regAt       int64         // and the server's ms when it ran
+	)
 	try := func(actx context.Context, waiter string) (bool, time.Duration, error) {
 		sent := time.Now()
-		a := append([]string(nil), args...)
-		a[2] = waiter
-		res, err := c.TryAcquire(actx, l.Script, l.Keys, a)
+		a := args
+		if waiter != "" {
+			a = append([]string(nil), args...)
+			a[2] = waiter
+		}
+		res, err := c.TryAcquire(actx, l.Script, keys, a)
 		if err != nil {
 			return false, 0, t.Sent(sent, false, err)
 		}
@@ -90,14 +112,55 @@ func Hold(ctx context.Context, l *Lock, owner string, wait, lease time.Duration)
 			}
 			return false, 0, fmt.Errorf("unexpected reply %v", res)
 		case res[0] == 0:
+			if len(res) > 2 {
+				regSent, regAt = sent, res[2]
+			}
 			return false, core.RetryAfter(res[1]), nil
 		}
-		token = res[0]
+		token, serverLease = res[0], 0
 		return true, 0, t.Sent(sent, true, nil)
 	}
+	// handed takes a grant a release made to this waiter: "<acquisition
+	// id> <token> <server ms>". The lease it left is the hand-off lease (or
+	// the explicit lease when shorter), counted from the grant, which came
+	// after the last refusal: by this process's clock no earlier than that
+	// refusal's send plus the server time between the two, less the drift.
+	// When that lease is too long to take without a renewal (an explicit
+	// lease beyond the hand-off lease) or too close to its end, the waiter
+	// attempts once more instead, which confirms the grant and extends it.
+	handed := func(data string) bool {
+		f := strings.Fields(data)
+		if len(f) != 3 || f[0] != id || regSent.IsZero() {
+			return false
+		}
+		tok, err1 := strconv.ParseInt(f[1], 10, 64)
+		at, err2 := strconv.ParseInt(f[2], 10, 64)
+		if err1 != nil || err2 != nil {
+			return false
+		}
+		_, sl := c.Tuned(ctx)
+		if lease > 0 {
+			if lease > sl {
+				return false
+			}
+			sl = lease
+		}
+		d := time.Duration(at-regAt) * time.Millisecond
+		from := regSent.Add(d - core.Drift(d.Abs()))
+		if !time.Now().Before(from.Add(sl - core.Drift(sl) - sl/3)) {
+			return false
+		}
+		token, serverLease = tok, sl
+		t.Sent(from, true, nil)
+		return true
+	}
 	undo := func() { c.Undo(l.What, id, lease, release) }
-	w := WaitFor(c, l.Channel, owner, wait, func(lctx context.Context) error { return l.Leave(lctx, owner) })
+	w := WaitFor(c, l.Channel, owner, wait, func(lctx context.Context) error { return l.Leave(lctx, owner, id) })
 	w.Track = &t
+	if l.Handoff {
+		_, hl := c.Tuned(ctx)
+		w.Handed, w.Bound = handed, hl
+	}
 	err := Do(ctx, w, try)
 	if err := t.Finish(ctx, err, undo); err != nil {
 		t.Report(ctx, c, 0, err)
@@ -105,7 +168,7 @@ func Hold(ctx context.Context, l *Lock, owner string, wait, lease time.Duration)
 	}
 	lctx, _, err := c.Holds.Grant(ctx, core.Grant{
 		Key: l.Key, Owner: owner, What: l.What, Kind: l.Kind, Name: l.Name, ID: id, Token: token, SentAt: t.SentAt(),
-		Lease: lease, Renewal: l.Renewal(owner), Release: release, Unknown: t.Unknown(),
+		Lease: lease, ServerLease: serverLease, Renewal: l.Renewal(owner), Release: release, Unknown: t.Unknown(),
 	})
 	if err != nil {
 		undo()

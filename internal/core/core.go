@@ -42,11 +42,25 @@ type Config struct {
 	Spin Spin
 	// Observer, when not nil, is told of acquisitions, releases and losses.
 	Observer Observer
+	// StarveAfter is how long the oldest waiter of a mutex may wait before a
+	// release grants the lock to it directly instead of letting a running
+	// owner barge in (sync.Mutex's starvation mode). 0: DefaultStarveAfter.
+	StarveAfter time.Duration
+	// HandoffLease bounds the lease of a lock a release granted to a waiter
+	// until the waiter's renewal (or confirmation) extends it: a waiter that
+	// vanished keeps it at most that long. 0: DefaultHandoffLease.
+	HandoffLease time.Duration
 }
 
 // Spin is the back-off of waiters that do not subscribe: the first retry
 // after Min, each next one after twice as long, at most Max.
 type Spin struct{ Min, Max time.Duration }
+
+// Defaults of Config's hand-off settings.
+const (
+	DefaultStarveAfter  = time.Millisecond // sync.Mutex's starvation threshold
+	DefaultHandoffLease = time.Second
+)
 
 // Core is the per-Client environment every primitive shares: the Redis client,
 // the identity, the notifier and the watchdog.
@@ -72,6 +86,12 @@ type Core struct {
 // Init completes a Core made from a Config: its registry of holds and the
 // context of its background jobs.
 func (c *Core) Init() {
+	if c.StarveAfter == 0 {
+		c.StarveAfter = DefaultStarveAfter
+	}
+	if c.HandoffLease == 0 {
+		c.HandoffLease = DefaultHandoffLease
+	}
 	c.Holds = NewHolds(c)
 	c.jobCtx, c.jobStop = context.WithCancelCause(context.Background())
 }
@@ -79,12 +99,20 @@ func (c *Core) Init() {
 // Notifier is the pub/sub fan-out the acquire loop waits on (internal/notify).
 type Notifier interface {
 	Subscribe(ctx context.Context, channel, waiter string) (Subscription, error)
+	// Join is Subscribe when the channel's subscription is up already (it
+	// then costs no round trip); otherwise it returns nil.
+	Join(channel, waiter string) Subscription
 }
 
 // Subscription is one local waiter's view of a channel.
 type Subscription interface {
-	// C receives a value when the waiter should try again.
+	// C receives a value when the waiter should look at Take.
 	C() <-chan struct{}
+	// Take returns, and forgets, what the signals on C said: the data of a
+	// grant made to this waiter by a release ("" when none), whether it was
+	// woken to try again, and whether it was only nudged as the next in
+	// line (it then bounds its sleep by Config.HandoffLease).
+	Take() (grant string, woken, nudged bool)
 	// Done is closed when the notifier closed (its Client was closed).
 	Done() <-chan struct{}
 	Close()
@@ -92,7 +120,9 @@ type Subscription interface {
 
 // Watchdog renews leases (package watchdog).
 type Watchdog interface {
-	Add(r *Renewal, sentAt time.Time, lost func(error)) Entry
+	// Add registers a hold whose lease was granted, for lease (0: the
+	// watchdog lease), by a request sent at sentAt.
+	Add(r *Renewal, sentAt time.Time, lease time.Duration, lost func(error)) Entry
 	Remove(e Entry)
 }
 
@@ -266,4 +296,34 @@ func (c *Core) EvalAcquire(ctx context.Context, s *Script, keys, args []string) 
 		return res, fmt.Errorf("%w: %d of %d replicas in %v", ErrNotReplicated, acked, c.AckReplicas, c.AckTimeout)
 	}
 	return res, nil
+}
+
+// Tuning overrides a Client's hand-off settings for the calls made with a
+// context that carries it (WithTuning): tests use it to make a release
+// hand off always (StarveAfter 0) or never, and to shorten the hand-off
+// lease. A negative field keeps the Client's setting.
+type Tuning struct {
+	StarveAfter  time.Duration
+	HandoffLease time.Duration
+}
+
+type tuningKey struct{}
+
+// WithTuning returns ctx carrying t.
+func WithTuning(ctx context.Context, t Tuning) context.Context {
+	return context.WithValue(ctx, tuningKey{}, t)
+}
+
+// Tuned returns the hand-off settings in force for a call made with ctx.
+func (c *Core) Tuned(ctx context.Context) (starveAfter, handoffLease time.Duration) {
+	starveAfter, handoffLease = c.StarveAfter, c.HandoffLease
+	if t, ok := ctx.Value(tuningKey{}).(Tuning); ok {
+		if t.StarveAfter >= 0 {
+			starveAfter = t.StarveAfter
+		}
+		if t.HandoffLease >= 0 {
+			handoffLease = t.HandoffLease
+		}
+	}
+	return starveAfter, handoffLease
 }

@@ -7,8 +7,8 @@ import (
 )
 
 // TryAcquire runs one attempt of a script that may grant a hold, through
-// EvalAcquire, and returns its reply of two integers: {token, hold count}
-// when it granted, otherwise {0 or a negative code, detail}. When replica
+// EvalAcquire, and returns its reply of at least two integers: {token, hold
+// count} when it granted, otherwise {0 or a negative code, detail, ...}. When replica
 // acknowledgement is configured and too few replicas acknowledged a grant,
 // it returns the reply with an error wrapping ErrNotReplicated: the caller
 // must give the grant back (a failover could otherwise hand it to another
@@ -19,7 +19,7 @@ func (c *Core) TryAcquire(ctx context.Context, s *Script, keys, args []string) (
 	if err != nil {
 		return nil, err
 	}
-	if len(res) != 2 {
+	if len(res) < 2 {
 		return nil, fmt.Errorf("unexpected reply %v", res)
 	}
 	if res[0] > 0 && ackErr != nil {

@@ -105,9 +105,13 @@ type Grant struct {
 	SentAt time.Time
 	// Lease is the explicit lease, or 0 for the watchdog lease, renewed with
 	// Renewal while a watchdog acquisition of the hold lives.
-	Lease   time.Duration
-	Renewal *Renewal
-	Release ReleaseFunc
+	Lease time.Duration
+	// ServerLease, when > 0, is the lease the granting request left on the
+	// server when it is shorter than Lease (or the watchdog lease): a lock a
+	// release handed to this waiter, until its first renewal extends it.
+	ServerLease time.Duration
+	Renewal     *Renewal
+	Release     ReleaseFunc
 	// Unknown says that a request of the acquisition had an unknown outcome
 	// (it may still arrive): its release is then remembered longer.
 	Unknown bool
@@ -131,7 +135,10 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 		lease = h.core.Lease
 	}
 	deadline := g.SentAt.Add(lease - Drift(lease))
-	if !time.Now().Before(deadline) {
+	if g.ServerLease > 0 && g.ServerLease < lease {
+		lease = g.ServerLease // the watchdog renews it before it ends
+	}
+	if !time.Now().Before(g.SentAt.Add(lease - Drift(lease))) {
 		return nil, nil, fmt.Errorf("%w: granted, but the reply came %v after the request, when the lease of %v could have ended",
 			ErrNotAcquired, time.Since(g.SentAt).Round(time.Millisecond), lease)
 	}
@@ -158,14 +165,16 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 		hd.watch++
 		if hd.entry == nil && g.Renewal != nil {
 			hd.renew = g.Renewal
-			hd.entry = h.core.Watchdog.Add(g.Renewal, g.SentAt, hd.lost)
+			hd.entry = h.core.Watchdog.Add(g.Renewal, g.SentAt, g.ServerLease, hd.lost)
 		}
 	}
 	h.mu.Unlock()
 	a.mu.Lock()
-	a.stopParent = context.AfterFunc(parent, func() {
-		h.core.Go(func(jctx context.Context) { a.unlock(jctx) })
-	})
+	if parent.Done() != nil { // a parent that never ends needs no watch (nor its memory)
+		a.stopParent = context.AfterFunc(parent, func() {
+			h.core.Go(func(jctx context.Context) { a.unlock(jctx) })
+		})
+	}
 	if g.Lease > 0 {
 		a.deadline = deadline
 		a.timer = time.AfterFunc(time.Until(a.deadline), a.expire)

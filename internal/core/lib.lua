@@ -2,10 +2,22 @@
 -- script's own body, so the helpers live in one place. Time is always the
 -- server's (TIME); nothing here trusts a client clock.
 
+-- Server time, read at most once per script run (TIME costs a call; a
+-- script runs atomically, so one reading serves it all): seconds and
+-- microseconds as numbers.
+local ds_sec, ds_usec
+local function ds_time()
+  if not ds_sec then
+    local t = redis.call('TIME')
+    ds_sec, ds_usec = tonumber(t[1]), tonumber(t[2])
+  end
+  return ds_sec, ds_usec
+end
+
 -- Server time in milliseconds.
 local function ds_now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local sec, usec = ds_time()
+  return sec * 1000 + math.floor(usec / 1000)
 end
 
 -- Next fencing token of a name, as a number and as the string to store. The
@@ -14,8 +26,8 @@ end
 -- across idle periods without a key that lives forever. One SET ... GET in the
 -- common case (the clock moved on since the last token).
 local function ds_token(key, ttl)
-  local t = redis.call('TIME')
-  local tok = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  local sec, usec = ds_time()
+  local tok = sec * 1000000 + usec
   local s = string.format('%.0f', tok)
   local last = redis.call('SET', key, s, 'PX', ttl, 'GET')
   if last and tok <= tonumber(last) then
@@ -60,12 +72,14 @@ end
 -- count: the number of live entries. An explicit entry whose end has passed
 -- is dropped whenever the ledger is read.
 
--- The live entries of m's ledger in hash h, as two lists.
+-- The live entries of m's ledger in hash h, as two lists. The server time
+-- is read only when an explicit entry needs it (now may be nil).
 local function ds_ledger(h, m, now)
   local ids, ends = {}, {}
   local s = redis.call('HGET', h, '#a:' .. m)
   if s then
     for id, e in string.gmatch(s, '(%S+)=(%S+)') do
+      if e ~= 'w' and not now then now = ds_now_ms() end
       if e == 'w' or tonumber(e) > now then
         ids[#ids + 1] = id
         ends[#ends + 1] = e
@@ -97,19 +111,30 @@ local function ds_promise(ends)
 end
 
 -- The end entry of a new acquisition: 'w' when the watchdog renews it
--- (mode 'w'), else now + lease ms.
+-- (mode 'w'), else now + lease ms (now may be nil: read when needed).
 local function ds_end(now, mode, lease)
   if mode == 'w' then return 'w' end
-  return string.format('%d', now + tonumber(lease))
+  return string.format('%d', (now or ds_now_ms()) + tonumber(lease))
 end
 
 -- Add acquisition id (mode 'w' or 'e', lease ms) to m's ledger, unless it is
 -- there already (a repeated attempt whose first reply was lost). Returns the
--- hold count and whether the acquisition was new.
-local function ds_enter(h, m, id, mode, lease, now)
+-- hold count and whether the acquisition was new. With restamp, a repeated
+-- attempt of an explicit lease moves its end to now + lease when that is
+-- later (the attempt's caller counts its lease from the repeated send).
+local function ds_enter(h, m, id, mode, lease, now, restamp)
   local ids, ends = ds_ledger(h, m, now)
-  for _, x in ipairs(ids) do
-    if x == id then return #ids, false end
+  for i, x in ipairs(ids) do
+    if x == id then
+      if restamp and ends[i] ~= 'w' then
+        local e = ds_end(now, mode, lease)
+        if tonumber(e) > tonumber(ends[i]) then
+          ends[i] = e
+          ds_ledger_put(h, m, ids, ends)
+        end
+      end
+      return #ids, false
+    end
   end
   ids[#ids + 1] = id
   ends[#ends + 1] = ds_end(now, mode, lease)
@@ -119,14 +144,15 @@ end
 
 -- Remove acquisition id from m's ledger. Returns -1 when it is not there,
 -- else the hold count left and what the rest of the ledger promises
--- (see ds_promise).
+-- (see ds_promise). When it was m's last acquisition the ledger is left as
+-- it is: the caller drops m's hold (its fields, or the whole hash).
 local function ds_leave(h, m, id, now)
   local ids, ends = ds_ledger(h, m, now)
   for i, x in ipairs(ids) do
     if x == id then
       table.remove(ids, i)
       table.remove(ends, i)
-      ds_ledger_put(h, m, ids, ends)
+      if #ids > 0 then ds_ledger_put(h, m, ids, ends) end
       local watch, last = ds_promise(ends)
       return #ids, watch, last
     end
@@ -201,4 +227,26 @@ local function ds_kind(h, kind)
   if k and k ~= kind then
     error({err = 'WRONGKIND ' .. h .. ' holds a ' .. k .. ', not a ' .. kind})
   end
+end
+
+-- The mark of a finished acquisition as a key of its own, dk (the
+-- primitive's ':done:'..id, under its hash tag), living life ms: the
+-- cheapest record (one SET to write; an attempt checks it with the same
+-- EXISTS that checks the lock). Same meaning as ds_done.
+local function ds_mark(dk, life)
+  redis.call('SET', dk, '1', 'PX', life)
+end
+
+-- ds_release with the finished mark dk of the acquisition (ds_mark) instead
+-- of a set of finished acquisitions.
+local function ds_release_mark(h, dk, m, id, life)
+  local n, watch, last = ds_leave(h, m, id)
+  if n < 0 then
+    if redis.call('EXISTS', dk) == 1 then return 2, false, 0 end
+    ds_mark(dk, life)
+    return -1, false, 0
+  end
+  ds_mark(dk, life)
+  if n == 0 then return 1, false, 0 end
+  return 0, watch, last
 end

@@ -4,9 +4,17 @@
 //
 // Messages are wake-ups. The payload says whom to wake:
 //
-//	""       every local waiter on the channel
-//	"n:<k>"  up to k local waiters, oldest first (k permits became available)
-//	"w:<id>" the local waiter registered as id (the head of a fair queue)
+//	""                   every local waiter on the channel
+//	"n:<k>"              up to k local waiters, oldest first (k permits became available)
+//	"w:<id>[ <next>]"    the local waiter registered as id (the head of a fair
+//	                     queue, the oldest waiter of a mutex)
+//	"g:<id> <data> <next>" the local waiter registered as id was granted the
+//	                     lock: data (the rest but the last field) tells it
+//	                     what it holds, and it needs no attempt (Take)
+//
+// <next>, when not "-", names the waiter after the one woken: it is nudged
+// (Take reports it), so that it bounds its sleep in case the one woken or
+// granted has vanished.
 package notify
 
 import (
@@ -30,7 +38,9 @@ const Linger = 2 * time.Second
 // Stats counts deliveries, for tests and benchmarks.
 type Stats struct {
 	Messages atomic.Int64 // messages received
-	Wakes    atomic.Int64 // local waiters woken by messages
+	Wakes    atomic.Int64 // local waiters woken by messages (grants included)
+	Grants   atomic.Int64 // local waiters told by a message that they hold
+	Nudges   atomic.Int64 // local waiters nudged as the next in line
 }
 
 // Notifier fans out a Client's pub/sub messages to local waiters.
@@ -67,6 +77,11 @@ type Sub struct {
 	ch     *channel
 	waiter string
 	c      chan struct{}
+
+	// What the signals on c said, under n.mu until Take.
+	woken  bool
+	grant  string
+	nudged bool
 }
 
 // New returns a notifier on c; sharded selects SSUBSCRIBE (Redis Cluster).
@@ -128,6 +143,25 @@ func (n *Notifier) Subscribe(ctx context.Context, name, waiter string) (core.Sub
 		s.Close()
 		return nil, ctx.Err()
 	}
+}
+
+// Join registers a local waiter on channel when the channel's subscription
+// is up (anything published from now on reaches it), and returns nil
+// otherwise: it never waits.
+func (n *Notifier) Join(name, waiter string) core.Subscription {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	st := n.chans[name]
+	if n.closed || st == nil || !st.isUp || st.closing {
+		return nil
+	}
+	if st.linger != nil {
+		st.linger.Stop()
+		st.linger = nil
+	}
+	s := &Sub{n: n, ch: st, waiter: waiter, c: make(chan struct{}, 1)}
+	st.subs = append(st.subs, s)
+	return s
 }
 
 // start begins the subscription of a channel; n.mu is held.
@@ -245,11 +279,35 @@ func (n *Notifier) deliver(st *channel, msg string) {
 	defer n.mu.Unlock()
 	var woke int64
 	switch {
-	case strings.HasPrefix(msg, "w:"):
-		id := msg[2:]
+	case strings.HasPrefix(msg, "w:"), strings.HasPrefix(msg, "g:"):
+		f := strings.Fields(msg[2:])
+		if len(f) == 0 {
+			break
+		}
+		id, grant, next := f[0], "", ""
+		if len(f) > 1 {
+			next = f[len(f)-1]
+		}
+		if msg[0] == 'g' && len(f) > 2 {
+			grant = strings.Join(f[1:len(f)-1], " ")
+		}
 		for _, s := range st.subs {
-			if s.waiter == id && s.wake() {
-				woke++
+			switch {
+			case s.waiter == id && grant != "":
+				s.grant = grant
+				n.stats.Grants.Add(1)
+				if s.signal() {
+					woke++
+				}
+			case s.waiter == id:
+				s.woken = true
+				if s.signal() {
+					woke++
+				}
+			case s.waiter == next && next != "-":
+				s.nudged = true
+				n.stats.Nudges.Add(1)
+				s.signal()
 			}
 		}
 	case strings.HasPrefix(msg, "n:"):
@@ -275,14 +333,32 @@ func (n *Notifier) deliver(st *channel, msg string) {
 	n.stats.Wakes.Add(woke)
 }
 
-// wake signals the waiter; false when a signal was already pending.
+// wake marks the waiter woken and signals it; false when a signal was
+// already pending. n.mu is held.
 func (s *Sub) wake() bool {
+	s.woken = true
+	return s.signal()
+}
+
+// signal signals the waiter; false when a signal was already pending.
+func (s *Sub) signal() bool {
 	select {
 	case s.c <- struct{}{}:
 		return true
 	default:
 		return false
 	}
+}
+
+// Take returns, and forgets, what the signals received on C said: the data
+// of a grant ("" when none), whether the waiter was woken to try again, and
+// whether it was only nudged as the next in line.
+func (s *Sub) Take() (grant string, woken, nudged bool) {
+	s.n.mu.Lock()
+	defer s.n.mu.Unlock()
+	grant, woken, nudged = s.grant, s.woken, s.nudged
+	s.grant, s.woken, s.nudged = "", false, false
+	return grant, woken, nudged
 }
 
 // C receives a value when the waiter should try again.
@@ -309,15 +385,20 @@ func (s *Sub) Close() {
 	}
 	// A waiter that leaves without taking its wake-up (it gave up, or got
 	// what it waited for another way) passes it on, so that a message that
-	// woke only it ("n:1") still reaches a waiter that will try.
+	// woke only it ("n:1") still reaches a waiter that will try. A grant is
+	// not passed on: the leaving waiter's own give-back hands it on.
+	pending := false
 	select {
 	case <-s.c:
+		pending = true
+	default:
+	}
+	if s.woken || pending {
 		for _, o := range st.subs {
 			if o.wake() {
 				break
 			}
 		}
-	default:
 	}
 	if len(st.subs) > 0 || st.closing || n.closed {
 		return

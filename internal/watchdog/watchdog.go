@@ -136,13 +136,19 @@ func (w *Watchdog) Len() int {
 	return len(w.queue)
 }
 
-// Add registers a lease granted by a request sent at sentAt. The watchdog
-// renews it with r until Remove, or until it is lost, when it calls lost once
+// Add registers a lease granted by a request sent at sentAt, for lease when
+// that is shorter than the watchdog lease (a lock handed to a waiter: the
+// first renewal is then due lease/3 after sentAt), else for the watchdog
+// lease. The watchdog renews it with r until Remove, or until it is lost, when it calls lost once
 // with a cause that wraps core.ErrLeaseLost. r is kept, not copied: it must
 // not change afterwards. On a closed watchdog Add returns an entry that is
 // never renewed.
-func (w *Watchdog) Add(r *core.Renewal, sentAt time.Time, lost func(error)) core.Entry {
-	e := &entry{r: r, lost: lost, due: sentAt.Add(w.interval), deadline: sentAt.Add(w.lease - w.drift), idx: -1}
+func (w *Watchdog) Add(r *core.Renewal, sentAt time.Time, lease time.Duration, lost func(error)) core.Entry {
+	due, deadline := sentAt.Add(w.interval), sentAt.Add(w.lease-w.drift)
+	if lease > 0 && lease < w.lease {
+		due, deadline = sentAt.Add(lease/3), sentAt.Add(lease-Drift(lease))
+	}
+	e := &entry{r: r, lost: lost, due: due, deadline: deadline, idx: -1}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {

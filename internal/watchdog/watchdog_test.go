@@ -55,7 +55,7 @@ func hold(t *testing.T, rc rueidis.Client, w *watchdog.Watchdog, key string, lea
 	t.Helper()
 	sent := time.Now()
 	require.NoError(t, rc.Do(context.Background(), rc.B().Set().Key(key).Value("me").Px(lease).Build()).Error())
-	return w.Add(&core.Renewal{Script: renew, Keys: []string{key}, Args: []string{"me", core.Ms(lease)}, What: key}, sent, lost)
+	return w.Add(&core.Renewal{Script: renew, Keys: []string{key}, Args: []string{"me", core.Ms(lease)}, What: key}, sent, 0, lost)
 }
 
 func exists(t *testing.T, rc rueidis.Client, key string) bool {
@@ -83,7 +83,7 @@ func TestRenewsManyLeasesInBatches(t *testing.T) {
 	}
 	for i := range n {
 		key := "k" + strconv.Itoa(i)
-		w.Add(&core.Renewal{Script: renew, Keys: []string{key}, Args: []string{"me", core.Ms(lease)}, What: key}, sent, lost.fn(key))
+		w.Add(&core.Renewal{Script: renew, Keys: []string{key}, Args: []string{"me", core.Ms(lease)}, What: key}, sent, 0, lost.fn(key))
 	}
 	// Three leases pass: only renewals keep the keys.
 	time.Sleep(3 * lease)
@@ -198,7 +198,7 @@ func TestCloseStopsRenewing(t *testing.T) {
 	w.Close()
 	w.Close() // idempotent
 	assert.Zero(t, w.Len())
-	e := w.Add(&core.Renewal{Script: renew, Keys: []string{"x"}, Args: []string{"me", "1000"}}, time.Now(), lost.fn("x"))
+	e := w.Add(&core.Renewal{Script: renew, Keys: []string{"x"}, Args: []string{"me", "1000"}}, time.Now(), 0, lost.fn("x"))
 	w.Remove(e)
 	assert.Zero(t, w.Len(), "a closed watchdog registers nothing")
 }

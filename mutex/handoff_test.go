@@ -1,0 +1,248 @@
+package mutex_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/acquire"
+	"github.com/distsync/distsync/internal/core"
+	"github.com/distsync/distsync/internal/dstest"
+	"github.com/distsync/distsync/mutex"
+)
+
+// The tests of this file read the process-wide counters of the acquire loop:
+// they are not parallel.
+
+// Tuned contexts: a release made with barging never hands the lock to a
+// waiter (its oldest waiter is always young); with starving it always does.
+var (
+	barging  = core.WithTuning(context.Background(), core.Tuning{StarveAfter: time.Hour, HandoffLease: -1})
+	starving = core.WithTuning(context.Background(), core.Tuning{StarveAfter: 0, HandoffLease: -1})
+)
+
+// waiting starts m.Lock(ctx) in a goroutine, waits until the waiter set has
+// n members, and returns where the acquisition's context will arrive.
+func waiting(t *testing.T, ctx context.Context, c *distsync.Client, m *mutex.Mutex, n int64) <-chan context.Context {
+	t.Helper()
+	got := make(chan context.Context, 1)
+	go func() {
+		w, err := m.Lock(ctx)
+		assert.NoError(t, err)
+		got <- w
+	}()
+	waitForWaiters(t, c, m, n)
+	return got
+}
+
+// backdate makes waiter owner of m look registered age ago on the server,
+// so that its place and its age do not depend on the clock's resolution.
+func backdate(t *testing.T, c *distsync.Client, m *mutex.Mutex, owner string, age time.Duration) {
+	t.Helper()
+	rc := c.Rueidis()
+	ctx := context.Background()
+	now, err := rc.Do(ctx, rc.B().Time().Build()).AsStrSlice()
+	require.NoError(t, err)
+	sec, _ := strconv.ParseInt(now[0], 10, 64)
+	score := float64(sec*1000 - age.Milliseconds())
+	n, err := rc.Do(ctx, rc.B().Zadd().Key(m.Key()+":waiters").Xx().Ch().ScoreMember().ScoreMember(score, owner).Build()).AsInt64()
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n, "waiter %s registered", owner)
+}
+
+// waiters returns m's waiters, oldest first.
+func waiters(t *testing.T, c *distsync.Client, m *mutex.Mutex) []string {
+	t.Helper()
+	rc := c.Rueidis()
+	ids, err := rc.Do(context.Background(), rc.B().Zrange().Key(m.Key()+":waiters").Min("0").Max("-1").Build()).AsStrSlice()
+	require.NoError(t, err)
+	return ids
+}
+
+type counts struct{ attempts, notified, handed, timer int64 }
+
+func snapshot() counts {
+	s := acquire.Counters()
+	return counts{s.Attempts.Load(), s.Notified.Load(), s.Handed.Load(), s.Timer.Load()}
+}
+
+func (a counts) since(b counts) counts {
+	return counts{a.attempts - b.attempts, a.notified - b.notified, a.handed - b.handed, a.timer - b.timer}
+}
+
+func wakes(cs []*distsync.Client) int64 {
+	var n int64
+	for _, c := range cs {
+		n += c.Stats().NotifierWakes
+	}
+	return n
+}
+
+// Three waiters on three Clients (three processes): each release wakes one
+// of them across all processes, the oldest, and it takes the lock with one
+// attempt; nobody else attempts.
+func TestReleaseWakesOneWaiterAcrossProcesses(t *testing.T) {
+	holder := dstest.Client(t)
+	cs := []*distsync.Client{dstest.Client(t), dstest.Client(t), dstest.Client(t)}
+	name := dstest.Name(t)
+	m := newMutex(t, holder, name)
+	held, err := m.Lock(barging)
+	require.NoError(t, err)
+	var got []<-chan context.Context
+	for i, c := range cs {
+		got = append(got, waiting(t, barging, c, newMutex(t, c, name), int64(i+1)))
+	}
+	order := waiters(t, holder, m)
+	for i, id := range order {
+		backdate(t, holder, m, id, time.Duration(len(order)-i)*time.Second) // keep the order, made explicit
+	}
+
+	before, w0 := snapshot(), wakes(cs)
+	release := func() error { return m.Unlock(held) }
+	for i := range cs {
+		require.NoError(t, release())
+		w := <-got[i] // the oldest waiter holds next: the one that registered first
+		d := snapshot().since(before)
+		assert.Equal(t, counts{attempts: 1, notified: 1}, d, "release %d: one waiter woken, one attempt", i)
+		assert.Equal(t, int64(1), wakes(cs)-w0, "release %d: one wake-up across all Clients", i)
+		before, w0 = snapshot(), wakes(cs)
+		mw := newMutex(t, cs[i], name)
+		release = func() error { return mw.Unlock(w) }
+	}
+	require.NoError(t, release())
+}
+
+// Starvation mode: a release whose oldest waiter has waited StarveAfter or
+// longer grants the lock to it; the waiter holds without an attempt (the
+// notification says so) and its fencing token is newer. A release whose
+// oldest waiter is young frees the lock and wakes it instead: the mode ends.
+func TestStarvationModeEngagesAndEnds(t *testing.T) {
+	holder, a, b := dstest.Client(t), dstest.Client(t), dstest.Client(t)
+	name := dstest.Name(t)
+	m := newMutex(t, holder, name)
+	ma, mb := newMutex(t, a, name), newMutex(t, b, name)
+	threshold := core.WithTuning(context.Background(), core.Tuning{StarveAfter: time.Minute, HandoffLease: -1})
+
+	held, err := m.Lock(threshold)
+	require.NoError(t, err)
+	tok0, err := m.Token(held)
+	require.NoError(t, err)
+	gotA := waiting(t, threshold, a, ma, 1)
+	old := waiters(t, holder, m)[0]
+	backdate(t, holder, m, old, time.Hour) // A has waited an hour: it starves
+
+	before := snapshot()
+	require.NoError(t, m.Unlock(held))
+	wa := <-gotA
+	assert.Equal(t, counts{handed: 1}, snapshot().since(before), "handed the lock: no attempt after the release")
+	tokA, err := ma.Token(wa)
+	require.NoError(t, err)
+	assert.Greater(t, tokA, tok0, "a new hold, a newer token")
+	n, err := ma.HoldCount(wa)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+
+	// B registers now: young, so A's release lets the lock go free and wakes B.
+	gotB := waiting(t, threshold, b, mb, 1)
+	before = snapshot()
+	require.NoError(t, ma.Unlock(wa))
+	wb := <-gotB
+	assert.Equal(t, counts{attempts: 1, notified: 1}, snapshot().since(before), "woken, then acquired by its own attempt")
+	require.NoError(t, mb.Unlock(wb))
+}
+
+// A waiter handed the lock keeps it: the watchdog renews the short lease of
+// the hand-off before it ends, so the hold outlives it.
+func TestHandedLockIsRenewed(t *testing.T) {
+	holder, a := dstest.Client(t), dstest.Client(t)
+	name := dstest.Name(t)
+	m, ma := newMutex(t, holder, name), newMutex(t, a, name)
+	short := core.WithTuning(context.Background(), core.Tuning{StarveAfter: 0, HandoffLease: 300 * time.Millisecond})
+	held, err := m.Lock(short)
+	require.NoError(t, err)
+	gotA := waiting(t, short, a, ma, 1)
+	before := snapshot()
+	require.NoError(t, m.Unlock(held))
+	wa := <-gotA
+	require.Equal(t, int64(1), snapshot().since(before).handed)
+	ttl, err := ma.TTL(wa)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, ttl, 300*time.Millisecond, "the hand-off's lease")
+	// The first renewal comes a third of the hand-off lease after the grant.
+	deadline := time.Now().Add(10 * time.Second)
+	for ttl <= 300*time.Millisecond && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		ttl, err = ma.TTL(wa)
+		require.NoError(t, err)
+	}
+	assert.Greater(t, ttl, 300*time.Millisecond, "renewed to the watchdog lease")
+	require.NoError(t, wa.Err(), "still held")
+	require.NoError(t, ma.Unlock(wa))
+}
+
+// A waiter that vanished (its Client closed while it waited, so it never
+// left the waiter set) is handed the lock, but only for the hand-off lease:
+// then the next waiter, nudged by the same message, takes it.
+func TestVanishedWaiterLosesItsGrant(t *testing.T) {
+	holder, gone, next := dstest.Client(t), dstest.Client(t), dstest.Client(t)
+	name := dstest.Name(t)
+	m, mg, mn := newMutex(t, holder, name), newMutex(t, gone, name), newMutex(t, next, name)
+	const hl = 300 * time.Millisecond
+	short := core.WithTuning(context.Background(), core.Tuning{StarveAfter: 0, HandoffLease: hl})
+	held, err := m.Lock(short)
+	require.NoError(t, err)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := mg.Lock(short)
+		errc <- err
+	}()
+	waitForWaiters(t, holder, m, 1)
+	ghost := waiters(t, holder, m)[0]
+	gotNext := waiting(t, short, next, mn, 2)
+	backdate(t, holder, m, ghost, time.Second) // the vanished waiter is the oldest
+	gone.Close()
+	require.ErrorIs(t, <-errc, distsync.ErrClosed)
+	require.Equal(t, []string{ghost, waiters(t, holder, m)[1]}, waiters(t, holder, m), "the vanished waiter is still registered")
+
+	require.NoError(t, m.Unlock(held))
+	rc := holder.Rueidis()
+	owner, err := rc.Do(context.Background(), rc.B().Hexists().Key(m.Key()).Field(ghost).Build()).AsBool()
+	require.NoError(t, err)
+	ttl, err := m.TTL(context.Background())
+	require.NoError(t, err)
+	if owner {
+		assert.LessOrEqual(t, ttl, hl, "handed to the vanished waiter for the hand-off lease at most")
+	}
+	w := <-gotNext
+	n, err := mn.HoldCount(w)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "the next waiter holds")
+	holds, err := rc.Do(context.Background(), rc.B().Hexists().Key(m.Key()).Field(ghost).Build()).AsBool()
+	require.NoError(t, err)
+	assert.False(t, holds, "the vanished waiter's grant is gone")
+	require.NoError(t, mn.Unlock(w))
+}
+
+// A waiter on a channel its Client listens to already joins it before its
+// first attempt, which registers it: one attempt, not two.
+func TestWaiterJoiningListenedChannelAttemptsOnce(t *testing.T) {
+	c := dstest.Client(t)
+	name := dstest.Name(t)
+	m := newMutex(t, c, name)
+	held, err := m.Lock(barging)
+	require.NoError(t, err)
+	first := waiting(t, barging, c, m, 1) // subscribes: two attempts
+	before := snapshot()
+	second := waiting(t, barging, c, m, 2)
+	assert.Equal(t, int64(1), snapshot().since(before).attempts, "registered by its first attempt")
+	require.NoError(t, m.Unlock(held))
+	w := <-first
+	require.NoError(t, m.Unlock(w))
+	w = <-second
+	require.NoError(t, m.Unlock(w))
+}

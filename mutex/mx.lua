@@ -1,0 +1,110 @@
+-- Helpers of the mutex's scripts, placed after the shared library and
+-- before each script's body.
+--
+-- The mutex's waiters, under the lock's hash tag:
+--   Q a sorted set: waiter id (its owner) -> server ms of its first
+--     registration, so the oldest waiter comes first and a waiter that
+--     registers again (it was woken and beaten to the lock) keeps its place
+--   E a hash: waiter id -> '<end> <acquisition id> <mode> <lease ms>' and,
+--     once a release woke it, ' <ms first woken>'. The waiter is forgotten
+--     at <end> (its process may have died), or when it was woken more than a
+--     hand-off lease ago and has not come back (registering again clears
+--     the mark).
+-- A release wakes one waiter across all processes, the oldest, with
+-- 'w:<id> <next>'; once the oldest has waited too long it grants the lock
+-- to it directly ('g:<id> <acquisition id> <token> <server ms> <next>').
+-- <next> is the waiter after it ('-' when none): that waiter's process
+-- bounds its sleep by a hand-off lease, so a chosen waiter that vanished
+-- delays the others by at most that. Messages go to the channel of the
+-- waiter's Client only ('<channel>:<client id>', the part of a waiter id
+-- before its first ':'), so other processes do not even receive them; a
+-- next waiter of another Client gets its own 'w:- <next>'.
+
+local function mx_int(x)
+  return string.format('%d', x)
+end
+
+-- Publish msg to the Client of waiter id.
+local function mx_tell(pub, channel, id, msg)
+  redis.call(pub, channel .. ':' .. string.match(id, '^[^:]*'), msg)
+end
+
+-- Tell waiter id (msg) and nudge next, with one message when both wait in
+-- the same Client.
+local function mx_tell_both(pub, channel, id, next, msg)
+  mx_tell(pub, channel, id, msg)
+  if next ~= '-' and string.match(next, '^[^:]*') ~= string.match(id, '^[^:]*') then
+    mx_tell(pub, channel, next, 'w:- ' .. next)
+  end
+end
+
+-- Register waiter id, waiting for acquisition acq (mode, lease ms), until
+-- the lock's remaining lease ttl (may be negative: unknown) plus window ms.
+local function mx_wait(q, e, id, ttl, window, acq, mode, lease)
+  local now = ds_now_ms()
+  if ttl < 0 then ttl = 0 end
+  local span = ttl + tonumber(window)
+  redis.call('ZADD', q, 'NX', now, id)
+  redis.call('HSET', e, id, mx_int(now + span) .. ' ' .. acq .. ' ' .. mode .. ' ' .. lease)
+  ds_extend(q, span)
+  ds_extend(e, span)
+end
+
+-- Forget waiter id.
+local function mx_unwait(q, e, id)
+  if redis.call('ZREM', q, id) == 1 then redis.call('HDEL', e, id) end
+end
+
+-- The lock h was released by its last holder (or deleted by force, starve
+-- then being inf: nobody is granted it): hand it on. With nobody
+-- waiting it is deleted (one EXISTS more than a plain DEL). Otherwise the
+-- oldest live waiter is chosen: when it registered at least starve ms ago
+-- the lock is granted to it (a new hold with a fresh fencing token, its
+-- acquisition in the ledger, a lease of at most hl ms until it renews), else
+-- the lock is deleted and that waiter alone is woken, so a running owner may
+-- barge in first. Returns 'g', 'w' or '' (nobody was told).
+local function mx_next(h, q, e, fence, fencettl, channel, pub, starve, hl)
+  if redis.call('EXISTS', q) == 0 then
+    redis.call('DEL', h)
+    return ''
+  end
+  local now = ds_now_ms()
+  hl = tonumber(hl)
+  for _ = 1, 64 do
+    local two = redis.call('ZRANGE', q, 0, 1, 'WITHSCORES')
+    if #two == 0 then break end
+    local id, since = two[1], tonumber(two[2])
+    local after = two[3] or '-'
+    local entry = redis.call('HGET', e, id)
+    local fend, acq, mode, lease, woken
+    if entry then
+      fend, acq, mode, lease, woken = string.match(entry, '^(%S+) (%S+) (%S+) (%S+) ?(%S*)$')
+    end
+    if not fend or tonumber(fend) <= now or (woken ~= '' and tonumber(woken) + hl <= now) then
+      redis.call('ZREM', q, id)
+      redis.call('HDEL', e, id)
+    elseif now - since >= tonumber(starve) then
+      local tok, s = ds_token(fence, fencettl)
+      local ttl = hl
+      if mode ~= 'w' then ttl = math.min(ttl, tonumber(lease)) end
+      redis.call('DEL', h)
+      redis.call('HSET', h, id, 1, '#t', s, '#k', 'mutex', '#a:' .. id, acq .. '=' .. ds_end(now, mode, lease))
+      redis.call('PEXPIRE', h, mx_int(ttl))
+      redis.call('ZREM', q, id)
+      redis.call('HDEL', e, id)
+      mx_tell_both(pub, channel, id, after, 'g:' .. id .. ' ' .. acq .. ' ' .. s .. ' ' .. mx_int(now) .. ' ' .. after)
+      return 'g'
+    else
+      redis.call('DEL', h)
+      -- Woken already and not back yet: it is on its way (as sync.Mutex
+      -- wakes no second waiter while one is awake).
+      if woken ~= '' then return '' end
+      redis.call('HSET', e, id, entry .. ' ' .. mx_int(now))
+      mx_tell_both(pub, channel, id, after, 'w:' .. id .. ' ' .. after)
+      return 'w'
+    end
+  end
+  -- Nobody live among the oldest 64: the rest wake by their own timers.
+  redis.call('DEL', h)
+  return ''
+end
