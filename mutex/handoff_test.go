@@ -246,3 +246,79 @@ func TestWaiterJoiningListenedChannelAttemptsOnce(t *testing.T) {
 	w = <-second
 	require.NoError(t, m.Unlock(w))
 }
+
+// A waiter that gives up while a release may be handing it the lock leaves
+// nothing held: its leave gives back a grant made meanwhile. The release
+// and the give-up race on purpose; whichever wins, the waiter either holds
+// (Lock returned nil) or its owner holds nothing on the server.
+func TestWaiterGivingUpLeavesNothingHeld(t *testing.T) {
+	holder, wc := dstest.Client(t), dstest.Client(t)
+	name := dstest.Name(t)
+	m, mw := newMutex(t, holder, name), newMutex(t, wc, name)
+	for i := range 30 {
+		held, err := m.Lock(starving)
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(starving)
+		type result struct {
+			ctx context.Context
+			err error
+		}
+		res := make(chan result, 1)
+		go func() {
+			w, err := mw.Lock(ctx)
+			res <- result{w, err}
+		}()
+		waitForWaiters(t, holder, m, 1)
+		owner := waiters(t, holder, m)[0]
+		go cancel()
+		require.NoError(t, m.Unlock(held))
+		r := <-res
+		if r.err == nil {
+			require.NoError(t, mw.Unlock(r.ctx), "round %d", i)
+			continue
+		}
+		require.ErrorIs(t, r.err, context.Canceled, "round %d", i)
+		rc := holder.Rueidis()
+		holds, err := rc.Do(context.Background(), rc.B().Hexists().Key(m.Key()).Field(owner).Build()).AsBool()
+		require.NoError(t, err)
+		assert.False(t, holds, "round %d: the waiter that gave up holds nothing", i)
+		assert.Empty(t, waiters(t, holder, m), "round %d: nor waits", i)
+	}
+}
+
+// A woken waiter that vanished (normal mode: the lock is freed and it alone
+// is woken) does not stall the queue: the next waiter, nudged by the same
+// message, tries within the hand-off lease and takes the free lock, and the
+// vanished waiter is dropped from the queue once it has not come back within
+// that lease.
+func TestWokenWaiterThatVanishedIsDropped(t *testing.T) {
+	holder, gone, next := dstest.Client(t), dstest.Client(t), dstest.Client(t)
+	name := dstest.Name(t)
+	m, mg, mn := newMutex(t, holder, name), newMutex(t, gone, name), newMutex(t, next, name)
+	const hl = 300 * time.Millisecond
+	young := core.WithTuning(context.Background(), core.Tuning{StarveAfter: time.Hour, HandoffLease: hl})
+	held, err := m.Lock(young)
+	require.NoError(t, err)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := mg.Lock(young)
+		errc <- err
+	}()
+	waitForWaiters(t, holder, m, 1)
+	ghost := waiters(t, holder, m)[0]
+	// The next waiter bounds its sleep by a longer lease than the releases
+	// use, so it comes after the ghost's hand-off lease has passed.
+	later := core.WithTuning(context.Background(), core.Tuning{StarveAfter: time.Hour, HandoffLease: 2 * hl})
+	gotNext := waiting(t, later, next, mn, 2)
+	backdate(t, holder, m, ghost, time.Second)
+	gone.Close()
+	require.ErrorIs(t, <-errc, distsync.ErrClosed)
+
+	before := snapshot()
+	require.NoError(t, m.Unlock(held)) // frees the lock, wakes the ghost, nudges next
+	w := <-gotNext
+	assert.Equal(t, int64(0), snapshot().since(before).handed, "normal mode: nobody was handed the lock")
+	// Released with the shorter lease: the ghost, woken longer ago, is dropped.
+	require.NoError(t, mn.Unlock(core.WithTuning(w, core.Tuning{StarveAfter: time.Hour, HandoffLease: hl})))
+	assert.NotContains(t, waiters(t, holder, m), ghost)
+}
