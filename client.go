@@ -20,6 +20,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -33,42 +36,65 @@ import (
 
 // The errors of distsync: every package of the module returns them,
 // wrapped with what failed (the primitive, its name), so test them with
-// errors.Is. They are documented here once.
+// errors.Is. They are documented here once, and set when the package is
+// initialized (before any package that imports it).
 var (
 	// ErrNotHeld: a release or query of an acquisition the caller does not
 	// hold (released before, its lease ended or was lost, or the context
 	// carries no acquisition of that primitive).
-	ErrNotHeld = core.ErrNotHeld
+	ErrNotHeld error
 	// ErrNotAcquired: a wait budget was spent (or was zero) while another
 	// owner held the primitive; also a grant whose reply came back after its
 	// lease could have ended (it was given back).
-	ErrNotAcquired = core.ErrNotAcquired
+	ErrNotAcquired error
 	// ErrLeaseLost: the cause of an acquisition's context when its lease was
 	// lost (the key was deleted or taken over, or renewal failed until the
 	// lease ran out).
-	ErrLeaseLost = core.ErrLeaseLost
+	ErrLeaseLost error
 	// ErrLeaseExpired: the cause of an acquisition's context when its
 	// explicit lease, which the watchdog does not renew, ran out.
-	ErrLeaseExpired = core.ErrLeaseExpired
+	ErrLeaseExpired error
 	// ErrReleased: the cause of an acquisition's context once it was
 	// released.
-	ErrReleased = core.ErrReleased
+	ErrReleased error
 	// ErrInvalidName: an empty, over-long, non-UTF-8 name, or one with a
 	// brace.
-	ErrInvalidName = core.ErrInvalidName
+	ErrInvalidName error
 	// ErrInvalidArgument: a negative duration, a count out of range, an
 	// option out of range and similar misuse.
-	ErrInvalidArgument = core.ErrInvalidArgument
+	ErrInvalidArgument error
 	// ErrClosed: any call on a Client that was closed, and the cause of the
 	// contexts of the holds it had.
-	ErrClosed = core.ErrClosed
+	ErrClosed error
+	// ErrWrongKind: the name is used by another kind of primitive (names are
+	// one namespace across kinds): every script refuses a foreign kind
+	// rather than touch its state.
+	ErrWrongKind error
+	// ErrNotSet: wrapped with ErrNotAcquired when a semaphore whose permits
+	// were never set could not be acquired (it is not full: it has none).
+	ErrNotSet error
 	// ErrUpgrade: the holder of a read lock asked for the write lock, which
 	// would deadlock.
-	ErrUpgrade = core.ErrUpgrade
+	ErrUpgrade error
 	// ErrNotReplicated: too few replicas acknowledged an acquisition in
 	// time (Options.ReplicaAck); it was given back.
-	ErrNotReplicated = core.ErrNotReplicated
+	ErrNotReplicated error
 )
+
+func init() {
+	ErrNotHeld = core.ErrNotHeld
+	ErrNotAcquired = core.ErrNotAcquired
+	ErrLeaseLost = core.ErrLeaseLost
+	ErrLeaseExpired = core.ErrLeaseExpired
+	ErrReleased = core.ErrReleased
+	ErrInvalidName = core.ErrInvalidName
+	ErrInvalidArgument = core.ErrInvalidArgument
+	ErrClosed = core.ErrClosed
+	ErrWrongKind = core.ErrWrongKind
+	ErrNotSet = core.ErrNotSet
+	ErrUpgrade = core.ErrUpgrade
+	ErrNotReplicated = core.ErrNotReplicated
+}
 
 // Defaults.
 const (
@@ -122,6 +148,30 @@ type Options struct {
 	ReplicaAck ReplicaAck
 	// Logger receives lost-lease and reconnect reports; default slog.Default().
 	Logger *slog.Logger
+	// Spin, when Max > 0, makes waiters poll with back-off instead of
+	// subscribing to pub/sub notifications, as Redisson's RSpinLock does:
+	// for deployments where SUBSCRIBE is unavailable (some proxies) or where
+	// too many channels would be open. A waiter retries after Min, doubling
+	// up to Max, and never sleeps past the end of the lease the server
+	// reported; a fair lock's waiter still keeps its place in the queue.
+	// Waits then cost a round trip per retry and answer releases late by up
+	// to the current back-off. Default off.
+	Spin Spin
+	// ClientName names the Client in every owner it makes ("<name>/<random
+	// id>:<owner id>" in Redis), so that an operator sees which host or
+	// process holds a lock. Default "<host name>-<pid>". Characters other
+	// than letters, digits, '.', '_' and '-' are replaced by '_'.
+	ClientName string
+	// Observer, when set, is told of every acquisition, release, renewal
+	// batch and lost lease (see Observer); it is copied when the Client is made.
+	Observer *Observer
+}
+
+// Spin is the back-off of waiters that do not subscribe (Options.Spin).
+type Spin struct {
+	// Min is the first retry's delay (default 1 ms when Max is set); Max
+	// the longest.
+	Min, Max time.Duration
 }
 
 // ReplicaAck configures replica acknowledgement of acquisitions.
@@ -203,6 +253,9 @@ func (o *Options) check() error {
 	if o.ReplicaAck.Replicas < 0 || o.ReplicaAck.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("%w: negative ReplicaAck %+v", ErrInvalidArgument, o.ReplicaAck))
 	}
+	if o.Spin.Min < 0 || o.Spin.Max < 0 || (o.Spin.Max > 0 && o.Spin.Min > o.Spin.Max) {
+		errs = append(errs, fmt.Errorf("%w: Spin %+v", ErrInvalidArgument, o.Spin))
+	}
 	if o.DB < 0 {
 		errs = append(errs, fmt.Errorf("%w: negative DB %d", ErrInvalidArgument, o.DB))
 	}
@@ -212,7 +265,7 @@ func (o *Options) check() error {
 func newClient(rc rueidis.Client, opts Options) *Client {
 	cfg := core.Config{
 		Client:       rc,
-		ID:           uuid.NewString(),
+		ID:           clientName(opts.ClientName) + "/" + uuid.NewString(),
 		Prefix:       opts.Prefix,
 		Lease:        opts.Lease,
 		WaiterWindow: opts.WaiterWindow,
@@ -220,6 +273,10 @@ func newClient(rc rueidis.Client, opts Options) *Client {
 		AckReplicas:  opts.ReplicaAck.Replicas,
 		AckTimeout:   opts.ReplicaAck.Timeout,
 		Log:          opts.Logger,
+		Spin:         core.Spin{Min: opts.Spin.Min, Max: opts.Spin.Max},
+	}
+	if cfg.Spin.Max > 0 && cfg.Spin.Min <= 0 {
+		cfg.Spin.Min = time.Millisecond
 	}
 	if cfg.AckReplicas > 0 && cfg.AckTimeout == 0 {
 		cfg.AckTimeout = 100 * time.Millisecond
@@ -247,14 +304,40 @@ func newClient(rc rueidis.Client, opts Options) *Client {
 	if cfg.AckReplicas > 0 {
 		c.watchdog.RequireReplicas(cfg.AckReplicas, cfg.AckTimeout)
 	}
+	if opts.Observer != nil {
+		obs := &observer{o: *opts.Observer, log: cfg.Log}
+		cfg.Observer = obs
+		if obs.o.Renewed != nil {
+			c.watchdog.OnBatch(obs.renewed)
+		}
+	}
 	c.core = &core.Core{Config: cfg, Sharded: sharded, Notifier: c.notifier, Watchdog: c.watchdog}
 	c.core.Init()
 	return c
 }
 
-// ID returns the Client's random identity; every owner of this Client is
-// named "<ID>:<owner id>" in Redis.
+// ID returns the Client's identity, "<client name>/<random id>": every owner
+// of this Client is named "<ID>:<owner id>" in Redis.
 func (c *Client) ID() string { return c.core.ID }
+
+// clientName returns name, or "<host name>-<pid>" when it is empty, with
+// the characters an owner name must not carry replaced by '_'.
+func clientName(name string) string {
+	if name == "" {
+		host, err := os.Hostname()
+		if err != nil || host == "" {
+			host = "host"
+		}
+		name = host + "-" + strconv.Itoa(os.Getpid())
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			return r
+		}
+		return '_'
+	}, name)
+}
 
 // Rueidis returns the underlying rueidis client.
 func (c *Client) Rueidis() rueidis.Client { return c.core.Client }

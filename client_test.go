@@ -2,6 +2,9 @@ package distsync_test
 
 import (
 	"context"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/core"
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
 )
@@ -37,7 +41,19 @@ func TestFromClientLeavesCallersClientOpen(t *testing.T) {
 func TestClientsHaveDistinctIDs(t *testing.T) {
 	a, b := dstest.Client(t), dstest.Client(t)
 	assert.NotEqual(t, a.ID(), b.ID())
-	assert.Len(t, a.ID(), 36)
+	host, _ := os.Hostname()
+	assert.Regexp(t, `^[A-Za-z0-9._-]+-`+strconv.Itoa(os.Getpid())+`/[0-9a-f-]{36}$`, a.ID(), "<host>-<pid>/<uuid> (host %q)", host)
+	named := dstest.Client(t, func(o *distsync.Options) { o.ClientName = "billing worker:7 {eu}" })
+	assert.Regexp(t, `^billing_worker_7__eu_/[0-9a-f-]{36}$`, named.ID())
+	m, err := named.Mutex(dstest.Name(t))
+	require.NoError(t, err)
+	held, err := m.Lock(context.Background())
+	require.NoError(t, err)
+	defer m.Unlock(held)
+	rc := named.Rueidis()
+	fields, err := rc.Do(context.Background(), rc.B().Hkeys().Key(m.Key()).Build()).AsStrSlice()
+	require.NoError(t, err)
+	assert.Contains(t, strings.Join(fields, " "), "billing_worker_7__eu_/", "the owner in Redis names its Client")
 }
 
 func TestInvalidOptions(t *testing.T) {
@@ -52,4 +68,8 @@ func TestInvalidOptions(t *testing.T) {
 		_, err := distsync.New(o)
 		assert.ErrorIs(t, err, distsync.ErrInvalidArgument, "%+v", o)
 	}
+}
+
+func TestForeverIsTheInternalForever(t *testing.T) {
+	assert.Equal(t, core.Forever, distsync.Forever)
 }

@@ -63,3 +63,30 @@ func TestNewOwner(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, m.Unlock(waiting))
 }
+
+// TryLock(ctx, Forever, lease) is a blocking lock with an explicit lease
+// (Redisson's lock(leaseTime)): it waits as long as it takes, then holds for
+// the lease, unrenewed.
+func TestBlockingLockWithLease(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	m, err := c.Mutex(dstest.Name(t))
+	require.NoError(t, err)
+	ctx := context.Background()
+	held, err := m.Lock(ctx)
+	require.NoError(t, err)
+	got := make(chan context.Context, 1)
+	go func() {
+		lctx, err := m.TryLock(ctx, distsync.Forever, 300*time.Millisecond)
+		assert.NoError(t, err)
+		got <- lctx
+	}()
+	dstest.WaitWaiters(t, c, m.Key()+":waiters", 1)
+	require.NoError(t, m.Unlock(held))
+	lctx := <-got
+	require.NotNil(t, lctx)
+	<-lctx.Done()
+	assert.ErrorIs(t, context.Cause(lctx), distsync.ErrLeaseExpired, "the explicit lease ends it")
+	_, err = m.TryLock(ctx, -2, 0)
+	assert.ErrorIs(t, err, distsync.ErrInvalidArgument, "a negative wait other than Forever")
+}

@@ -24,7 +24,6 @@ package fairlock
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"time"
 
@@ -65,7 +64,7 @@ type FairLock struct {
 	fence     string // the fencing counter
 	done      string // the finished acquisitions
 	channel   string // wake-ups, addressed to one waiter
-	acq       *acquire.Lock
+	s         acquire.Surface
 }
 
 func init() {
@@ -87,10 +86,13 @@ func newFairLock(c *core.Core, name string) (*FairLock, error) {
 		done:      c.Key(name, "done"),
 		channel:   c.Key(name, "ch"),
 	}
-	f.acq = &acquire.Lock{
+	f.s.Errorf = f.errorf
+	f.s.Lock = &acquire.Lock{
 		Core:    c,
 		Key:     f.key,
 		What:    f.what(),
+		Kind:    "fairlock",
+		Name:    name,
 		Channel: f.channel,
 		Script:  lockScript,
 		Keys:    []string{f.key, f.queue, f.deadlines, f.fence, f.done},
@@ -130,35 +132,22 @@ func (f *FairLock) Key() string { return f.key }
 // returns the grant an earlier one made instead of granting twice.
 // Uncontended, Lock is one round trip.
 func (f *FairLock) Lock(ctx context.Context) (context.Context, error) {
-	return f.lock(ctx, -1, 0)
+	return f.s.Acquire(ctx, core.Forever, 0)
 }
 
 // TryLock is Lock with a wait budget and a lease. With wait 0 it tries once
 // and returns ErrNotAcquired at once if the lock is held or others queue for
 // it; it never joins the queue. With wait > 0 it queues for at most that
-// long and leaves the queue when it gives up. With lease 0 the watchdog
-// renews the lease until Unlock; with lease > 0 the lock simply expires after
-// lease, and the returned context ends then with cause ErrLeaseExpired
-// (shortly before the lease ends by the server's count). With wait 0 a
-// failed attempt is not repeated: its error is returned, and anything it may
-// have granted is given back. Negative durations return ErrInvalidArgument.
+// long (distsync.Forever: until ctx is done) and leaves the queue when it
+// gives up.
+// With lease 0 the watchdog renews the lease until Unlock; with lease > 0
+// the lock simply expires after lease, and the returned context ends then
+// with cause ErrLeaseExpired (a little before the server's count ends, a
+// margin for clock drift). With wait 0 a failed attempt is not repeated: its
+// error is returned, and anything it may have granted is given back.
+// Negative durations (but Forever) return ErrInvalidArgument.
 func (f *FairLock) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
-	if err := errors.Join(core.CheckDuration("wait", wait), core.CheckDuration("lease", lease)); err != nil {
-		return ctx, f.errorf(err)
-	}
-	return f.lock(ctx, wait, lease)
-}
-
-func (f *FairLock) lock(in context.Context, wait, lease time.Duration) (context.Context, error) {
-	if err := f.c.Closed(); err != nil {
-		return in, f.errorf(err)
-	}
-	ctx, owner := f.c.Owner(in)
-	lctx, err := acquire.Hold(ctx, f.acq, owner, wait, lease)
-	if err != nil {
-		return in, f.errorf(err)
-	}
-	return lctx, nil
+	return f.s.TryLock(ctx, wait, lease)
 }
 
 // leave takes a waiter that gave up out of the queue.
@@ -185,14 +174,9 @@ func (f *FairLock) leave(ctx context.Context, waiter string) error {
 // ended or was lost). Transient failures are retried for a few seconds; if no
 // attempt got an answer, Unlock returns the error, the acquisition is no
 // longer renewed, and calling Unlock again learns the outcome (the server
-// remembers a release for core.ReleaseMemory, 10 s). Unlock is one round
+// remembers a release for 10 s). Unlock is one round
 // trip.
-func (f *FairLock) Unlock(ctx context.Context) error {
-	if err := f.c.Release(ctx, f.key); err != nil {
-		return f.errorf(err)
-	}
-	return nil
-}
+func (f *FairLock) Unlock(ctx context.Context) error { return f.s.Unlock(ctx) }
 
 // release runs the unlock script once for acquisition id of owner,
 // remembering it for life: see core.ReleaseFunc.
@@ -201,6 +185,19 @@ func (f *FairLock) release(ctx context.Context, owner, id string, life time.Dura
 		[]string{f.key, f.queue, f.deadlines, f.done},
 		[]string{owner, id, f.channel, f.c.PublishCmd(), core.Ms(life)},
 	).AsInt64()
+}
+
+// Extend moves the end of the explicit lease of the acquisition ctx carries
+// (a context TryLock returned with lease > 0) to lease from now by the
+// server's clock, and the end of its context with it: redsync's Extend,
+// Redisson's expire on a held lock. The hold's lease is never shortened below
+// what another of its acquisitions was promised. It returns ErrNotHeld when
+// the acquisition is no longer held (an ended lease is not revived), and
+// ErrInvalidArgument for lease <= 0 or an acquisition the watchdog renews.
+// While Extend is on the wire the acquisition does not expire: the server's
+// answer decides, so client and server agree. One round trip.
+func (f *FairLock) Extend(ctx context.Context, lease time.Duration) error {
+	return f.s.Extend(ctx, lease)
 }
 
 // ForceUnlock deletes the lock whoever holds it and wakes the head of the
@@ -222,13 +219,10 @@ func (f *FairLock) ForceUnlock(ctx context.Context) (bool, error) {
 }
 
 // IsLocked reports whether any owner holds the lock (one EXISTS).
-func (f *FairLock) IsLocked(ctx context.Context) (bool, error) {
-	ok, err := f.c.LockExists(ctx, f.key)
-	if err != nil {
-		return false, f.errorf(err)
-	}
-	return ok, nil
-}
+func (f *FairLock) IsLocked(ctx context.Context) (bool, error) { return f.s.IsLocked(ctx) }
+
+// Holders returns how many owners hold the lock: 0 or 1 (one EXISTS).
+func (f *FairLock) Holders(ctx context.Context) (int, error) { return f.s.Holders(ctx) }
 
 // Waiting returns how many waiters are queued (one LLEN). Waiters that
 // vanished count until their window ends.
@@ -246,35 +240,17 @@ func (f *FairLock) Waiting(ctx context.Context) (int, error) {
 // HoldCount returns how many times the owner ctx carries holds the lock
 // (0 when it does not; one HGET). Like Unlock it works on a cancelled
 // context.
-func (f *FairLock) HoldCount(ctx context.Context) (int, error) {
-	n, err := f.c.HoldCount(ctx, f.key)
-	if err != nil {
-		return 0, f.errorf(err)
-	}
-	return n, nil
-}
+func (f *FairLock) HoldCount(ctx context.Context) (int, error) { return f.s.HoldCount(ctx) }
 
 // TTL returns the lock's remaining lease; 0 when it is not held, -1 when it
 // has no expiry (set by something other than distsync).
-func (f *FairLock) TTL(ctx context.Context) (time.Duration, error) {
-	ttl, err := f.c.LockTTL(ctx, f.key)
-	if err != nil {
-		return 0, f.errorf(err)
-	}
-	return ttl, nil
-}
+func (f *FairLock) TTL(ctx context.Context) (time.Duration, error) { return f.s.TTL(ctx) }
 
 // Token returns the fencing token of the hold that ctx (a context Lock
 // returned) carries. Tokens strictly increase with each new hold of a name,
 // across owners and processes; a re-entry keeps the hold's token. Token
 // makes no round trip; it returns ErrNotHeld if ctx carries no hold.
-func (f *FairLock) Token(ctx context.Context) (int64, error) {
-	tok, err := f.c.Token(ctx, f.key)
-	if err != nil {
-		return 0, f.errorf(err)
-	}
-	return tok, nil
-}
+func (f *FairLock) Token(ctx context.Context) (int64, error) { return f.s.Token(ctx) }
 
 func (f *FairLock) what() string { return fmt.Sprintf("fair lock %q", f.name) }
 

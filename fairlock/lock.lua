@@ -13,6 +13,7 @@
 --        try again by then to keep its place;
 --        {-2, 0} when the acquisition was released or given up before.
 -- A re-entry never shortens the lease (see the mutex).
+ds_kind(KEYS[1], 'fairlock')
 local now = fl_prune(KEYS[2], KEYS[3])
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
   if ds_finished(KEYS[5], ARGV[6]) then return {-2, 0} end
@@ -29,7 +30,7 @@ if redis.call('EXISTS', KEYS[1]) == 0 and (not head or head == ARGV[3]) then
     fl_expire(KEYS[2], KEYS[3], now)
   end
   local tok, s = ds_token(KEYS[4], ARGV[5])
-  redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', s, '#a:' .. ARGV[1], ARGV[6] .. '=' .. ds_end(now, ARGV[7], ARGV[2]))
+  redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', s, '#k', 'fairlock', '#a:' .. ARGV[1], ARGV[6] .. '=' .. ds_end(now, ARGV[7], ARGV[2]))
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return {tok, 1}
 end

@@ -25,10 +25,10 @@ const aclRecipe = "ACL SETUSER distsync on >CHANGE-ME resetkeys ~distsync:* rese
 	" +hello +auth +ping +client|tracking +cluster|slots +cluster|shards" +
 	" +evalsha +eval +script|load +wait" +
 	" +subscribe +unsubscribe +ssubscribe +sunsubscribe +publish +spublish" +
-	" +get +set +del +exists +pttl +pexpire +incr +incrby +decr +decrby +time" +
-	" +hget +hset +hdel +hexists +hincrby +hmget" +
-	" +llen +lindex +lpop +rpush +lrem" +
-	" +zadd +zrem +zcard +zscore +zrange +zrangebyscore +zremrangebyscore"
+	" +get +set +del +exists +pttl +pexpire +incr +incrby +decr +decrby +time +type" +
+	" +hget +hset +hdel +hexists +hincrby +hmget +hgetall" +
+	" +llen +lindex +lpop +rpush +lrem +lrange" +
+	" +zadd +zrem +zcard +zcount +zscore +zrange +zrangebyscore +zremrangebyscore"
 
 func TestACLRecipeIsInREADME(t *testing.T) {
 	readme, err := os.ReadFile("../README.md")
@@ -101,6 +101,14 @@ func noDenials(t *testing.T, admins ...rueidis.Client) {
 	assert.True(t, logged, "ACL LOG did not record the denied read of a key outside the prefix")
 }
 
+// inspected checks that Client.Inspect reads name as a primitive of kind.
+func inspected(t *testing.T, c *distsync.Client, name, kind string) {
+	t.Helper()
+	info, err := c.Inspect(context.Background(), name)
+	require.NoError(t, err)
+	assert.Equal(t, kind, info.Kind)
+}
+
 // exercise runs every primitive's lock, wait and release paths on two
 // Clients made with opts.
 func exercise(t *testing.T, opts distsync.Options) {
@@ -151,6 +159,7 @@ func exercise(t *testing.T, opts distsync.Options) {
 	assert.Equal(t, 1, n)
 	_, err = m.TTL(ctx)
 	require.NoError(t, err)
+	inspected(t, a, "acl-mutex", "mutex")
 	require.NoError(t, m.Unlock(held))
 	_, err = m.Lock(ctx)
 	require.NoError(t, err)
@@ -172,6 +181,7 @@ func exercise(t *testing.T, opts distsync.Options) {
 	require.NoError(t, err)
 	_, err = rw.Read().IsLocked(ctx)
 	require.NoError(t, err)
+	inspected(t, a, "acl-rw", "rwlock")
 	require.NoError(t, rw.Read().Unlock(r))
 	require.NoError(t, rw2.Read().Unlock(r2))
 
@@ -191,6 +201,7 @@ func exercise(t *testing.T, opts distsync.Options) {
 		got <- err
 	}()
 	waitQueued(t, f, 1)
+	inspected(t, a, "acl-fair", "fairlock")
 	require.NoError(t, f.Unlock(fheld))
 	require.NoError(t, <-got)
 
@@ -204,6 +215,7 @@ func exercise(t *testing.T, opts distsync.Options) {
 	require.NoError(t, err)
 	go func() { got <- semb.Acquire(ctx, 1) }()
 	dstest.WaitWaiters(t, a, sem.Key()+":waiters", 1)
+	inspected(t, a, "acl-sem", "semaphore")
 	require.NoError(t, sem.AddPermits(ctx, 0))
 	require.NoError(t, sem.Release(ctx, 1))
 	require.NoError(t, <-got)
@@ -233,6 +245,7 @@ func exercise(t *testing.T, opts distsync.Options) {
 		got <- err
 	}()
 	dstest.WaitWaiters(t, a, ps.Key()+":waiters", 1)
+	inspected(t, a, "acl-permits", "semaphore")
 	_, err = ps.Held(ctx)
 	require.NoError(t, err)
 	require.NoError(t, ps.Release(ctx, p))
@@ -249,6 +262,7 @@ func exercise(t *testing.T, opts distsync.Options) {
 	require.NoError(t, err)
 	go func() { got <- lb.Await(ctx) }()
 	dstest.WaitWaiters(t, a, l.Key()+":waiters", 1)
+	inspected(t, a, "acl-latch", "latch")
 	_, err = l.Count(ctx)
 	require.NoError(t, err)
 	_, err = l.CountDown(ctx)

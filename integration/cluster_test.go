@@ -13,7 +13,6 @@ import (
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
-	"github.com/distsync/distsync/semaphore"
 )
 
 // clusterClient returns a Client on the cluster, closed at cleanup.
@@ -142,7 +141,7 @@ func TestCluster(t *testing.T) {
 		require.NoError(t, err)
 		pgot := make(chan error, 1)
 		go func() {
-			q, err := pb.TryAcquire(ctx, time.Minute, semaphore.PermitOptions{})
+			q, err := pb.TryAcquire(ctx, time.Minute, 0)
 			if err == nil {
 				err = pb.Release(ctx, q)
 			}

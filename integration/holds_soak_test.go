@@ -60,7 +60,7 @@ func TestFaultSoak(t *testing.T) {
 		type key struct{}
 		return soakLocker{
 			lock: func(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
-				p, err := ps.TryAcquire(ctx, wait, semaphore.PermitOptions{Lease: lease})
+				p, err := ps.TryAcquire(ctx, wait, lease)
 				if err != nil {
 					return nil, err
 				}

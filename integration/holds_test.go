@@ -32,6 +32,7 @@ type lockish interface {
 	TTL(ctx context.Context) (time.Duration, error)
 	HoldCount(ctx context.Context) (int, error)
 	IsLocked(ctx context.Context) (bool, error)
+	Extend(ctx context.Context, lease time.Duration) error
 }
 
 // lockKind makes one kind of lock-like primitive; acquire and release match
@@ -40,6 +41,14 @@ type lockKind struct {
 	name             string
 	make             func(t *testing.T, c *distsync.Client, name string) lockish
 	acquire, release string // text of the scripts' bodies (dstest.Script)
+}
+
+// renewScript is the text of each kind's renewal script.
+var renewScript = map[string]string{
+	"mutex":        "Extend the owner's lease to at least the watchdog lease",
+	"fairlock":     "Extend the owner's lease to at least the watchdog lease",
+	"rwlock-write": "Extend one hold's lease to at least the watchdog lease",
+	"rwlock-read":  "Extend one hold's lease to at least the watchdog lease",
 }
 
 var lockKinds = []lockKind{
@@ -229,11 +238,11 @@ func TestCloseRacingAnAcquisition(t *testing.T) {
 		require.NoError(t, err)
 		cctx, err := canary.Lock(context.Background())
 		require.NoError(t, err)
-		f.Inject(&dstest.Rule{Match: dstest.Script("Take one permit of the permit semaphore"), Fault: dstest.Hook, Times: 1, Then: func() {
+		f.Inject(&dstest.Rule{Match: dstest.Script("Take n permits of the permit semaphore"), Fault: dstest.Hook, Times: 1, Then: func() {
 			go c.Close()
 			<-cctx.Done()
 		}})
-		_, err = ps.TryAcquire(context.Background(), 0, semaphore.PermitOptions{})
+		_, err = ps.TryAcquire(context.Background(), 0, 0)
 		require.ErrorIs(t, err, distsync.ErrClosed)
 		c.Close()
 		held, err := permitSem(t, dstest.ClientOn(t, s), dstest.Name(t), 1).Held(context.Background())
@@ -449,17 +458,17 @@ func TestLostGrantReply(t *testing.T) {
 		c, f := faultyClient(t, s, 0)
 		ps := permitSem(t, c, dstest.Name(t), 1)
 		ctx := context.Background()
-		f.Inject(&dstest.Rule{Match: dstest.Script("Take one permit of the permit semaphore"), Fault: dstest.LoseReply, Times: 1})
-		_, err := ps.TryAcquire(ctx, 0, semaphore.PermitOptions{})
+		f.Inject(&dstest.Rule{Match: dstest.Script("Take n permits of the permit semaphore"), Fault: dstest.LoseReply, Times: 1})
+		_, err := ps.TryAcquire(ctx, 0, 0)
 		require.ErrorIs(t, err, dstest.ErrInjected)
 		ps2 := permitSem(t, dstest.ClientOn(t, s), dstest.Name(t), 1)
-		p, err := ps2.TryAcquire(ctx, 5*time.Second, semaphore.PermitOptions{})
+		p, err := ps2.TryAcquire(ctx, 5*time.Second, 0)
 		require.NoError(t, err, "the permit whose reply was lost came back")
 		require.NoError(t, p.Context().Err())
 		require.NoError(t, ps2.Release(ctx, p))
 
-		f.Inject(&dstest.Rule{Match: dstest.Script("Take one permit of the permit semaphore"), Fault: dstest.LoseReply, Times: 1})
-		p, err = ps.TryAcquire(ctx, 5*time.Second, semaphore.PermitOptions{})
+		f.Inject(&dstest.Rule{Match: dstest.Script("Take n permits of the permit semaphore"), Fault: dstest.LoseReply, Times: 1})
+		p, err = ps.TryAcquire(ctx, 5*time.Second, 0)
 		require.NoError(t, err)
 		held, err := ps.Held(ctx)
 		require.NoError(t, err)
@@ -523,23 +532,23 @@ func TestContextEndsHold(t *testing.T) {
 	})
 }
 
-// Finding 9: Permit.UpdateLease racing the permit's expiry: the server's
+// Finding 9: Permit.Extend racing the permit's expiry: the server's
 // answer decides, and client and server agree.
-func TestUpdateLeaseRacingExpiry(t *testing.T) {
+func TestExtendRacingExpiry(t *testing.T) {
 	t.Parallel()
 	s := redistest.Shared(t)
 	c, f := faultyClient(t, s, 0)
 	ps := permitSem(t, c, dstest.Name(t), 1)
 	ctx := context.Background()
-	p, err := ps.TryAcquire(ctx, 0, semaphore.PermitOptions{Lease: 300 * time.Millisecond})
+	p, err := ps.TryAcquire(ctx, 0, 300*time.Millisecond)
 	require.NoError(t, err)
 	// The update reaches the server at once; its reply comes after the
 	// permit's first lease ended on the client.
 	// Once without a fault, so the server has the script: the faulty
 	// update must reach it at once, not after a NOSCRIPT round.
-	require.NoError(t, p.UpdateLease(ctx, 300*time.Millisecond))
+	require.NoError(t, p.Extend(ctx, 300*time.Millisecond))
 	rule := f.Inject(&dstest.Rule{Match: dstest.Script("Extend a held permit's lease"), Fault: dstest.LateReply, Delay: 600 * time.Millisecond, Times: 1})
-	require.NoError(t, p.UpdateLease(ctx, 10*time.Second))
+	require.NoError(t, p.Extend(ctx, 10*time.Second))
 	require.Equal(t, 1, rule.Hits())
 	require.NoError(t, p.Context().Err(), "the client keeps the permit the server extended")
 	ttl, err := p.TTL(ctx)
@@ -634,7 +643,7 @@ func TestReplicaAckSemaphores(t *testing.T) {
 
 	replica.Pause()
 	errSem := sem.TryAcquire(ctx, 1, 0)
-	_, errPermit := ps.TryAcquire(ctx, 0, semaphore.PermitOptions{})
+	_, errPermit := ps.TryAcquire(ctx, 0, 0)
 	replica.Resume()
 	require.ErrorIs(t, errSem, distsync.ErrNotReplicated)
 	require.ErrorIs(t, errPermit, distsync.ErrNotReplicated)
@@ -646,7 +655,7 @@ func TestReplicaAckSemaphores(t *testing.T) {
 
 	require.NoError(t, sem.TryAcquire(ctx, 1, 0), "granted once the replica answers")
 	require.NoError(t, sem.Release(ctx, 1))
-	p, err := ps.TryAcquire(ctx, 0, semaphore.PermitOptions{})
+	p, err := ps.TryAcquire(ctx, 0, 0)
 	require.NoError(t, err)
 	require.NoError(t, ps.Release(ctx, p))
 }
@@ -734,4 +743,114 @@ func TestRedlockLateGrantReleased(t *testing.T) {
 		locked, err := m.IsLocked(ctx)
 		return err == nil && !locked
 	}, 15*time.Second, 10*time.Millisecond, "the late grant on the resumed master is released, long before its 30 s lease")
+}
+
+// Extend moves the end of an explicit lease, on the server and in the
+// acquisition's context; it refuses a watchdog acquisition and does not
+// revive an ended lease.
+func TestExtendExplicitLease(t *testing.T) {
+	t.Parallel()
+	eachKind(t, lockKinds, func(t *testing.T, k lockKind, c *distsync.Client, f *dstest.Faulty, l, other lockish) {
+		ctx := context.Background()
+		held, err := l.TryLock(ctx, 0, 500*time.Millisecond)
+		require.NoError(t, err)
+		require.NoError(t, l.Extend(held, 10*time.Second))
+		ttl, err := l.TTL(ctx)
+		require.NoError(t, err)
+		assert.Greater(t, ttl, 5*time.Second)
+		time.Sleep(700 * time.Millisecond) // past the first lease
+		require.NoError(t, held.Err(), "the context follows the extended lease")
+		inner, err := l.TryLock(held, 0, 0)
+		require.NoError(t, err)
+		assert.ErrorIs(t, l.Extend(inner, time.Second), distsync.ErrInvalidArgument, "the watchdog renews it")
+		assert.ErrorIs(t, l.Extend(held, 0), distsync.ErrInvalidArgument)
+		require.NoError(t, l.Unlock(inner))
+		require.NoError(t, l.Unlock(held))
+
+		short, err := l.TryLock(ctx, 0, 100*time.Millisecond)
+		require.NoError(t, err)
+		<-short.Done()
+		assert.ErrorIs(t, l.Extend(short, time.Second), distsync.ErrNotHeld, "an ended lease is not revived")
+		freeWithin(t, other, time.Second, "")
+	})
+}
+
+// Every lock-like primitive answers the same questions: whether it is held,
+// by how many owners, the caller's hold count, the lease left and how many
+// wait.
+func TestSameInspectionCalls(t *testing.T) {
+	t.Parallel()
+	eachKind(t, lockKinds, func(t *testing.T, k lockKind, c *distsync.Client, f *dstest.Faulty, l, other lockish) {
+		type inspector interface {
+			Holders(context.Context) (int, error)
+			Waiting(context.Context) (int, error)
+		}
+		ctx := context.Background()
+		held, err := l.TryLock(ctx, 0, 0)
+		require.NoError(t, err)
+		ok, err := l.IsLocked(ctx)
+		require.NoError(t, err)
+		assert.True(t, ok)
+		n, err := l.(inspector).Holders(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+		if k.name == "rwlock-read" {
+			require.NoError(t, l.Unlock(held))
+			return // readers do not wait for readers
+		}
+		got := make(chan error, 1)
+		go func() {
+			octx, err := other.TryLock(ctx, 10*time.Second, 0)
+			if err == nil {
+				err = other.Unlock(octx)
+			}
+			got <- err
+		}()
+		require.Eventually(t, func() bool {
+			w, err := l.(inspector).Waiting(ctx)
+			return err == nil && w == 1
+		}, 10*time.Second, time.Millisecond, "one waiter")
+		require.NoError(t, l.Unlock(held))
+		require.NoError(t, <-got)
+	})
+}
+
+// The renew path through faults: renewals whose replies are lost (the
+// server applied them) or whose requests are lost are retried and the hold
+// lives on; renewals that never get through end the hold's context, and
+// only then does another owner get the lock.
+func TestRenewalFaults(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	const lease = 600 * time.Millisecond
+	for _, k := range lockKinds[:3] {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			c, f := faultyClient(t, s, lease)
+			l := k.make(t, c, dstest.Name(t))
+			other := k.make(t, dstest.ClientOn(t, s), dstest.Name(t))
+			ctx := context.Background()
+			held, err := l.TryLock(ctx, 0, 0)
+			require.NoError(t, err)
+			lost := f.Inject(&dstest.Rule{Match: dstest.Script(renewScript[k.name]), Fault: dstest.LoseReply, Times: 1})
+			dropped := f.Inject(&dstest.Rule{Match: dstest.Script(renewScript[k.name]), Fault: dstest.LoseRequest, Times: 1})
+			late := f.Inject(&dstest.Rule{Match: dstest.Script(renewScript[k.name]), Fault: dstest.LateReply, Delay: lease / 10, Times: 1})
+			<-late.Hit()
+			time.Sleep(2 * lease) // two leases after the faults: only renewals keep it
+			require.NoError(t, held.Err(), "the hold outlives a lost reply, a lost request and a late reply")
+			assert.Equal(t, []int{1, 1, 1}, []int{lost.Hits(), dropped.Hits(), late.Hits()}, "each fault hit one renewal")
+			ok, err := other.IsLocked(ctx)
+			require.NoError(t, err)
+			require.True(t, ok)
+
+			f.Inject(&dstest.Rule{Match: dstest.Script(renewScript[k.name]), Fault: dstest.LoseRequest})
+			<-held.Done()
+			ended := time.Now()
+			assert.ErrorIs(t, context.Cause(held), distsync.ErrLeaseLost)
+			got, err := other.TryLock(ctx, 10*time.Second, 0)
+			require.NoError(t, err)
+			assert.False(t, time.Now().Before(ended), "granted to another only after the holder's context ended")
+			require.NoError(t, other.Unlock(got))
+		})
+	}
 }

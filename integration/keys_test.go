@@ -13,7 +13,6 @@ import (
 	"github.com/distsync/distsync/internal/core"
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
-	"github.com/distsync/distsync/semaphore"
 )
 
 // After a full run over every primitive, with waiters, re-entry and
@@ -68,7 +67,7 @@ func TestNoKeysLeftAfterFullRun(t *testing.T) {
 	require.NoError(t, err)
 	p, err := ps.Acquire(ctx)
 	require.NoError(t, err)
-	_, err = ps.TryAcquire(ctx, 10*time.Millisecond, semaphore.PermitOptions{})
+	_, err = ps.TryAcquire(ctx, 10*time.Millisecond, 0)
 	require.ErrorIs(t, err, distsync.ErrNotAcquired)
 	require.NoError(t, ps.Release(ctx, p))
 	_, err = ps.Delete(ctx)

@@ -2,7 +2,8 @@
 // semantics of Java Redisson's RCountDownLatch: a count set once, counted
 // down by anyone, and awaited by many until it reaches zero.
 //
-// The count lives at "distsync:{name}"; the latch is open when that key is
+// The count lives in the hash "distsync:{name}" (field "n", with the kind
+// marker "#k"); the latch is open when that key is
 // absent (never set, counted down to zero, or deleted), so nothing is left
 // behind once it opens. Awaiters are woken by pub/sub on ":ch" when the count
 // reaches zero, never by polling.
@@ -19,7 +20,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/redis/rueidis"
 
 	"github.com/distsync/distsync/internal/acquire"
 	"github.com/distsync/distsync/internal/core"
@@ -36,6 +36,8 @@ var (
 	countDownLua string
 	//go:embed await.lua
 	awaitLua string
+	//go:embed count.lua
+	countLua string
 	//go:embed delete.lua
 	deleteLua string
 
@@ -43,6 +45,7 @@ var (
 	countDownScript = core.NewScript(countDownLua)
 	awaitScript     = core.NewScript(awaitLua)
 	deleteScript    = core.NewScript(deleteLua)
+	countScript     = core.NewScript(countLua)
 )
 
 // Latch is a countdown latch: Java Redisson's RCountDownLatch. A latch that
@@ -120,11 +123,8 @@ func (l *Latch) Count(ctx context.Context) (int64, error) {
 	if err := l.c.Closed(); err != nil {
 		return 0, l.errorf(err)
 	}
-	n, err := l.c.Client.Do(ctx, l.c.Client.B().Get().Key(l.key).Build()).AsInt64()
+	n, err := l.c.Eval(ctx, countScript, []string{l.key}, nil).AsInt64()
 	if err != nil {
-		if rueidis.IsRedisNil(err) {
-			return 0, nil
-		}
 		return 0, l.errorf(err)
 	}
 	return max(n, 0), nil
@@ -142,14 +142,9 @@ func (l *Latch) Await(ctx context.Context) error {
 	}
 	id := uuid.NewString()
 	args := []string{"", core.Ms(l.c.WaiterWindow)}
-	err := acquire.Do(ctx, acquire.Wait{
-		Notifier: l.c.Notifier,
-		Channel:  l.channel,
-		Waiter:   id,
-		Budget:   -1,
-		Window:   l.c.WaiterWindow,
-		Leave:    func(lctx context.Context) error { return l.c.Unwait(lctx, l.waiters, id) },
-	}, func(actx context.Context, waiter string) (bool, time.Duration, error) {
+	err := acquire.Do(ctx, acquire.WaitFor(l.c, l.channel, id, core.Forever,
+		func(lctx context.Context) error { return l.c.Unwait(lctx, l.waiters, id) },
+	), func(actx context.Context, waiter string) (bool, time.Duration, error) {
 		args[0] = waiter
 		r, err := l.c.Eval(actx, awaitScript, []string{l.key, l.waiters}, args).AsInt64()
 		return r == 1, 0, err

@@ -12,6 +12,7 @@
 --        {0, remaining lease ms (-1: no expiry), server ms} when another
 --        owner holds it (a waiter is registered: mx_wait);
 --        {-2, 0} when the acquisition was released or given up before.
+-- The key of another kind of primitive is refused (WRONGKIND).
 -- A free lock is granted to whoever asks, waiter or not: releases hand it
 -- directly to a waiter that waited too long, so it is never free then. A
 -- re-entry never shortens the lease: the key lives as long as the longest
@@ -22,12 +23,13 @@ local e = redis.call('EXISTS', KEYS[1], KEYS[5])
 if e > 0 and redis.call('EXISTS', KEYS[5]) == 1 then return {-2, 0} end
 if e == 0 then
   local tok, s = ds_token(KEYS[2], ARGV[5])
-  redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', s, '#a:' .. ARGV[1], ARGV[6] .. '=' .. ds_end(nil, ARGV[7], ARGV[2]))
+  redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', s, '#k', 'mutex', '#a:' .. ARGV[1], ARGV[6] .. '=' .. ds_end(nil, ARGV[7], ARGV[2]))
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   if ARGV[3] ~= '' then mx_unwait(KEYS[3], KEYS[4], ARGV[3]) end
   return {tok, 1}
 end
-local v = redis.call('HMGET', KEYS[1], ARGV[1], '#t')
+local v = redis.call('HMGET', KEYS[1], ARGV[1], '#t', '#k')
+if v[3] ~= 'mutex' then ds_kind(KEYS[1], 'mutex') end
 if v[1] then
   local n = ds_enter(KEYS[1], ARGV[1], ARGV[6], ARGV[7], ARGV[2], nil, true)
   ds_extend(KEYS[1], ARGV[2])

@@ -41,10 +41,20 @@ var (
 	//go:embed forceunlock.lua
 	forceLua string
 
-	lockScript   = core.NewScript(mxLua + lockLua)
-	unlockScript = core.NewScript(mxLua + unlockLua)
-	renewScript  = core.NewScript(renewLua)
-	forceScript  = core.NewScript(mxLua + forceLua)
+	lockScript    = core.NewScript(mxLua + lockLua)
+	unlockScript  = core.NewScript(mxLua + unlockLua)
+	renewScript   = core.NewScript(renewLua)
+	forceScript   = core.NewScript(mxLua + forceLua)
+	waitingScript = core.NewScript(`
+-- The live waiters of a mutex: entries of E (mx.lua) whose end is to come.
+-- KEYS[1] E  Reply: their number.
+local now, n = ds_now_ms(), 0
+local all = redis.call('HGETALL', KEYS[1])
+for i = 2, #all, 2 do
+  if tonumber(string.match(all[i], '^(%S+)')) > now then n = n + 1 end
+end
+return n
+`)
 )
 
 // Mutex is a handle on one named lock. It is cheap, holds no connection, and
@@ -59,7 +69,7 @@ type Mutex struct {
 	entries string // what each waiter waits for (E in mx.lua)
 	done    string // prefix of the acquisitions' finished marks
 	channel string // release notifications: this, ':', the waiter's Client id
-	acq     *acquire.Lock
+	s       acquire.Surface
 }
 
 func init() {
@@ -83,13 +93,16 @@ func newMutex(c *core.Core, name string) (*Mutex, error) {
 	}
 	k := []string{m.key, m.fence, m.waiters, m.entries}
 	what, lease := m.what(), core.Ms(c.Lease) // shared by every hold's renewal
-	m.acq = &acquire.Lock{
+	m.s.Errorf = m.errorf
+	m.s.Lock = &acquire.Lock{
 		Core:    c,
 		Key:     m.key,
 		What:    what,
+		Kind:    "mutex",
+		Name:    name,
 		Channel: m.channel + ":" + c.ID, // releases tell a waiter on its Client's channel
 		Script:  lockScript,
-		Keys:    k[:4:4],
+		Keys:    k,
 		Mark:    func(id string) string { return m.done + id },
 		Handoff: true,
 		Release: m.release,
@@ -130,37 +143,21 @@ func (m *Mutex) Key() string { return m.key }
 // returns the grant an earlier one made instead of granting twice.
 // Uncontended, Lock is one round trip.
 func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
-	return m.lock(ctx, -1, 0)
+	return m.s.Acquire(ctx, core.Forever, 0)
 }
 
 // TryLock is Lock with a wait budget and a lease. With wait 0 it tries once
 // and returns ErrNotAcquired at once if another owner holds the lock; with
-// wait > 0 it waits at most that long. With lease 0 the watchdog renews the
-// lease until Unlock; with lease > 0 the lock simply expires after lease,
-// and the returned context ends then with cause ErrLeaseExpired (shortly
-// before the lease ends by the server's count). With wait 0 a failed attempt
-// is not repeated: its error is returned, and anything it may have granted
-// is given back. Negative durations return ErrInvalidArgument.
+// wait > 0 it waits at most that long; with distsync.Forever it waits until
+// ctx is done (a blocking lock with an explicit lease).
+// With lease 0 the watchdog renews the lease until Unlock; with lease > 0
+// the lock simply expires after lease, and the returned context ends then
+// with cause ErrLeaseExpired (a little before the server's count ends, a
+// margin for clock drift). With wait 0 a failed attempt is not repeated: its
+// error is returned, and anything it may have granted is given back.
+// Negative durations (but Forever) return ErrInvalidArgument.
 func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
-	if err := core.CheckDuration("wait", wait); err != nil {
-		return ctx, m.errorf(err)
-	}
-	if err := core.CheckDuration("lease", lease); err != nil {
-		return ctx, m.errorf(err)
-	}
-	return m.lock(ctx, wait, lease)
-}
-
-func (m *Mutex) lock(in context.Context, wait, lease time.Duration) (context.Context, error) {
-	if err := m.c.Closed(); err != nil {
-		return in, m.errorf(err)
-	}
-	ctx, owner := m.c.Owner(in)
-	lctx, err := acquire.Hold(ctx, m.acq, owner, wait, lease)
-	if err != nil {
-		return in, m.errorf(err)
-	}
-	return lctx, nil
+	return m.s.TryLock(ctx, wait, lease)
 }
 
 // Unlock releases the acquisition the context carries: pass the context
@@ -189,14 +186,9 @@ func (m *Mutex) lock(in context.Context, wait, lease time.Duration) (context.Con
 // ended or was lost). Transient failures are retried for a few seconds; if no
 // attempt got an answer, Unlock returns the error, the acquisition is no
 // longer renewed, and calling Unlock again learns the outcome (the server
-// remembers a release for core.ReleaseMemory, 10 s). Unlock is one round
+// remembers a release for 10 s). Unlock is one round
 // trip.
-func (m *Mutex) Unlock(ctx context.Context) error {
-	if err := m.c.Release(ctx, m.key); err != nil {
-		return m.errorf(err)
-	}
-	return nil
-}
+func (m *Mutex) Unlock(ctx context.Context) error { return m.s.Unlock(ctx) }
 
 // release runs the unlock script once for acquisition id of owner,
 // remembering it for life: see core.ReleaseFunc.
@@ -224,6 +216,17 @@ func (m *Mutex) run(ctx context.Context, owner, id string, life time.Duration, l
 	).AsInt64()
 }
 
+// Extend moves the end of the explicit lease of the acquisition ctx carries
+// (a context TryLock returned with lease > 0) to lease from now by the
+// server's clock, and the end of its context with it: redsync's Extend,
+// Redisson's expire on a held lock. The hold's lease is never shortened below
+// what another of its acquisitions was promised. It returns ErrNotHeld when
+// the acquisition is no longer held (an ended lease is not revived), and
+// ErrInvalidArgument for lease <= 0 or an acquisition the watchdog renews.
+// While Extend is on the wire the acquisition does not expire: the server's
+// answer decides, so client and server agree. One round trip.
+func (m *Mutex) Extend(ctx context.Context, lease time.Duration) error { return m.s.Extend(ctx, lease) }
+
 // ForceUnlock deletes the lock whoever holds it and wakes the oldest waiter. It reports
 // whether the lock was held. Holders in other processes learn of it at their
 // next renewal, when their contexts are cancelled with ErrLeaseLost.
@@ -242,34 +245,29 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 }
 
 // IsLocked reports whether any owner holds the lock (one EXISTS).
-func (m *Mutex) IsLocked(ctx context.Context) (bool, error) {
-	ok, err := m.c.LockExists(ctx, m.key)
+func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.s.IsLocked(ctx) }
+
+// Holders returns how many owners hold the lock: 0 or 1 (one EXISTS).
+func (m *Mutex) Holders(ctx context.Context) (int, error) { return m.s.Holders(ctx) }
+
+// Waiting returns how many waiters are registered, not counting those whose
+// window ended (one round trip). Waiters that vanished count until then.
+func (m *Mutex) Waiting(ctx context.Context) (int, error) {
+	n, err := m.c.Eval(ctx, waitingScript, []string{m.entries}, nil).AsInt64()
 	if err != nil {
-		return false, m.errorf(err)
+		return 0, m.errorf(err)
 	}
-	return ok, nil
+	return int(n), nil
 }
 
 // HoldCount returns how many times the owner ctx carries holds the lock
 // (0 when it does not; one HGET). Like Unlock it works on a cancelled
 // context, such as one whose hold was released.
-func (m *Mutex) HoldCount(ctx context.Context) (int, error) {
-	n, err := m.c.HoldCount(ctx, m.key)
-	if err != nil {
-		return 0, m.errorf(err)
-	}
-	return n, nil
-}
+func (m *Mutex) HoldCount(ctx context.Context) (int, error) { return m.s.HoldCount(ctx) }
 
 // TTL returns the lock's remaining lease; 0 when it is not held, -1 when it
 // has no expiry (set by something other than distsync).
-func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) {
-	ttl, err := m.c.LockTTL(ctx, m.key)
-	if err != nil {
-		return 0, m.errorf(err)
-	}
-	return ttl, nil
-}
+func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) { return m.s.TTL(ctx) }
 
 // Token returns the fencing token of the hold that ctx (a context Lock
 // returned) carries. Tokens strictly increase with each new hold of a name,
@@ -277,13 +275,7 @@ func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) {
 // the hold's token. Give it to the resource the lock protects so that it can
 // refuse writes from a holder that lost the lock (a stale, smaller token).
 // Token makes no round trip; it returns ErrNotHeld if ctx carries no hold.
-func (m *Mutex) Token(ctx context.Context) (int64, error) {
-	tok, err := m.c.Token(ctx, m.key)
-	if err != nil {
-		return 0, m.errorf(err)
-	}
-	return tok, nil
-}
+func (m *Mutex) Token(ctx context.Context) (int64, error) { return m.s.Token(ctx) }
 
 func (m *Mutex) what() string { return fmt.Sprintf("mutex %q", m.name) }
 

@@ -88,7 +88,7 @@ local function mx_next(h, q, e, fence, fencettl, channel, pub, starve, hl)
       local ttl = hl
       if mode ~= 'w' then ttl = math.min(ttl, tonumber(lease)) end
       redis.call('DEL', h)
-      redis.call('HSET', h, id, 1, '#t', s, '#a:' .. id, acq .. '=' .. ds_end(now, mode, lease))
+      redis.call('HSET', h, id, 1, '#t', s, '#k', 'mutex', '#a:' .. id, acq .. '=' .. ds_end(now, mode, lease))
       redis.call('PEXPIRE', h, mx_int(ttl))
       redis.call('ZREM', q, id)
       redis.call('HDEL', e, id)

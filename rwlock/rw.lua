@@ -25,6 +25,7 @@ end
 -- Drop the holds whose lease ended. Returns the server time (ms) and how
 -- many holds are left.
 local function rw_prune(h, l)
+  ds_kind(h, 'rwlock')
   local now = ds_now_ms()
   local gone = redis.call('ZRANGEBYSCORE', l, '-inf', rw_int(now))
   if #gone > 0 then
@@ -63,7 +64,7 @@ local function rw_grant(h, l, m, now, lease, fence, fencettl, id, mode)
   local tok
   if n == 1 and new then
     tok = ds_token(fence, fencettl)
-    redis.call('HSET', h, 't:' .. m, string.format('%.0f', tok))
+    redis.call('HSET', h, 't:' .. m, string.format('%.0f', tok), '#k', 'rwlock')
   else
     tok = tonumber(redis.call('HGET', h, 't:' .. m))
   end

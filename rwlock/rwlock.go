@@ -53,6 +53,8 @@ var (
 	stateLua string
 	//go:embed leave.lua
 	leaveLua string
+	//go:embed extend.lua
+	extendLua string
 
 	readLockScript    = core.NewScript(rwLua + readLockLua)
 	writeLockScript   = core.NewScript(rwLua + writeLockLua)
@@ -62,6 +64,7 @@ var (
 	forceScript       = core.NewScript(rwLua + forceLua)
 	stateScript       = core.NewScript(stateLua)
 	leaveScript       = core.NewScript(rwLua + leaveLua)
+	extendScript      = core.NewScript(rwLua + extendLua)
 )
 
 // Option configures a read-write lock handle.
@@ -95,8 +98,8 @@ type RWLock struct {
 	wwait   string // waiting writers
 	done    string // the finished acquisitions
 	channel string // release notifications
-	read    Locker
-	write   Locker
+	read    Side
+	write   Side
 }
 
 func init() {
@@ -128,21 +131,24 @@ func newRWLock(c *core.Core, name string, opts ...Option) (*RWLock, error) {
 	for _, o := range opts {
 		o(rw)
 	}
-	rw.read = Locker{rw: rw, side: "r", key: rw.leases, waiters: rw.rwait}
-	rw.write = Locker{rw: rw, side: "w", key: rw.hash, waiters: rw.wwait}
+	rw.read = Side{rw: rw, side: "r", key: rw.leases, waiters: rw.rwait}
+	rw.write = Side{rw: rw, side: "w", key: rw.hash, waiters: rw.wwait}
 	prefer := "0"
 	if rw.prefer {
 		prefer = "1"
 	}
-	for _, l := range []*Locker{&rw.read, &rw.write} {
+	for _, l := range []*Side{&rw.read, &rw.write} {
 		script := readLockScript
 		if l.side == "w" {
 			script = writeLockScript
 		}
-		l.acq = &acquire.Lock{
+		l.s.Errorf = l.errorf
+		l.s.Lock = &acquire.Lock{
 			Core:    c,
 			Key:     l.key,
 			What:    l.what(),
+			Kind:    "rwlock." + l.sideName(),
+			Name:    name,
 			Channel: rw.channel,
 			Script:  script,
 			Keys:    []string{rw.hash, rw.leases, rw.fence, rw.rwait, rw.wwait, rw.done},
@@ -165,30 +171,30 @@ func (rw *RWLock) Name() string { return rw.name }
 func (rw *RWLock) PrefersWriters() bool { return rw.prefer }
 
 // Read returns the read locker: shared with other readers, excluded by a writer.
-func (rw *RWLock) Read() *Locker { return &rw.read }
+func (rw *RWLock) Read() *Side { return &rw.read }
 
 // Write returns the write locker: exclusive.
-func (rw *RWLock) Write() *Locker { return &rw.write }
+func (rw *RWLock) Write() *Side { return &rw.write }
 
-// Locker is one side of a read-write lock, the read or the write lock. Its
+// Side is one side of a read-write lock, the read or the write lock. Its
 // methods are those of mutex.Mutex, and it satisfies distsync.Locker.
-type Locker struct {
+type Side struct {
 	rw      *RWLock
 	side    string // "r" or "w", the prefix of its holds in Redis
 	key     string
 	waiters string
-	acq     *acquire.Lock
+	s       acquire.Surface
 }
 
 // Name returns the lock's name.
-func (l *Locker) Name() string { return l.rw.name }
+func (l *Side) Name() string { return l.rw.name }
 
 // Key returns the Redis key that stands for this side of the lock: the hold
 // hash for the write lock and the lease set for the read lock. Both share the
 // name's hash tag, and the write lock's key sorts first, so a multilock that
 // takes both takes the write lock and then the read lock (a downgrade, which
 // succeeds) rather than the other way round (an upgrade, refused).
-func (l *Locker) Key() string { return l.key }
+func (l *Side) Key() string { return l.key }
 
 // Lock blocks until the owner ctx carries (a new owner when ctx carries none)
 // holds this side of the lock, or ctx is done. The lease is the Client's
@@ -216,51 +222,48 @@ func (l *Locker) Key() string { return l.key }
 // does not end the wait: the attempt is repeated, and a repeated attempt
 // returns the grant an earlier one made instead of granting twice.
 // Uncontended, Lock is one round trip.
-func (l *Locker) Lock(ctx context.Context) (context.Context, error) {
-	return l.lock(ctx, -1, 0)
+func (l *Side) Lock(ctx context.Context) (context.Context, error) {
+	return l.lock(ctx, core.Forever, 0)
 }
 
 // TryLock is Lock with a wait budget and a lease. With wait 0 it tries once
 // and returns ErrNotAcquired at once if it cannot acquire; with wait > 0 it
-// waits at most that long. With lease 0 the watchdog renews the hold until
-// Unlock; with lease > 0 the hold simply expires after lease, and the
-// returned context ends then with cause ErrLeaseExpired (shortly before the
-// lease ends by the server's count: a margin for clock drift). With wait 0 a
-// failed attempt is not repeated: its error is returned, and anything it
-// may have granted is given back. Negative durations return
-// ErrInvalidArgument.
-func (l *Locker) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
+// waits at most that long; with distsync.Forever it waits until ctx is done.
+// With lease 0 the watchdog renews the lease until Unlock; with lease > 0
+// the lock simply expires after lease, and the returned context ends then
+// with cause ErrLeaseExpired (a little before the server's count ends, a
+// margin for clock drift). With wait 0 a failed attempt is not repeated: its
+// error is returned, and anything it may have granted is given back.
+// Negative durations (but Forever) return ErrInvalidArgument.
+func (l *Side) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	if err := errors.Join(core.CheckDuration("wait", wait), core.CheckDuration("lease", lease)); err != nil {
 		return ctx, l.errorf(err)
 	}
 	return l.lock(ctx, wait, lease)
 }
 
-func (l *Locker) lock(in context.Context, wait, lease time.Duration) (context.Context, error) {
-	rw, c := l.rw, l.rw.c
-	if err := c.Closed(); err != nil {
-		return in, l.errorf(err)
-	}
-	ctx, owner := c.Owner(in)
+func (l *Side) lock(in context.Context, wait, lease time.Duration) (context.Context, error) {
+	rw := l.rw
+	ctx := in
 	var downgrade context.CancelCauseFunc
-	if base, ok := ctx.Value(writeBase{rw.hash}).(context.Context); ok && l.side == "r" {
+	if base, ok := in.Value(writeBase{rw.hash}).(context.Context); ok && l.side == "r" {
 		// ctx carries this lock's write hold: the read hold must outlive it
 		// (a downgrade), so its context follows the one the write hold was
 		// taken on, not the write hold's.
-		ctx, downgrade = detach(ctx, base)
+		ctx, downgrade = detach(in, base)
 	}
-	lctx, err := acquire.Hold(ctx, l.acq, owner, wait, lease)
+	lctx, err := l.s.Acquire(ctx, wait, lease)
 	if err != nil {
 		if downgrade != nil {
 			downgrade(nil)
 		}
-		return in, l.errorf(err)
+		return in, err
 	}
 	switch {
 	case downgrade != nil:
 		context.AfterFunc(lctx, func() { downgrade(context.Cause(lctx)) })
-	case l.side == "w" && ctx.Value(writeBase{rw.hash}) == nil:
-		lctx = context.WithValue(lctx, writeBase{rw.hash}, ctx)
+	case l.side == "w" && in.Value(writeBase{rw.hash}) == nil:
+		lctx = context.WithValue(lctx, writeBase{rw.hash}, in)
 	}
 	return lctx, nil
 }
@@ -300,18 +303,13 @@ func detach(ctx, base context.Context) (context.Context, context.CancelCauseFunc
 // ended or was lost). Transient failures are retried for a few seconds; if no
 // attempt got an answer, Unlock returns the error, the acquisition is no
 // longer renewed, and calling Unlock again learns the outcome (the server
-// remembers a release for core.ReleaseMemory, 10 s). Unlock is one round
+// remembers a release for 10 s). Unlock is one round
 // trip.
-func (l *Locker) Unlock(ctx context.Context) error {
-	if err := l.rw.c.Release(ctx, l.key); err != nil {
-		return l.errorf(err)
-	}
-	return nil
-}
+func (l *Side) Unlock(ctx context.Context) error { return l.s.Unlock(ctx) }
 
 // release runs this side's release script once for acquisition id of
 // owner, remembering it for life: see core.ReleaseFunc.
-func (l *Locker) release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
+func (l *Side) release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
 	rw, c := l.rw, l.rw.c
 	script := readUnlockScript
 	if l.side == "w" {
@@ -325,18 +323,39 @@ func (l *Locker) release(ctx context.Context, owner, id string, life time.Durati
 
 // leave forgets a waiter of this side that gave up; a writer that was the
 // last one waiting wakes the readers it held back (one round trip).
-func (l *Locker) leave(ctx context.Context, waiter string) error {
+func (l *Side) leave(ctx context.Context, waiter string) error {
 	rw, c := l.rw, l.rw.c
 	return c.Eval(ctx, leaveScript,
 		[]string{rw.hash, rw.rwait, rw.wwait},
 		[]string{l.side, waiter, rw.channel, c.PublishCmd()}).Error()
 }
 
+// Extend moves the end of the explicit lease of the acquisition ctx carries
+// (a context TryLock returned with lease > 0) to lease from now by the
+// server's clock, and the end of its context with it: redsync's Extend,
+// Redisson's expire on a held lock. The hold's lease is never shortened below
+// what another of its acquisitions was promised. It returns ErrNotHeld when
+// the acquisition is no longer held (an ended lease is not revived), and
+// ErrInvalidArgument for lease <= 0 or an acquisition the watchdog renews.
+// While Extend is on the wire the acquisition does not expire: the server's
+// answer decides, so client and server agree. One round trip.
+func (l *Side) Extend(ctx context.Context, lease time.Duration) error {
+	rw, c := l.rw, l.rw.c
+	err := c.ExtendWith(ctx, l.key, lease, func(ctx context.Context, owner, id string) (bool, error) {
+		r, err := c.Eval(ctx, extendScript, []string{rw.hash, rw.leases}, []string{l.side + ":" + owner, id, core.Ms(lease)}).AsInt64()
+		return r == 1, err
+	})
+	if err != nil {
+		return l.errorf(err)
+	}
+	return nil
+}
+
 // ForceUnlock removes this side's holds whoever holds them (the write hold,
 // or every read hold) and wakes every waiter. It reports whether any was
 // held. Holders in other processes learn of it at their next renewal, when
 // their contexts are cancelled with ErrLeaseLost. One round trip.
-func (l *Locker) ForceUnlock(ctx context.Context) (bool, error) {
+func (l *Side) ForceUnlock(ctx context.Context) (bool, error) {
 	rw, c := l.rw, l.rw.c
 	if err := c.Closed(); err != nil {
 		return false, l.errorf(err)
@@ -353,7 +372,7 @@ func (l *Locker) ForceUnlock(ctx context.Context) (bool, error) {
 
 // state returns how many owners hold this side, the hold count of the owner
 // ctx carries, and the time until the side's last lease ends.
-func (l *Locker) state(ctx context.Context) (holders, count int, ttl time.Duration, err error) {
+func (l *Side) state(ctx context.Context) (holders, count int, ttl time.Duration, err error) {
 	rw, c := l.rw, l.rw.c
 	if err := c.Closed(); err != nil {
 		return 0, 0, 0, l.errorf(err)
@@ -374,22 +393,27 @@ func (l *Locker) state(ctx context.Context) (holders, count int, ttl time.Durati
 // IsLocked reports whether any owner holds this side: for the read locker,
 // whether anyone reads; for the write locker, whether anyone writes. One
 // round trip.
-func (l *Locker) IsLocked(ctx context.Context) (bool, error) {
+func (l *Side) IsLocked(ctx context.Context) (bool, error) {
 	n, _, _, err := l.state(ctx)
 	return n > 0, err
 }
 
 // Holders returns how many owners hold this side (at most 1 for the write
 // lock). One round trip.
-func (l *Locker) Holders(ctx context.Context) (int, error) {
+func (l *Side) Holders(ctx context.Context) (int, error) {
 	n, _, _, err := l.state(ctx)
 	return n, err
 }
 
+// Waiting returns how many waiters for this side are registered, not
+// counting those whose window ended (one round trip). Waiters that vanished
+// count until then.
+func (l *Side) Waiting(ctx context.Context) (int, error) { return l.s.Waiting(ctx, l.waiters) }
+
 // HoldCount returns how many times the owner ctx carries holds this side
 // (0 when it does not). Like Unlock it works on a cancelled context. One
 // round trip.
-func (l *Locker) HoldCount(ctx context.Context) (int, error) {
+func (l *Side) HoldCount(ctx context.Context) (int, error) {
 	_, n, _, err := l.state(ctx)
 	return n, err
 }
@@ -397,7 +421,7 @@ func (l *Locker) HoldCount(ctx context.Context) (int, error) {
 // TTL returns the time until this side's last lease ends if nobody renews
 // it: the writer's lease, or the longest reader lease. It is 0 when nobody
 // holds this side. One round trip.
-func (l *Locker) TTL(ctx context.Context) (time.Duration, error) {
+func (l *Side) TTL(ctx context.Context) (time.Duration, error) {
 	_, _, ttl, err := l.state(ctx)
 	return ttl, err
 }
@@ -407,21 +431,15 @@ func (l *Locker) TTL(ctx context.Context) (time.Duration, error) {
 // name, read or write, across owners and processes; a re-entry keeps the
 // hold's token. Token makes no round trip; it returns ErrNotHeld if ctx
 // carries no hold of this side.
-func (l *Locker) Token(ctx context.Context) (int64, error) {
-	tok, err := l.rw.c.Token(ctx, l.key)
-	if err != nil {
-		return 0, l.errorf(err)
-	}
-	return tok, nil
-}
+func (l *Side) Token(ctx context.Context) (int64, error) { return l.s.Token(ctx) }
 
-func (l *Locker) what() string { return fmt.Sprintf("%s lock %q", l.sideName(), l.rw.name) }
+func (l *Side) what() string { return fmt.Sprintf("%s lock %q", l.sideName(), l.rw.name) }
 
-func (l *Locker) errorf(err error) error {
+func (l *Side) errorf(err error) error {
 	return fmt.Errorf("rwlock %q (%s): %w", l.rw.name, l.sideName(), err)
 }
 
-func (l *Locker) sideName() string {
+func (l *Side) sideName() string {
 	if l.side == "w" {
 		return "write"
 	}

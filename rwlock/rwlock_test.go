@@ -20,7 +20,7 @@ import (
 )
 
 // Both lockers compose with multilock and redlock.
-var _ distsync.Locker = (*rwlock.Locker)(nil)
+var _ distsync.Locker = (*rwlock.Side)(nil)
 
 func TestMain(m *testing.M) {
 	if s, err := redistest.SharedServer(); err == nil {
@@ -125,7 +125,7 @@ func TestReentrancy(t *testing.T) {
 	c := dstest.Client(t)
 	rw := newRW(t, c, dstest.Name(t))
 	ctx := context.Background()
-	for _, l := range []*rwlock.Locker{rw.Read(), rw.Write()} {
+	for _, l := range []*rwlock.Side{rw.Read(), rw.Write()} {
 		ctx1, err := l.Lock(ctx)
 		require.NoError(t, err)
 		ctx2, err := l.TryLock(ctx1, 0, 0)
@@ -403,7 +403,7 @@ func TestWatchdogKeepsHoldsAlive(t *testing.T) {
 	time.Sleep(4 * lease) // only renewals keep the holds
 	require.NoError(t, w.Err())
 	require.NoError(t, r.Err())
-	for _, l := range []*rwlock.Locker{rw.Read(), rw.Write()} {
+	for _, l := range []*rwlock.Side{rw.Read(), rw.Write()} {
 		n, err := l.HoldCount(w)
 		require.NoError(t, err)
 		assert.Equal(t, 1, n)
@@ -516,7 +516,7 @@ func TestInvalidInput(t *testing.T) {
 		assert.ErrorIs(t, err, distsync.ErrInvalidName, "%q", name)
 	}
 	rw := newRW(t, c, dstest.Name(t))
-	for _, l := range []*rwlock.Locker{rw.Read(), rw.Write()} {
+	for _, l := range []*rwlock.Side{rw.Read(), rw.Write()} {
 		_, err := l.TryLock(context.Background(), -time.Second, 0)
 		assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
 		_, err = l.TryLock(context.Background(), 0, -time.Second)

@@ -4,7 +4,8 @@
 -- that it took them (a repeated attempt must not take them again)
 -- Reply: 1 taken (now, or by an earlier attempt of the acquisition); 0 fewer
 -- than n are available (the waiter is registered on the channel of its
--- need); -2 the acquisition was given up before.
+-- need), -4 likewise but the permits were never set; -2 the acquisition was
+-- given up before.
 local now = sem_prune()
 if ds_finished(KEYS[5], ARGV[6]) then return -2 end
 if ds_finished(KEYS[5], 'g:' .. ARGV[6]) then return 1 end
@@ -15,4 +16,5 @@ if sem_avail() >= tonumber(ARGV[3]) then
   return 1
 end
 sem_wait(ARGV[4], ARGV[3], 0, ARGV[5])
+if redis.call('EXISTS', KEYS[1]) == 0 then return -4 end
 return 0

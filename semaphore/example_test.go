@@ -7,7 +7,6 @@ import (
 
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/dstest"
-	"github.com/distsync/distsync/semaphore"
 )
 
 func ExampleSemaphore() {
@@ -69,7 +68,7 @@ func ExamplePermitSemaphore() {
 	if err != nil {
 		panic(err)
 	}
-	_, err = lot.TryAcquire(ctx, 0, semaphore.PermitOptions{})
+	_, err = lot.TryAcquire(ctx, 0, 0)
 	fmt.Println("lot full:", errors.Is(err, distsync.ErrNotAcquired))
 	// Work under space.Context(): it is cancelled if the permit is lost.
 	fmt.Println("parked:", space.Context().Err() == nil)

@@ -3,6 +3,7 @@ package semaphore
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/distsync/distsync/internal/acquire"
@@ -39,15 +40,6 @@ func newPermit(c *core.Core, name string) (*PermitSemaphore, error) {
 	return &PermitSemaphore{p}, nil
 }
 
-// PermitOptions configure an acquisition: the leaseTime argument of
-// Redisson's RPermitExpirableSemaphore.tryAcquire(waitTime, leaseTime, unit).
-type PermitOptions struct {
-	// Lease is how long the permit lives. 0 (the default) gives the Client's
-	// watchdog lease, renewed until Release while the Client lives; > 0 is an
-	// explicit lease that is not renewed (Permit.UpdateLease moves its end).
-	Lease time.Duration
-}
-
 // Acquire takes one permit, blocking until one is available or ctx is done
 // (it returns an error wrapping ctx.Err()). The permit has the watchdog
 // lease, renewed until Release. While the semaphore's permits were never set
@@ -61,44 +53,72 @@ type PermitOptions struct {
 // whose outcome is unknown, or the grant came back after ctx ended or
 // during Close, the permit it may have been granted is returned.
 func (s *PermitSemaphore) Acquire(ctx context.Context) (*Permit, error) {
-	return s.acquire(ctx, -1, PermitOptions{})
+	ps, err := s.acquire(ctx, 1, core.Forever, 0)
+	if err != nil {
+		return nil, err
+	}
+	return ps[0], nil
 }
 
-// TryAcquire takes one permit within wait (0: one try) with the options'
-// lease. It returns an error wrapping ErrNotAcquired when no permit became
-// available in time, one wrapping ctx.Err() when ctx ended first, and
+// TryAcquire takes one permit within wait (0: one try; distsync.Forever:
+// until ctx is done) with lease: 0 gives the Client's watchdog lease,
+// renewed until Release; > 0 an explicit lease, not renewed
+// (Permit.Extend moves its end): Redisson's tryAcquire(waitTime,
+// leaseTime). It returns an error wrapping ErrNotAcquired when no permit
+// became available in time, one wrapping ctx.Err() when ctx ended first, and
 // ErrInvalidArgument for a negative wait or lease. Failures are handled as
 // for Acquire; with wait 0 a failed attempt is not repeated.
-func (s *PermitSemaphore) TryAcquire(ctx context.Context, wait time.Duration, opts PermitOptions) (*Permit, error) {
+func (s *PermitSemaphore) TryAcquire(ctx context.Context, wait, lease time.Duration) (*Permit, error) {
+	ps, err := s.TryAcquireN(ctx, 1, wait, lease)
+	if err != nil {
+		return nil, err
+	}
+	return ps[0], nil
+}
+
+// TryAcquireN takes n permits (1..MaxPermitsPerCall) at once, all or none,
+// within wait and with lease, as TryAcquire does one: Redisson's
+// acquire(permits, leaseTime) and tryAcquire(permits, waitTime, leaseTime).
+// Each permit has its own id and context and is released on its own.
+// Waiters needing n are woken only when n permits are available.
+func (s *PermitSemaphore) TryAcquireN(ctx context.Context, n int64, wait, lease time.Duration) ([]*Permit, error) {
 	if err := core.CheckDuration("wait", wait); err != nil {
 		return nil, s.errorf(err)
 	}
-	if err := core.CheckDuration("lease", opts.Lease); err != nil {
+	if err := core.CheckDuration("lease", lease); err != nil {
 		return nil, s.errorf(err)
 	}
-	return s.acquire(ctx, wait, opts)
+	if n < 1 || n > MaxPermitsPerCall {
+		return nil, s.errorf(fmt.Errorf("%w: %d permits in one call, want 1..%d", core.ErrInvalidArgument, n, MaxPermitsPerCall))
+	}
+	return s.acquire(ctx, n, wait, lease)
 }
 
-func (s *PermitSemaphore) acquire(ctx context.Context, wait time.Duration, opts PermitOptions) (*Permit, error) {
+// MaxPermitsPerCall bounds the permits one TryAcquireN takes: each has its
+// own id, lease and context.
+const MaxPermitsPerCall = 1024
+
+func (s *PermitSemaphore) acquire(ctx context.Context, n int64, wait, lease time.Duration) ([]*Permit, error) {
 	if err := s.c.Track(); err != nil {
 		return nil, s.errorf(err)
 	}
 	defer s.c.Untrack()
-	id := core.NewAcqID() // the permit id: every attempt carries it
-	lease := opts.Lease
-	if lease == 0 {
-		lease = s.c.Lease
+	// The permit ids: every attempt carries them, so a repeated attempt
+	// returns the permits an earlier one granted.
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = core.NewAcqID()
 	}
-	args := s.args(id, core.Ms(lease), "", core.Ms(s.c.WaiterWindow))
-	var t acquire.Track
-	err := acquire.Do(ctx, acquire.Wait{
-		Notifier: s.c.Notifier,
-		Channel:  s.channel,
-		Waiter:   id,
-		Budget:   wait,
-		Window:   s.c.WaiterWindow,
-		Leave:    s.leave(id),
-	}, func(actx context.Context, waiter string) (bool, time.Duration, error) {
+	leaseArg := lease
+	if leaseArg == 0 {
+		leaseArg = s.c.Lease
+	}
+	args := s.args(strings.Join(ids, " "), core.Ms(leaseArg), "", core.Ms(s.c.WaiterWindow))
+	t := acquire.Track{Kind: "semaphore.permit", Name: s.name}
+	notSet := false // the last refusal found the permits never set
+	w := acquire.WaitFor(s.c, s.channelFor(n), ids[0], wait, s.leave(ids[0]))
+	w.Track = &t
+	err := acquire.Do(ctx, w, func(actx context.Context, waiter string) (bool, time.Duration, error) {
 		args[4] = waiter
 		sent := time.Now()
 		res, err := s.c.TryAcquire(actx, permitAcquireScript, s.keys, args)
@@ -107,31 +127,82 @@ func (s *PermitSemaphore) acquire(ctx context.Context, wait time.Duration, opts 
 			return false, 0, t.Sent(sent, false, err)
 		case res[0] == acquire.CodeFinished:
 			return false, 0, acquire.ErrFinished
-		case res[0] == 0:
+		case res[0] == 0 || res[0] == codeNotSet:
+			notSet = res[0] == codeNotSet
 			return false, core.RetryAfter(res[1]), nil
 		}
 		return true, 0, t.Sent(sent, true, nil)
 	})
-	what := fmt.Sprintf("permit %s of %s %q", id, s.kind, s.name)
-	undo := func() { s.c.Undo(what, id, opts.Lease, s.release) }
-	if err := t.Finish(ctx, err, undo); err != nil {
-		return nil, s.errorf(err)
+	err = notSetErr(err, notSet)
+	undo := func() {
+		for _, id := range ids {
+			s.c.Undo(s.permitWhat(id), id, lease, s.release)
+		}
 	}
-	var renew *core.Renewal
-	if opts.Lease == 0 {
-		renew = &core.Renewal{Script: permitRenewScript, Keys: s.keys, Args: s.args(id, core.Ms(s.c.Lease)), What: what}
+	if err := t.Finish(ctx, err, undo); err != nil {
+		t.Report(ctx, s.c, 0, err)
+		return nil, s.errorf(err)
 	}
 	// Each permit is its own hold, owned by its id, with one acquisition.
-	p := &Permit{id: id, s: s, lease: opts.Lease}
-	p.ctx, p.acq, err = s.c.Holds.Grant(ctx, core.Grant{
-		Key: s.keys[1], Owner: id, What: what, ID: id, SentAt: t.SentAt(),
-		Lease: opts.Lease, Renewal: renew, Release: s.release, Unknown: t.Unknown(),
-	})
-	if err != nil {
-		undo()
-		return nil, s.errorf(err)
+	ps := make([]*Permit, n)
+	for i, id := range ids {
+		var renew *core.Renewal
+		if lease == 0 {
+			renew = &core.Renewal{Script: permitRenewScript, Keys: s.keys, Args: s.args(id, core.Ms(s.c.Lease)), What: s.permitWhat(id)}
+		}
+		p := &Permit{id: id, s: s, lease: lease}
+		p.ctx, p.acq, err = s.c.Holds.Grant(ctx, core.Grant{
+			Key: s.keys[1], Owner: id, What: s.permitWhat(id), Kind: t.Kind, Name: s.name, ID: id, SentAt: t.SentAt(),
+			Lease: lease, Renewal: renew, Release: s.release, Unknown: t.Unknown(),
+		})
+		t.Report(ctx, s.c, 0, err) // each permit is an acquisition of its own
+		if err != nil {
+			for _, q := range ps[:i] {
+				q.acq.Unlock(context.Background())
+			}
+			for _, id := range ids[i:] {
+				s.c.Undo(s.permitWhat(id), id, lease, s.release)
+			}
+			return nil, s.errorf(err)
+		}
+		ps[i] = p
 	}
-	return p, nil
+	return ps, nil
+}
+
+func (s *PermitSemaphore) permitWhat(id string) string {
+	return fmt.Sprintf("permit %s of %s %q", id, s.kind, s.name)
+}
+
+// ReleaseID returns the permit with id to the pool, from any Client and any
+// process: Redisson's release(permitId). It returns nil if the permit was
+// held and is now returned, and an error wrapping ErrNotHeld otherwise
+// (unknown id, released before, or its lease ended). The permit's holder
+// learns of it: at once when it holds it through this Client, otherwise at
+// its next renewal (its context is then cancelled with ErrLeaseLost) or when
+// its explicit lease ends. One round trip.
+func (s *PermitSemaphore) ReleaseID(ctx context.Context, id string) error {
+	if err := s.c.Closed(); err != nil {
+		return s.errorf(err)
+	}
+	ictx, cancel := core.IOContext(ctx, core.ReleaseTimeout)
+	defer cancel()
+	r, err := s.release(ictx, id, core.ReleaseMemory)
+	if err != nil {
+		return s.errorf(err)
+	}
+	if r != 1 { // not held, or released before
+		return s.errorf(fmt.Errorf("%w: permit %s", core.ErrNotHeld, id))
+	}
+	s.c.Holds.End(s.keys[1], id, core.ErrReleased)
+	return nil
+}
+
+// Permits returns the semaphore's number of permits: available plus held
+// (Redisson's getPermits). One round trip.
+func (s *PermitSemaphore) Permits(ctx context.Context) (int64, error) {
+	avail, held, err := s.state(ctx)
+	return avail + held, err
 }
 
 // release returns permit id to the pool once, remembering it for life (a
@@ -161,21 +232,6 @@ func (s *PermitSemaphore) Release(ctx context.Context, p *Permit) error {
 	return nil
 }
 
-// SetPermits sets the semaphore's number of permits to n (0..MaxPermits)
-// whether or not it was set: available becomes n minus the permits held, so
-// that available + held = n (available is negative while more than n are
-// held, and climbs back as they are released). Waiters that can now proceed
-// are woken. One round trip.
-func (s *PermitSemaphore) SetPermits(ctx context.Context, n int64) error {
-	if err := s.check(0, n); err != nil {
-		return err
-	}
-	if err := s.eval(ctx, setScript, n).Error(); err != nil {
-		return s.errorf(err)
-	}
-	return nil
-}
-
 // Held returns the number of permits held now, not counting those whose
 // lease ended. One round trip.
 func (s *PermitSemaphore) Held(ctx context.Context) (int64, error) {
@@ -186,7 +242,7 @@ func (s *PermitSemaphore) Held(ctx context.Context) (int64, error) {
 // Permit is one permit of a PermitSemaphore: an id and a lease, with the
 // context of its holder. In Redisson it is the permit id string that
 // RPermitExpirableSemaphore.acquire returns; here it also carries the
-// holder's context and the permit's own TTL and UpdateLease (Redisson's
+// holder's context and the permit's own TTL and Extend (Redisson's
 // updateLeaseTime).
 type Permit struct {
 	id    string
@@ -222,15 +278,16 @@ func (p *Permit) TTL(ctx context.Context) (time.Duration, error) {
 	return time.Duration(ms) * time.Millisecond, nil
 }
 
-// UpdateLease sets the remaining lease of a permit acquired with an explicit
-// lease to lease (> 0) from now, by the server's clock, and moves the end of
-// the permit's context with it. It returns an error wrapping ErrNotHeld when
+// Extend (Redisson's updateLeaseTime, as a lock's Extend) sets the
+// remaining lease of a permit acquired with an explicit lease to lease (> 0)
+// from now, by the server's clock, and moves the end of the permit's context
+// with it. It returns an error wrapping ErrNotHeld when
 // the permit is no longer held (a permit whose lease ended is not revived),
 // and ErrInvalidArgument for lease <= 0 or a permit the watchdog renews.
 // While the update is on the wire the permit does not expire: the server's
 // answer decides, so the client and the server agree on every permit. One
 // round trip.
-func (p *Permit) UpdateLease(ctx context.Context, lease time.Duration) error {
+func (p *Permit) Extend(ctx context.Context, lease time.Duration) error {
 	if err := p.s.c.Closed(); err != nil {
 		return p.errorf(err)
 	}

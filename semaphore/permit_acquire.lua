@@ -1,23 +1,27 @@
--- Take one permit of the permit semaphore under a new permit id (the
--- acquisition id) with a lease, once per id.
--- ARGV[3] permit id  ARGV[4] lease ms  ARGV[5] waiter id ('' when the caller
--- will not wait)  ARGV[6] waiter window ms
--- Reply: {1, 0} granted (now, or by an earlier attempt of the id);
--- {0, ms} refused (the waiter is registered), with the ms until the earliest
--- held permit's lease ends, when trying again may succeed, or -1 when no
--- permit is held; {-2, 0} the id was released or given up before.
+-- Take n permits of the permit semaphore at once (all or none), each under
+-- its own new permit id with a lease, once per set of ids.
+-- ARGV[3] the permit ids, separated by spaces  ARGV[4] lease ms
+-- ARGV[5] waiter id ('' when the caller will not wait)  ARGV[6] waiter window ms
+-- Reply: {1, 0} granted (now, or by an earlier attempt with the same ids);
+-- {0, ms} refused (the waiter is registered on the channel of its need),
+-- with the ms until the earliest held permit's lease ends, when trying again
+-- may succeed, or -1 when no permit is held; {-4, ms} likewise but the
+-- permits were never set; {-2, 0} the ids were released or given up before.
 local now = sem_prune()
-if redis.call('ZSCORE', KEYS[2], ARGV[3]) then return {1, 0} end
-if ds_finished(KEYS[5], ARGV[3]) then return {-2, 0} end
+local ids = {}
+for id in string.gmatch(ARGV[3], '%S+') do ids[#ids + 1] = id end
+local n = #ids
+if redis.call('ZSCORE', KEYS[2], ids[1]) then return {1, 0} end
+if ds_finished(KEYS[5], ids[1]) then return {-2, 0} end
 local v = sem_avail()
 local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
 local window = tonumber(ARGV[6])
-if v >= 1 then
+if v >= n then
   local exp = now + tonumber(ARGV[4])
-  redis.call('DECR', KEYS[1])
-  redis.call('ZADD', KEYS[2], exp, ARGV[3])
+  redis.call('DECRBY', KEYS[1], n)
+  for _, id in ipairs(ids) do redis.call('ZADD', KEYS[2], exp, id) end
   ds_unwait(KEYS[3], ARGV[5])
-  if v == 1 then
+  if v == n then
     -- The waiters sleep until the time they were told (their score less
     -- the window); if this lease ends before the earliest of them wakes,
     -- wake one to learn it, so that a crashed holder's permit is reclaimed
@@ -30,13 +34,11 @@ if v >= 1 then
   return {1, 0}
 end
 -- A waiter told that no permit is held sleeps half a window.
-local retry = math.floor(window / 2)
-local told = retry
+local retry, told = -1, math.floor(window / 2)
 if first[2] then
   retry = tonumber(first[2]) - now
   told = retry
-else
-  retry = -1
 end
-sem_wait(ARGV[5], '1', told, ARGV[6])
+sem_wait(ARGV[5], tostring(n), told, ARGV[6])
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-4, retry} end
 return {0, retry}

@@ -83,7 +83,7 @@ func TestShorterLeaseWakesWaitersToLearnIt(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	long, err := s.TryAcquire(ctx, 0, semaphore.PermitOptions{Lease: time.Hour})
+	long, err := s.TryAcquire(ctx, 0, time.Hour)
 	require.NoError(t, err)
 	got := acquireLater(t, ctx, ws) // told: the earliest lease ends in an hour
 	waitForWaiters(t, waiter, s.Key(), 1)
@@ -92,7 +92,7 @@ func TestShorterLeaseWakesWaitersToLearnIt(t *testing.T) {
 	// lease: the waiter must learn that this lease ends first.
 	rc := c.Rueidis()
 	require.NoError(t, rc.Do(ctx, rc.B().Set().Key(s.Key()).Value("1").Build()).Error())
-	short, err := s.TryAcquire(ctx, 0, semaphore.PermitOptions{Lease: 300 * time.Millisecond})
+	short, err := s.TryAcquire(ctx, 0, 300*time.Millisecond)
 	require.NoError(t, err)
 	q := <-got
 	require.NotNil(t, q, "the waiter gets the permit whose short lease ended")
@@ -130,36 +130,36 @@ func TestExpiredPermit(t *testing.T) {
 	s := setPermits(t, c, 1)
 	ctx := context.Background()
 	const lease = 200 * time.Millisecond
-	p, err := s.TryAcquire(ctx, 0, semaphore.PermitOptions{Lease: lease})
+	p, err := s.TryAcquire(ctx, 0, lease)
 	require.NoError(t, err)
 	ttl, err := p.TTL(ctx)
 	require.NoError(t, err)
 	assert.True(t, ttl > 0 && ttl <= lease, "ttl %v", ttl)
 
 	// Another acquisition gets it when the lease has ended on the server.
-	q, err := s.TryAcquire(ctx, time.Minute, semaphore.PermitOptions{})
+	q, err := s.TryAcquire(ctx, time.Minute, 0)
 	require.NoError(t, err)
 	<-p.Context().Done()
 	assert.ErrorIs(t, context.Cause(p.Context()), distsync.ErrLeaseExpired)
 	assert.Zero(t, c.Stats().Renewals, "an explicit lease is never renewed")
 	_, err = p.TTL(ctx)
 	assert.ErrorIs(t, err, distsync.ErrNotHeld)
-	assert.ErrorIs(t, p.UpdateLease(ctx, time.Minute), distsync.ErrNotHeld, "an ended lease is not revived")
+	assert.ErrorIs(t, p.Extend(ctx, time.Minute), distsync.ErrNotHeld, "an ended lease is not revived")
 	assert.ErrorIs(t, s.Release(ctx, p), distsync.ErrNotHeld)
 	assert.Zero(t, available(t, s), "the expired permit is not returned twice")
 	require.NoError(t, s.Release(ctx, q))
 	assert.Equal(t, int64(1), available(t, s))
 }
 
-func TestUpdateLease(t *testing.T) {
+func TestExtend(t *testing.T) {
 	t.Parallel()
 	c := dstest.Client(t)
 	s := setPermits(t, c, 2)
 	ctx := context.Background()
 	const lease = 200 * time.Millisecond
-	p, err := s.TryAcquire(ctx, 0, semaphore.PermitOptions{Lease: lease})
+	p, err := s.TryAcquire(ctx, 0, lease)
 	require.NoError(t, err)
-	require.NoError(t, p.UpdateLease(ctx, time.Minute))
+	require.NoError(t, p.Extend(ctx, time.Minute))
 	time.Sleep(2 * lease) // past the first lease
 	require.NoError(t, p.Context().Err(), "the context's end moved with the lease")
 	ttl, err := p.TTL(ctx)
@@ -167,13 +167,13 @@ func TestUpdateLease(t *testing.T) {
 	assert.Greater(t, ttl, 30*time.Second)
 	assert.Equal(t, int64(1), held(t, s))
 
-	assert.ErrorIs(t, p.UpdateLease(ctx, 0), distsync.ErrInvalidArgument)
+	assert.ErrorIs(t, p.Extend(ctx, 0), distsync.ErrInvalidArgument)
 	w, err := s.Acquire(ctx)
 	require.NoError(t, err)
-	assert.ErrorIs(t, w.UpdateLease(ctx, time.Minute), distsync.ErrInvalidArgument, "the watchdog renews it")
+	assert.ErrorIs(t, w.Extend(ctx, time.Minute), distsync.ErrInvalidArgument, "the watchdog renews it")
 	require.NoError(t, s.Release(ctx, w))
 	require.NoError(t, s.Release(ctx, p))
-	assert.ErrorIs(t, p.UpdateLease(ctx, time.Minute), distsync.ErrNotHeld)
+	assert.ErrorIs(t, p.Extend(ctx, time.Minute), distsync.ErrNotHeld)
 	_, err = p.TTL(ctx)
 	assert.ErrorIs(t, err, distsync.ErrNotHeld)
 }
@@ -191,7 +191,7 @@ func TestWatchdogKeepsPermit(t *testing.T) {
 	require.NoError(t, p.Context().Err(), "the permit must not be lost")
 	assert.Equal(t, int64(1), held(t, s))
 	assert.GreaterOrEqual(t, c.Stats().Renewals, int64(4))
-	_, err = s.TryAcquire(ctx, 0, semaphore.PermitOptions{})
+	_, err = s.TryAcquire(ctx, 0, 0)
 	assert.ErrorIs(t, err, distsync.ErrNotAcquired)
 	require.NoError(t, s.Release(ctx, p))
 	assert.Zero(t, c.Stats().HeldLeases, "a released permit is not renewed")
@@ -230,7 +230,7 @@ func TestSetPermitsWhileHeld(t *testing.T) {
 	require.NoError(t, s.SetPermits(ctx, 2))
 	assert.Equal(t, int64(-1), available(t, s), "available + held = 2")
 	assert.Equal(t, int64(3), held(t, s))
-	_, err := s.TryAcquire(ctx, 0, semaphore.PermitOptions{})
+	_, err := s.TryAcquire(ctx, 0, 0)
 	assert.ErrorIs(t, err, distsync.ErrNotAcquired)
 	for i, want := range []int64{0, 1, 2} {
 		require.NoError(t, s.Release(ctx, ps[i]))
@@ -262,7 +262,7 @@ func TestPermitReleaseWakesWaiterByNotification(t *testing.T) {
 	s := setPermits(t, c, 1)
 	ctx := context.Background()
 	// A long explicit lease: the waiter's timer would fire only after it.
-	p, err := s.TryAcquire(ctx, 0, semaphore.PermitOptions{Lease: 10 * time.Minute})
+	p, err := s.TryAcquire(ctx, 0, 10*time.Minute)
 	require.NoError(t, err)
 	stats := acquire.Counters()
 	timer, notified := stats.Timer.Load(), stats.Notified.Load()
@@ -279,11 +279,113 @@ func TestPermitBadInput(t *testing.T) {
 	c := dstest.Client(t)
 	s := newPermitSem(t, c, uniqueName(t))
 	ctx := context.Background()
-	_, err := s.TryAcquire(ctx, 0, semaphore.PermitOptions{})
+	_, err := s.TryAcquire(ctx, 0, 0)
 	assert.ErrorIs(t, err, distsync.ErrNotAcquired, "never set: no permits")
-	_, err = s.TryAcquire(ctx, -time.Second, semaphore.PermitOptions{})
+	_, err = s.TryAcquire(ctx, -time.Second, 0)
 	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
-	_, err = s.TryAcquire(ctx, 0, semaphore.PermitOptions{Lease: -time.Second})
+	_, err = s.TryAcquire(ctx, 0, -time.Second)
 	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
 	assert.ErrorIs(t, s.AddPermits(ctx, semaphore.MaxPermits+1), distsync.ErrInvalidArgument)
+}
+
+// Redisson's acquire(permits, leaseTime): n permits at once, all or none,
+// each with its own id and lease; a waiter needing n waits until n are
+// available.
+func TestAcquireN(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	s := newPermitSem(t, c, dstest.Name(t))
+	ctx := context.Background()
+	_, err := s.TrySetPermits(ctx, 3)
+	require.NoError(t, err)
+	ps, err := s.TryAcquireN(ctx, 2, 0, time.Minute)
+	require.NoError(t, err)
+	require.Len(t, ps, 2)
+	assert.NotEqual(t, ps[0].ID(), ps[1].ID())
+	for _, p := range ps {
+		ttl, err := p.TTL(ctx)
+		require.NoError(t, err)
+		assert.Greater(t, ttl, 50*time.Second, "each has the lease")
+	}
+	_, err = s.TryAcquireN(ctx, 2, 0, 0)
+	require.ErrorIs(t, err, distsync.ErrNotAcquired, "one left: all or none")
+	assert.Equal(t, int64(2), held(t, s), "none taken by the refused call")
+
+	got := make(chan []*semaphore.Permit, 1)
+	go func() {
+		ps, err := s.TryAcquireN(ctx, 2, 10*time.Second, 0)
+		assert.NoError(t, err)
+		got <- ps
+	}()
+	waitForWaiters(t, c, s.Key(), 1)
+	require.NoError(t, s.Release(ctx, ps[0]))
+	more := <-got
+	require.Len(t, more, 2)
+	for _, p := range append(more, ps[1]) {
+		require.NoError(t, s.Release(ctx, p))
+	}
+	assert.Zero(t, held(t, s))
+	for _, n := range []int64{0, -1, semaphore.MaxPermitsPerCall + 1} {
+		_, err := s.TryAcquireN(ctx, n, 0, 0)
+		assert.ErrorIs(t, err, distsync.ErrInvalidArgument, "n=%d", n)
+	}
+}
+
+// Redisson's release(permitId): any Client releases a permit by its id; the
+// holder on another Client learns at its next renewal.
+func TestReleaseID(t *testing.T) {
+	t.Parallel()
+	holder := dstest.Client(t, func(o *distsync.Options) { o.Lease = 300 * time.Millisecond })
+	other := dstest.Client(t)
+	name := dstest.Name(t)
+	s := newPermitSem(t, holder, name)
+	ctx := context.Background()
+	_, err := s.TrySetPermits(ctx, 1)
+	require.NoError(t, err)
+	p, err := s.Acquire(ctx)
+	require.NoError(t, err)
+	so := newPermitSem(t, other, name)
+	require.NoError(t, so.ReleaseID(ctx, p.ID()))
+	assert.ErrorIs(t, so.ReleaseID(ctx, p.ID()), distsync.ErrNotHeld, "released once")
+	<-p.Context().Done()
+	assert.ErrorIs(t, context.Cause(p.Context()), distsync.ErrLeaseLost)
+	assert.ErrorIs(t, s.Release(ctx, p), distsync.ErrNotHeld)
+	avail, err := so.Available(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), avail)
+
+	// On the holder's own Client, its context ends at once.
+	p, err = s.Acquire(ctx)
+	require.NoError(t, err)
+	require.NoError(t, s.ReleaseID(ctx, p.ID()))
+	assert.ErrorIs(t, context.Cause(p.Context()), distsync.ErrReleased)
+}
+
+// getPermits and setPermits: the total is available plus held; SetPermits
+// sets it whether or not it was set, on both semaphores.
+func TestPermitsAndSetPermits(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	ctx := context.Background()
+	ps := newPermitSem(t, c, dstest.Name(t)+"-permit")
+	require.NoError(t, ps.SetPermits(ctx, 4))
+	p, err := ps.Acquire(ctx)
+	require.NoError(t, err)
+	total, err := ps.Permits(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(4), total)
+	require.NoError(t, ps.SetPermits(ctx, 2))
+	avail, err := ps.Available(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), avail, "2 less the one held")
+	require.NoError(t, ps.Release(ctx, p))
+
+	s := newSem(t, c, dstest.Name(t)+"-counting")
+	require.NoError(t, s.SetPermits(ctx, 5))
+	require.NoError(t, s.Acquire(ctx, 2))
+	require.NoError(t, s.SetPermits(ctx, 7))
+	avail, err = s.Available(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(7), avail, "a counting semaphore's permits are not held: available is set")
+	assert.ErrorIs(t, s.SetPermits(ctx, -1), distsync.ErrInvalidArgument)
 }

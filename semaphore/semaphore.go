@@ -27,6 +27,7 @@ package semaphore
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -164,6 +165,22 @@ func (s *pool) add(ctx context.Context, n int64) error {
 	return nil
 }
 
+// SetPermits sets the semaphore's number of permits to n (0..MaxPermits)
+// whether or not it was set (Redisson's setPermits): available becomes n
+// minus the permits held (for a PermitSemaphore; a counting semaphore's
+// permits are not held by anyone, so available becomes n). Available is
+// negative while more than n are held, and climbs back as they are released.
+// Waiters that can now proceed are woken. One round trip.
+func (s *pool) SetPermits(ctx context.Context, n int64) error {
+	if err := s.check(0, n); err != nil {
+		return err
+	}
+	if err := s.eval(ctx, setScript, n).Error(); err != nil {
+		return s.errorf(err)
+	}
+	return nil
+}
+
 // Available returns the number of permits available now (negative after
 // permits were removed below those held or taken; 0 when never set). One
 // round trip.
@@ -235,6 +252,19 @@ func (s *pool) args(more ...string) []string {
 
 func (s *pool) eval(ctx context.Context, script *core.Script, n int64) rueidis.RedisResult {
 	return s.c.Eval(ctx, script, s.keys, s.args(strconv.FormatInt(n, 10)))
+}
+
+// codeNotSet is the reply code of a refusal because the permits were never
+// set.
+const codeNotSet = -4
+
+// notSetErr adds ErrNotSet to a refusal (ErrNotAcquired) whose last attempt
+// found the permits never set: such a semaphore is not full, it has none.
+func notSetErr(err error, notSet bool) error {
+	if notSet && errors.Is(err, core.ErrNotAcquired) {
+		return fmt.Errorf("%w: %w", err, core.ErrNotSet)
+	}
+	return err
 }
 
 func (s *pool) what() string { return fmt.Sprintf("%s %q", s.kind, s.name) }
@@ -336,15 +366,11 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) er
 	num := strconv.FormatInt(n, 10)
 	window := core.Ms(s.c.WaiterWindow)
 	memory := core.Ms(s.c.UndoLife(0))
-	var t acquire.Track
-	err := acquire.Do(ctx, acquire.Wait{
-		Notifier: s.c.Notifier,
-		Channel:  s.channelFor(n),
-		Waiter:   waiter,
-		Budget:   wait,
-		Window:   s.c.WaiterWindow,
-		Leave:    s.leave(waiter),
-	}, func(actx context.Context, w string) (bool, time.Duration, error) {
+	t := acquire.Track{Kind: "semaphore", Name: s.name}
+	notSet := false // the last refusal found the permits never set
+	how := acquire.WaitFor(s.c, s.channelFor(n), waiter, wait, s.leave(waiter))
+	how.Track = &t
+	err := acquire.Do(ctx, how, func(actx context.Context, w string) (bool, time.Duration, error) {
 		sent := time.Now()
 		res, ackErr := s.c.EvalAcquire(actx, acquireScript, s.keys, s.args(num, w, window, id, memory))
 		r, err := res.AsInt64()
@@ -357,13 +383,16 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) er
 		case r == acquire.CodeFinished:
 			return false, 0, acquire.ErrFinished
 		}
+		notSet = r == codeNotSet
 		return r == 1, 0, t.Sent(sent, r == 1, nil)
 	})
+	err = notSetErr(err, notSet)
 	err = t.Finish(ctx, err, func() {
 		s.c.Undo(s.what(), id, 0, func(ctx context.Context, id string, life time.Duration) (int64, error) {
 			return s.c.Eval(ctx, undoScript, s.keys, s.args(num, id, core.Ms(life))).AsInt64()
 		})
 	})
+	t.Report(ctx, s.c, 0, err)
 	if err != nil {
 		return s.errorf(err)
 	}

@@ -202,8 +202,6 @@ func benchHandoff(ctx context.Context, b *benchEnv, rec *recorder) error {
 		}
 		ms[i] = m
 	}
-	rc := b.a.Rueidis()
-	waiters := ms[0].Key() + ":waiters"
 	held, err := ms[0].Lock(context.Background())
 	if err != nil {
 		return err
@@ -224,7 +222,7 @@ func benchHandoff(ctx context.Context, b *benchEnv, rec *recorder) error {
 		// Wait until the waiter is registered (it subscribed and was refused).
 		waiting := false
 		for !waiting && ctx.Err() == nil {
-			n, err := rc.Do(context.Background(), rc.B().Zcard().Key(waiters).Build()).AsInt64()
+			n, err := ms[0].Waiting(context.Background())
 			if err != nil {
 				ms[holder].Unlock(held)
 				<-got

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
-	"github.com/distsync/distsync/semaphore"
 )
 
 // invokeEnv runs the command line in process with the environment env (the
@@ -171,7 +171,7 @@ func TestRunRefusesAnotherKind(t *testing.T) {
 	for _, args := range [][]string{{"--lock", name}, {"--rwlock", name, "-s"}} {
 		code, _, errOut := invoke(t, "", append(append([]string{"run"}, args...), "--", "touch", ran)...)
 		assert.Equal(t, exitUsage, code, errOut)
-		assert.Contains(t, errOut, "is a string, not a")
+		assert.Contains(t, errOut, "holds a semaphore, not a")
 		assert.NoFileExists(t, ran)
 	}
 }
@@ -188,13 +188,13 @@ func TestInspectKindIsVerified(t *testing.T) {
 	require.NoError(t, err)
 	code, _, errOut := invoke(t, "", "inspect", "--kind", "mutex", sname)
 	assert.Equal(t, exitFailure, code)
-	assert.Contains(t, errOut, "distsync:{"+sname+"} is a string, not a mutex")
-	p, err := s.TryAcquire(ctx, 0, semaphore.PermitOptions{})
+	assert.Contains(t, errOut, "distsync:{"+sname+"} holds a semaphore, not a mutex")
+	p, err := s.TryAcquire(ctx, 0, 0)
 	require.NoError(t, err)
 	defer s.Release(ctx, p)
 	code, _, errOut = invoke(t, "", "inspect", "--kind", "latch", sname)
 	assert.Equal(t, exitFailure, code)
-	assert.Contains(t, errOut, "are a semaphore's, not a latch's")
+	assert.Contains(t, errOut, "not a latch")
 
 	lockIn(t, c, mname)
 	for _, k := range []string{"rwlock", "semaphore"} {
@@ -202,8 +202,12 @@ func TestInspectKindIsVerified(t *testing.T) {
 		assert.Equal(t, exitFailure, code, k)
 		assert.Contains(t, errOut, "not a "+k, k)
 	}
-	// A fair lock without waiters has a mutex's keys: either may be asked for.
-	assert.Equal(t, "fairlock", inspectJSON(t, "--kind", "fairlock", mname).Kind)
+	// The kind is the one stored: a mutex is not a fair lock, even without
+	// waiters (when their keys are alike).
+	code, _, errOut = invoke(t, "", "inspect", "--kind", "fairlock", mname)
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, errOut, "holds a mutex, not a fairlock")
+	assert.Equal(t, "mutex", inspectJSON(t, "--kind", "mutex", mname).Kind)
 }
 
 func TestDelete(t *testing.T) {
@@ -221,7 +225,7 @@ func TestDelete(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.TrySetPermits(ctx, 3)
 	require.NoError(t, err)
-	p, err := s.TryAcquire(ctx, 0, semaphore.PermitOptions{})
+	p, err := s.TryAcquire(ctx, 0, 0)
 	require.NoError(t, err)
 	code, out, errOut = invoke(t, "n\n", "delete", s.Name())
 	assert.Equal(t, exitFailure, code)
@@ -241,17 +245,17 @@ func TestDelete(t *testing.T) {
 	_, err = s.Delete(ctx)
 	require.NoError(t, err)
 
-	// A latch is a bare count, like a counting semaphore's: --kind says which.
+	// A latch carries its kind: no --kind needed.
 	l, err := c.Latch(base + "-latch")
 	require.NoError(t, err)
 	_, err = l.TrySetCount(ctx, 2)
 	require.NoError(t, err)
-	code, _, errOut = invoke(t, "", "delete", "--yes", l.Name())
-	assert.Equal(t, exitFailure, code)
-	assert.Contains(t, errOut, "--kind")
+	code, _, errOut = invoke(t, "", "delete", "--yes", "--kind", "semaphore", l.Name())
+	assert.Equal(t, exitFailure, code, "--kind is checked against the marker")
+	assert.Contains(t, errOut, "not a semaphore")
 	awaited := make(chan error, 1)
 	go func() { awaited <- l.Await(ctx) }()
-	code, out, errOut = invoke(t, "", "delete", "--yes", "--kind", "latch", l.Name())
+	code, out, errOut = invoke(t, "", "delete", "--yes", l.Name())
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, `latch "`+l.Name()+`" deleted`)
 	assert.NoError(t, <-awaited, "the awaiter was not released")

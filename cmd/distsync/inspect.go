@@ -6,25 +6,24 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
-
-	"github.com/redis/rueidis"
 
 	"github.com/distsync/distsync"
 )
 
 const inspectUsage = `Usage: distsync inspect [--json] [--kind K] NAME
 
-Shows what holds the primitive NAME: its kind (detected from its keys), the
-owners and their hold counts, the remaining lease, the fencing token and the
-registered waiters. Owners are "<client id>:<owner id>"; the client id is the
-Client's random identity (distsync.Client.ID).
+Shows what holds the primitive NAME, as distsync.Client.Inspect reads it:
+its kind (the one it stores), the owners and their hold counts, the
+remaining lease, the fencing token and the registered waiters. Owners are
+"<client id>:<owner id>"; the client id is "<client name>/<random id>"
+(distsync.Client.ID; the name is Options.ClientName, by default the host
+name and pid).
 
-A NAME with no key is reported free ("kind" empty in JSON). When the keys fit
-more than one kind, say which with --kind (` + "%s" + `).
+A NAME with nothing stored is reported free ("kind" empty in JSON). With
+--kind K, inspect fails unless NAME is free or a K, one of:
+` + "%s" + `.
 
 JSON fields: name, kind, key, held, ttl_ms (remaining lease; -1 no expiry),
 fencing_token, owners [{id, client, holds, mode, fencing_token, ttl_ms}],
@@ -41,39 +40,18 @@ command and exits 70). Shows the holders and asks for confirmation unless
 --yes; --force is required.
 `
 
-// kind is a primitive inspect and unlock know: how to recognise its keys,
-// read its state and delete its holds. Each lives in inspect_<primitive>.go
-// and is listed in kinds (primitives.go).
+// kind is a primitive inspect, unlock and delete know, by the name
+// distsync.Info.Kind gives it: how to delete its holds, or itself. The
+// kinds are listed in kinds (primitives.go).
 type kind struct {
 	name string
-	// suffixes are the key suffixes the primitive uses beside its main key
-	// (prefix + "{" + name + "}"), e.g. ":waiters"; probe reads their types.
-	suffixes []string
-	// detect says whether the probed keys are this primitive's.
-	detect func(p *probe) fit
-	// inspect fills r (Name, Key and Kind are set) from the server.
-	inspect func(ctx context.Context, p *probe, r *report) error
 	// forceUnlock deletes every hold and reports whether any was held; nil
 	// when the primitive has no holds to delete.
 	forceUnlock func(ctx context.Context, c *distsync.Client, name string) (bool, error)
 	// remove deletes the primitive and reports whether it existed; nil for
 	// the locks, which unlock --force deletes.
 	remove func(ctx context.Context, c *distsync.Client, name string) (bool, error)
-	// keyType is the Redis type of the main key ("hash", "string").
-	keyType string
-	// alike is the kind whose keys this one's can look exactly like (a fair
-	// lock without waiters has a mutex's keys); nil for none.
-	alike *kind
 }
-
-// fit is how well probed keys fit a kind.
-type fit int
-
-const (
-	fitNo    fit = iota
-	fitMaybe     // the keys could be this kind's, or another's alike (--kind decides)
-	fitYes       // the keys are this kind's
-)
 
 func kindNames() string {
 	var s []string
@@ -92,149 +70,21 @@ func findKind(name string) *kind {
 	return nil
 }
 
-// probe is what inspect knows of a name before it knows the kind: the Redis
-// type of the main key and of every suffix any kind uses, the main key's
-// hash fields, and the server's clock.
-type probe struct {
-	client *distsync.Client
-	rc     rueidis.Client
-	name   string
-	key    string            // the main key
-	types  map[string]string // suffix ("" main key) -> type ("none" when absent)
-	fields map[string]string // the main key's hash, when it is one
-	now    int64             // server time, ms
-}
-
-// key returns the key with suffix, e.g. ":waiters".
-func (p *probe) keyOf(suffix string) string { return p.key + suffix }
-
-// exists reports whether the key with suffix exists.
-func (p *probe) exists(suffix string) bool {
-	t, ok := p.types[suffix]
-	return ok && t != "none"
-}
-
-func newProbe(ctx context.Context, c *distsync.Client, prefix, name string) (*probe, error) {
-	if prefix == "" {
-		prefix = distsync.DefaultPrefix
-	}
-	p := &probe{client: c, rc: c.Rueidis(), name: name, key: prefix + "{" + name + "}", types: map[string]string{}}
-	suffixes := []string{""}
-	seen := map[string]bool{"": true}
-	for _, k := range kinds {
-		for _, s := range k.suffixes {
-			if !seen[s] {
-				seen[s] = true
-				suffixes = append(suffixes, s)
-			}
-		}
-	}
-	cmds := make(rueidis.Commands, 0, len(suffixes)+1)
-	cmds = append(cmds, p.rc.B().Time().Build())
-	for _, s := range suffixes {
-		cmds = append(cmds, p.rc.B().Type().Key(p.keyOf(s)).Build())
-	}
-	res := p.rc.DoMulti(ctx, cmds...)
-	t, err := res[0].AsStrSlice()
-	if err != nil {
-		return nil, err
-	}
-	if p.now, err = serverMs(t); err != nil {
-		return nil, err
-	}
-	for i, s := range suffixes {
-		if p.types[s], err = res[i+1].ToString(); err != nil {
-			return nil, err
-		}
-	}
-	if p.types[""] == "hash" {
-		if p.fields, err = p.rc.Do(ctx, p.rc.B().Hgetall().Key(p.key).Build()).AsStrMap(); err != nil {
-			return nil, err
-		}
-	}
-	return p, nil
-}
-
-func serverMs(t []string) (int64, error) {
-	if len(t) != 2 {
-		return 0, fmt.Errorf("unexpected TIME reply %v", t)
-	}
-	s, err := strconv.ParseInt(t[0], 10, 64)
-	if err != nil {
-		return 0, err
-	}
-	us, err := strconv.ParseInt(t[1], 10, 64)
-	if err != nil {
-		return 0, err
-	}
-	return s*1000 + us/1000, nil
-}
-
-// classify returns the kind of the probed keys: the one forced, the first
-// that is sure of them, the only one that may fit, or nil when no key exists.
-// Keys that fit no kind, or several equally, are an error.
-func classify(p *probe, kinds []*kind, forced string) (*kind, error) {
-	if forced != "" {
-		k := findKind(forced)
-		if k == nil {
-			return nil, withCode(exitUsage, fmt.Errorf("unknown --kind %q (known: %s)", forced, kindNames()))
-		}
-		if err := verifyKind(p, k); err != nil {
-			return nil, err
-		}
-		if !p.exists("") && !anyExists(p) {
-			return nil, nil
-		}
-		return k, nil
-	}
-	var maybe []*kind
-	for _, k := range kinds {
-		switch k.detect(p) {
-		case fitYes:
-			return k, nil
-		case fitMaybe:
-			maybe = append(maybe, k)
-		}
-	}
-	switch {
-	case len(maybe) == 1:
-		return maybe[0], nil
-	case len(maybe) > 1:
-		var names []string
-		for _, k := range maybe {
-			names = append(names, k.name)
-		}
-		return nil, fmt.Errorf("the keys of %q could be a %s: say which with --kind", p.name, strings.Join(names, " or a "))
-	case !p.exists(""):
-		return nil, nil
-	}
-	return nil, fmt.Errorf("%s is a %s that fits no known kind (%s)", p.key, p.types[""], kindNames())
-}
-
-// verifyKind returns an error unless the probed keys may be k's: absent, or
-// a main key of k's Redis type that no other kind is sure of. Until the
-// library marks each key with its kind, keys alike (a semaphore's count and
-// a latch's, a fair lock without waiters and a mutex) pass for either.
-func verifyKind(p *probe, k *kind) error {
-	if p.exists("") && p.types[""] != k.keyType {
-		return fmt.Errorf("%s is a %s, not a %s: a %s's key is a %s", p.key, p.types[""], k.name, k.name, k.keyType)
-	}
-	for _, o := range kinds {
-		if o != k && o != k.alike && o.detect(p) == fitYes {
-			return fmt.Errorf("the keys of %q are a %s's, not a %s's", p.name, o.name, k.name)
-		}
+// checkKindFlag refuses a --kind no primitive has, before connecting.
+func checkKindFlag(forced string) error {
+	if forced != "" && findKind(forced) == nil {
+		return withCode(exitUsage, fmt.Errorf("unknown --kind %q (known: %s)", forced, kindNames()))
 	}
 	return nil
 }
 
-// anyExists reports whether any probed key exists.
-func anyExists(p *probe) bool {
-	for s := range p.types {
-		if p.exists(s) {
-			return true
-		}
+// verifyKind returns an error unless info is of kind want: nothing stored
+// passes for any kind, and so does any kind when want is "".
+func verifyKind(info distsync.Info, want string) error {
+	if want != "" && info.Kind != "" && info.Kind != want {
+		return fmt.Errorf("%s holds a %s, not a %s", info.Key, info.Kind, want)
 	}
-	return false
+	return nil
 }
 
 // report is what inspect prints, as text or JSON.
@@ -272,103 +122,47 @@ type permits struct {
 	Held      int64 `json:"held"`
 }
 
-// newOwner splits an owner name "<client id>:<owner id>".
-func newOwner(id string, holds int64) owner {
-	client := id
-	if i := strings.LastIndexByte(id, ':'); i > 0 {
-		client = id[:i]
-	}
-	return owner{ID: id, Client: client, Holds: holds}
-}
-
-// deadline is a member of a sorted set scored by a deadline on the server
-// clock (a lease's end, a waiter's window), with the ms left until it.
-type deadline struct {
-	member string
-	left   int64
-}
-
-// deadlines reads the sorted set at the key with suffix, in score order:
-// the members whose deadline is still ahead, and how many have passed (the
-// primitive's next script drops them).
-func deadlines(ctx context.Context, p *probe, suffix string) (live []deadline, passed int64, err error) {
-	if !p.exists(suffix) {
-		return nil, 0, nil
-	}
-	zs, err := p.rc.Do(ctx, p.rc.B().Zrange().Key(p.keyOf(suffix)).Min("0").Max("-1").Withscores().Build()).AsZScores()
-	if err != nil {
-		return nil, 0, err
-	}
-	for _, z := range zs {
-		if left := int64(z.Score) - p.now; left > 0 {
-			live = append(live, deadline{z.Member, left})
-		} else {
-			passed++
-		}
-	}
-	return live, passed, nil
-}
-
-// waitersOf reads a waiter set (a sorted set waiter -> end of its window on
-// the server clock), leaving out ended registrations.
-func waitersOf(ctx context.Context, p *probe, suffix string) ([]waiter, error) {
-	live, _, err := deadlines(ctx, p, suffix)
-	ws := []waiter{}
-	for _, d := range live {
-		ws = append(ws, waiter{ID: d.member, WindowMs: d.left})
-	}
-	return ws, err
-}
-
-// ttlOf returns the PTTL of the key with suffix as the report has it:
-// 0 absent, -1 no expiry.
-func ttlOf(ctx context.Context, p *probe, suffix string) (int64, error) {
-	ms, err := p.rc.Do(ctx, p.rc.B().Pttl().Key(p.keyOf(suffix)).Build()).AsInt64()
-	switch {
-	case err != nil:
-		return 0, err
-	case ms == -2:
-		return 0, nil
-	case ms < 0:
-		return -1, nil
-	}
-	return ms, nil
-}
-
-// lookup probes name and builds its report; the kind is nil when no key exists.
-func lookup(ctx context.Context, c *distsync.Client, prefix, name, forced string) (*report, *kind, error) {
-	if err := validName(name); err != nil {
-		return nil, nil, err
-	}
-	p, err := newProbe(ctx, c, prefix, name)
+// lookup inspects name and builds its report, checking the kind stored
+// against forced when it is given; the kind is nil when nothing is stored.
+func lookup(ctx context.Context, c *distsync.Client, name, forced string) (*report, *kind, error) {
+	info, err := c.Inspect(ctx, name)
 	if err != nil {
 		return nil, nil, err
 	}
-	k, err := classify(p, kinds, forced)
-	if err != nil {
+	if err := verifyKind(info, forced); err != nil {
 		return nil, nil, err
 	}
-	r := &report{Name: name, Key: p.key, Owners: []owner{}, Waiters: []waiter{}}
-	if k == nil {
-		return r, nil, nil
+	k := findKind(info.Kind)
+	if k == nil && info.Kind != "" {
+		return nil, nil, fmt.Errorf("%s holds a %s, a kind this command does not know (%s)", info.Key, info.Kind, kindNames())
 	}
-	r.Kind = k.name
-	if err := k.inspect(ctx, p, r); err != nil {
-		return nil, nil, fmt.Errorf("%s %q: %w", k.name, name, err)
-	}
-	sort.Slice(r.Owners, func(i, j int) bool {
-		a, b := r.Owners[i], r.Owners[j]
-		return a.ID < b.ID || (a.ID == b.ID && a.Mode < b.Mode)
-	})
-	return r, k, nil
+	return newReport(info), k, nil
 }
 
-// validName rejects what no primitive accepts, before touching Redis.
-func validName(name string) error {
-	if name == "" || strings.ContainsAny(name, "{}") {
-		return withCode(exitUsage, fmt.Errorf("%w: %q", distsync.ErrInvalidName, name))
+// newReport is the report of info.
+func newReport(info distsync.Info) *report {
+	r := &report{
+		Name: info.Name, Kind: info.Kind, Key: info.Key, Held: info.Held, Mode: info.Mode,
+		TTLMs: msOf(info.TTL), Token: info.Token, Owners: []owner{}, Waiters: []waiter{}, Count: info.Count,
 	}
-	return nil
+	for _, o := range info.Owners {
+		r.Owners = append(r.Owners, owner{ID: o.ID, Client: o.Client, Holds: int64(o.Holds), Mode: o.Mode, Token: o.Token, TTLMs: msOf(o.TTL)})
+	}
+	for _, w := range info.Waiters {
+		r.Waiters = append(r.Waiters, waiter{ID: w.ID, Mode: w.Mode, WindowMs: msOf(w.Window)})
+	}
+	if p := info.Permits; p != nil {
+		r.Permits = &permits{Available: p.Available, Held: p.Held}
+	}
+	return r
+}
+
+// msOf renders a remaining time in ms as the report has it: -1 no expiry.
+func msOf(d time.Duration) int64 {
+	if d < 0 {
+		return -1
+	}
+	return d.Milliseconds()
 }
 
 func (c *cli) inspect(args []string) error {
@@ -376,13 +170,16 @@ func (c *cli) inspect(args []string) error {
 	var cf connFlags
 	cf.register(f)
 	asJSON := f.Bool("json", false, "print JSON")
-	forced := f.String("kind", "", "the primitive's `kind`, when its keys are ambiguous")
+	forced := f.String("kind", "", "fail unless NAME is of this `kind` (or free)")
 	pos, err := f.parse(c, args, true)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
 		return usageErrorf("inspect", "give one NAME")
+	}
+	if err := checkKindFlag(*forced); err != nil {
+		return err
 	}
 	o, err := cf.options(c)
 	if err != nil {
@@ -395,7 +192,7 @@ func (c *cli) inspect(args []string) error {
 	defer client.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	r, _, err := lookup(ctx, client, cf.prefix, pos[0], *forced)
+	r, _, err := lookup(ctx, client, pos[0], *forced)
 	if err != nil {
 		return err
 	}
@@ -485,7 +282,7 @@ func (c *cli) unlock(args []string) error {
 	cf.register(f)
 	force := f.Bool("force", false, "required: delete the lock whoever holds it")
 	yes := f.Bool("yes", false, "do not ask for confirmation")
-	forced := f.String("kind", "", "the primitive's `kind`, when its keys are ambiguous")
+	forced := f.String("kind", "", "fail unless NAME is of this `kind` (or free)")
 	pos, err := f.parse(c, args, true)
 	if err != nil {
 		return err
@@ -495,6 +292,9 @@ func (c *cli) unlock(args []string) error {
 	}
 	if !*force {
 		return usageErrorf("unlock", "unlock needs --force: it deletes a lock that another process holds")
+	}
+	if err := checkKindFlag(*forced); err != nil {
+		return err
 	}
 	o, err := cf.options(c)
 	if err != nil {
@@ -508,7 +308,7 @@ func (c *cli) unlock(args []string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	name := pos[0]
-	r, k, err := lookup(ctx, client, cf.prefix, name, *forced)
+	r, k, err := lookup(ctx, client, name, *forced)
 	if err != nil {
 		return err
 	}
@@ -558,9 +358,9 @@ Deletes the semaphore or the latch NAME: one no longer used, or set to the
 wrong size or count. A semaphore's holders lose their permits at their next
 renewal (a "distsync run --semaphore" holder stops its command and exits 70),
 and its waiters wait until its size is set again; a latch opens and wakes
-its awaiters. Shows its state and asks for confirmation unless --yes. A
-semaphore's count and a latch's look alike: when only a count is stored, say
-which with --kind. Locks are deleted with "distsync unlock --force".
+its awaiters. Shows its state and asks for confirmation unless --yes; --kind,
+when given, is checked against what is stored. Locks are deleted with
+"distsync unlock --force".
 `
 
 func (c *cli) deleteCmd(args []string) error {
@@ -568,13 +368,16 @@ func (c *cli) deleteCmd(args []string) error {
 	var cf connFlags
 	cf.register(f)
 	yes := f.Bool("yes", false, "do not ask for confirmation")
-	forced := f.String("kind", "", "the primitive's `kind`: semaphore or latch, when its keys are ambiguous")
+	forced := f.String("kind", "", "fail unless NAME is of this `kind`: semaphore or latch")
 	pos, err := f.parse(c, args, true)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
 		return usageErrorf("delete", "give one NAME")
+	}
+	if err := checkKindFlag(*forced); err != nil {
+		return err
 	}
 	if k := findKind(*forced); *forced != "" && k != nil && k.remove == nil {
 		return usageErrorf("delete", "delete takes a semaphore or a latch; a %s is deleted with distsync unlock --force", k.name)
@@ -591,7 +394,7 @@ func (c *cli) deleteCmd(args []string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	name := pos[0]
-	r, k, err := lookup(ctx, client, cf.prefix, name, *forced)
+	r, k, err := lookup(ctx, client, name, *forced)
 	switch {
 	case err != nil:
 		return err

@@ -228,48 +228,6 @@ func TestBench(t *testing.T) {
 	assert.Contains(t, errOut, "bench: handoff done")
 }
 
-func TestClassify(t *testing.T) {
-	t.Parallel()
-	kindOf := func(name string, f fit) *kind {
-		return &kind{name: name, detect: func(*probe) fit { return f }}
-	}
-	held := &probe{name: "x", key: "distsync:{x}", types: map[string]string{"": "string"}}
-	free := &probe{name: "x", key: "distsync:{x}", types: map[string]string{"": "none"}}
-	for _, c := range []struct {
-		kinds []*kind
-		p     *probe
-		want  string // kind name, "" none, "error: ..." an error containing it
-	}{
-		{[]*kind{kindOf("a", fitNo), kindOf("b", fitYes), kindOf("c", fitYes)}, held, "b"},
-		{[]*kind{kindOf("a", fitMaybe), kindOf("b", fitYes)}, held, "b"},
-		{[]*kind{kindOf("a", fitMaybe), kindOf("b", fitNo)}, held, "a"},
-		{[]*kind{kindOf("a", fitMaybe), kindOf("b", fitMaybe)}, held, "error: could be a a or a b"},
-		{[]*kind{kindOf("a", fitNo)}, held, "error: fits no known kind"},
-		{[]*kind{kindOf("a", fitNo)}, free, ""},
-	} {
-		k, err := classify(c.p, c.kinds, "")
-		if want, ok := strings.CutPrefix(c.want, "error: "); ok {
-			assert.ErrorContains(t, err, want)
-			continue
-		}
-		require.NoError(t, err)
-		if c.want == "" {
-			assert.Nil(t, k)
-		} else if assert.NotNil(t, k) {
-			assert.Equal(t, c.want, k.name)
-		}
-	}
-	// A forced kind is checked against the key's Redis type.
-	k, err := classify(held, nil, "semaphore")
-	require.NoError(t, err)
-	assert.Same(t, semaphoreKind, k)
-	_, err = classify(held, nil, "mutex")
-	assert.ErrorContains(t, err, "is a string, not a mutex")
-	k, err = classify(free, nil, "mutex")
-	require.NoError(t, err)
-	assert.Nil(t, k, "a free name is free whatever its kind")
-}
-
 // TestDemoInProcess runs the tour in this (race-detecting) process on the
 // shared server, with a shorter lease.
 func TestDemoInProcess(t *testing.T) {

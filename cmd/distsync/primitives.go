@@ -3,6 +3,12 @@
 
 package main
 
+import (
+	"context"
+
+	"github.com/distsync/distsync"
+)
+
 // demoSteps is the tour, in order.
 var demoSteps = []demoStep{
 	{"Two workers contend for a mutex", demoContention},
@@ -16,7 +22,49 @@ var demoSteps = []demoStep{
 	{"Fencing tokens stop a paused holder", demoFencing},
 }
 
-// kinds are tried in order: the first that is sure of the keys is theirs,
-// so a kind whose keys are a superset of another's comes before it (the fair
-// lock's keys are a mutex's plus its queue).
-var kinds = []*kind{fairlockKind, mutexKind, rwlockKind, semaphoreKind, latchKind}
+// kinds are the primitives inspect, unlock and delete know, by the names
+// distsync.Info.Kind gives them.
+var kinds = []*kind{
+	{name: "mutex", forceUnlock: func(ctx context.Context, c *distsync.Client, name string) (bool, error) {
+		m, err := c.Mutex(name)
+		if err != nil {
+			return false, err
+		}
+		return m.ForceUnlock(ctx)
+	}},
+	{name: "fairlock", forceUnlock: func(ctx context.Context, c *distsync.Client, name string) (bool, error) {
+		f, err := c.FairLock(name)
+		if err != nil {
+			return false, err
+		}
+		return f.ForceUnlock(ctx)
+	}},
+	{name: "rwlock", forceUnlock: func(ctx context.Context, c *distsync.Client, name string) (bool, error) {
+		rw, err := c.RWLock(name)
+		if err != nil {
+			return false, err
+		}
+		w, err := rw.Write().ForceUnlock(ctx)
+		if err != nil {
+			return false, err
+		}
+		r, err := rw.Read().ForceUnlock(ctx)
+		return w || r, err
+	}},
+	// A semaphore has no holds to force: permits of the permit semaphore
+	// return by themselves when their lease ends. Delete removes it whole.
+	{name: "semaphore", remove: func(ctx context.Context, c *distsync.Client, name string) (bool, error) {
+		s, err := c.PermitSemaphore(name) // the same keys as a counting semaphore's
+		if err != nil {
+			return false, err
+		}
+		return s.Delete(ctx)
+	}},
+	{name: "latch", remove: func(ctx context.Context, c *distsync.Client, name string) (bool, error) {
+		l, err := c.Latch(name)
+		if err != nil {
+			return false, err
+		}
+		return l.Delete(ctx)
+	}},
+}

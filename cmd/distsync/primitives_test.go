@@ -11,7 +11,6 @@ import (
 
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/dstest"
-	"github.com/distsync/distsync/semaphore"
 )
 
 // inspectJSON runs inspect --json in process and decodes its report.
@@ -93,7 +92,7 @@ func TestInspectSemaphoreAndLatch(t *testing.T) {
 	defer s.Delete(ctx)
 	_, err = s.TrySetPermits(ctx, 3)
 	require.NoError(t, err)
-	p, err := s.TryAcquire(ctx, 0, semaphore.PermitOptions{})
+	p, err := s.TryAcquire(ctx, 0, 0)
 	require.NoError(t, err)
 	r := inspectJSON(t, sname)
 	assert.Equal(t, "semaphore", r.Kind)
@@ -108,11 +107,9 @@ func TestInspectSemaphoreAndLatch(t *testing.T) {
 	defer l.Delete(ctx)
 	_, err = l.TrySetCount(ctx, 2)
 	require.NoError(t, err)
-	// A bare count could be either: inspect asks.
-	code, _, errOut := invoke(t, "", "inspect", lname)
-	assert.Equal(t, exitFailure, code)
-	assert.Contains(t, errOut, "--kind")
-	r = inspectJSON(t, "--kind", "latch", lname)
+	// The latch carries its kind: inspect knows it without --kind.
+	r = inspectJSON(t, lname)
+	assert.Equal(t, "latch", r.Kind)
 	require.NotNil(t, r.Count)
 	assert.Equal(t, int64(2), *r.Count)
 	assert.True(t, r.Held)
@@ -128,7 +125,7 @@ func TestRunSemaphore(t *testing.T) {
 	defer s.Delete(ctx)
 	_, err = s.TrySetPermits(ctx, 1)
 	require.NoError(t, err)
-	p, err := s.TryAcquire(ctx, 0, semaphore.PermitOptions{})
+	p, err := s.TryAcquire(ctx, 0, 0)
 	require.NoError(t, err)
 	code, _, errOut := invoke(t, "", "run", "--semaphore", name, "--permits", "1", "--wait", "0", "--", "true")
 	assert.Equal(t, exitNotAcquired, code, errOut)

@@ -66,8 +66,8 @@ type guard interface {
 	// holds asks the server whether the hold is still there (one round
 	// trip), also after held was cancelled.
 	holds(held context.Context) (bool, error)
-	// kind is the primitive whose keys the guard uses (for inspection).
-	kind() *kind
+	// kind is the kind of primitive the guard uses (distsync.Info.Kind).
+	kind() string
 	// name is the primitive's name.
 	name() string
 	// String names it in messages, e.g. `lock "deploy"`.
@@ -155,7 +155,7 @@ func (c *cli) runCmd(args []string) error {
 	// Wait for the guard; a signal now gives up.
 	actx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	if err := checkKind(actx, client, cf.prefix, g); err != nil {
+	if err := checkKind(actx, client, g); err != nil {
 		return err
 	}
 	stopWatch, watchDone := make(chan struct{}), make(chan struct{})
@@ -176,7 +176,7 @@ func (c *cli) runCmd(args []string) error {
 					return
 				}
 			case <-progress:
-				c.reportWait(actx, client, cf.prefix, g, time.Since(start))
+				c.reportWait(actx, client, g, time.Since(start))
 			case <-stopWatch:
 				return
 			}
@@ -326,25 +326,28 @@ func unwrapPathError(err error) error {
 	return err
 }
 
-// checkKind refuses a name whose keys are another primitive's: a --lock on a
-// semaphore would otherwise misread its keys.
-func checkKind(ctx context.Context, c *distsync.Client, prefix string, g guard) error {
-	p, err := newProbe(ctx, c, prefix, g.name())
-	if err != nil {
+// checkKind refuses a name that holds another kind of primitive: a --lock
+// on a semaphore would otherwise fail on its keys.
+func checkKind(ctx context.Context, c *distsync.Client, g guard) error {
+	info, err := c.Inspect(ctx, g.name())
+	switch {
+	case errors.Is(err, distsync.ErrWrongKind):
+		return withCode(exitUsage, err)
+	case err != nil:
 		return err
 	}
-	if err := verifyKind(p, g.kind()); err != nil {
+	if err := verifyKind(info, g.kind()); err != nil {
 		return withCode(exitUsage, err)
 	}
 	return nil
 }
 
 // reportWait prints, for -v, who holds what run waits for.
-func (c *cli) reportWait(ctx context.Context, client *distsync.Client, prefix string, g guard, waited time.Duration) {
+func (c *cli) reportWait(ctx context.Context, client *distsync.Client, g guard, waited time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	who := "its holders are unknown"
-	if r, _, err := lookup(ctx, client, prefix, g.name(), g.kind().name); err != nil {
+	if r, _, err := lookup(ctx, client, g.name(), g.kind()); err != nil {
 		who = "cannot inspect it: " + err.Error()
 	} else {
 		who = r.holders()

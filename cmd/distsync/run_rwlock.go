@@ -15,7 +15,7 @@ import (
 // -x and -s), with the watchdog lease.
 type rwlockGuard struct {
 	rw   *rwlock.RWLock
-	side *rwlock.Locker
+	side *rwlock.Side
 	mode string // "read" or "write"
 }
 
@@ -56,7 +56,7 @@ func (g rwlockGuard) holds(held context.Context) (bool, error) {
 	return n > 0, err
 }
 
-func (g rwlockGuard) kind() *kind { return rwlockKind }
+func (g rwlockGuard) kind() string { return "rwlock" }
 
 func (g rwlockGuard) name() string { return g.rw.Name() }
 

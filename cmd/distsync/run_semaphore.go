@@ -35,7 +35,7 @@ func (g *permitGuard) acquire(ctx context.Context, wait time.Duration) (context.
 	if wait < 0 {
 		g.permit, err = g.s.Acquire(ctx)
 	} else {
-		g.permit, err = g.s.TryAcquire(ctx, wait, semaphore.PermitOptions{})
+		g.permit, err = g.s.TryAcquire(ctx, wait, 0)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -57,7 +57,7 @@ func (g *permitGuard) holds(context.Context) (bool, error) {
 	return err == nil, err
 }
 
-func (g *permitGuard) kind() *kind { return semaphoreKind }
+func (g *permitGuard) kind() string { return "semaphore" }
 
 func (g *permitGuard) name() string { return g.s.Name() }
 

@@ -39,6 +39,11 @@ type Wait struct {
 	Budget time.Duration
 	// Window bounds a sleep when the script gave no retry time (Window/2).
 	Window time.Duration
+	// Spin, when Max > 0, makes the waiter poll with back-off instead of
+	// subscribing: it registers (so that a fair queue keeps its place) but
+	// is never notified, and sleeps Spin.Min, doubling to Spin.Max, never
+	// past the retry time the attempt returned.
+	Spin core.Spin
 	// Leave, if set, unregisters the waiter when it gives up after having
 	// registered; it is retried while it fails transiently, for at most
 	// core.ReleaseTimeout (waiter entries also expire by themselves). It
@@ -52,6 +57,15 @@ type Wait struct {
 	// Bound is the longest sleep of a waiter nudged as the next in line
 	// (core.Config.HandoffLease): the one before it may have vanished.
 	Bound time.Duration
+	// Track, when set, learns when the wait started and whether an attempt
+	// was refused (the acquisition was contended), for Track.Report.
+	Track *Track
+}
+
+// WaitFor returns how a waiter of c waits on channel: c's notifier (or
+// c's back-off, when it spins), waiter window and spin settings.
+func WaitFor(c *core.Core, channel, waiter string, budget time.Duration, leave func(ctx context.Context) error) Wait {
+	return Wait{Notifier: c.Notifier, Channel: channel, Waiter: waiter, Budget: budget, Window: c.WaiterWindow, Spin: c.Spin, Leave: leave}
 }
 
 // Stats counts why waiters woke, for tests and benchmarks.
@@ -86,6 +100,9 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 		return err
 	}
 	start := time.Now()
+	if w.Track != nil {
+		w.Track.start = start
+	}
 	var deadline time.Time
 	sctx := ctx
 	if w.Budget > 0 {
@@ -98,6 +115,7 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 		sub        core.Subscription
 		waiter     string // "" until subscribed: a refused attempt registers no waiter
 		registered bool
+		spins      int
 		backoff    core.Backoff
 		lastErr    error
 	)
@@ -111,7 +129,7 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 			core.Retry(context.WithoutCancel(ctx), core.ReleaseTimeout, w.Leave)
 		}
 	}
-	if w.Budget != 0 {
+	if w.Budget != 0 && w.Spin.Max <= 0 {
 		// On a channel this Client already listens to (others wait), join
 		// before the first attempt: it registers the waiter, and no release
 		// after it can be missed, so no second attempt is needed.
@@ -123,6 +141,9 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 	defer timer.Stop()
 	for {
 		ok, retry, err := attempt(ctx, try, waiter)
+		if !ok && err == nil && w.Track != nil {
+			w.Track.contended = true
+		}
 		if waiter != "" {
 			registered = true
 		}
@@ -142,6 +163,19 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 			return nil
 		case w.Budget == 0:
 			return core.ErrNotAcquired
+		case w.Spin.Max > 0:
+			// Spinning: register with the next attempt, never subscribe.
+			lastErr = nil
+			if waiter == "" {
+				waiter = w.Waiter
+				continue
+			}
+			sleep = w.Spin.Min << min(spins, 30)
+			spins++
+			sleep = min(sleep, w.Spin.Max)
+			if d := retry; d > 0 {
+				sleep = min(sleep, d)
+			}
 		case sub == nil:
 			if h := BeforeSubscribe.Load(); h != nil {
 				(*h)()

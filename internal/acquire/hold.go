@@ -19,6 +19,8 @@ type Lock struct {
 	Core    *core.Core
 	Key     string // the hold's key in Holds
 	What    string // the lock in logs, e.g. `mutex "orders"`
+	Kind    string // the lock's kind and name for the observer (see Track)
+	Name    string
 	Channel string // where releases notify
 	// Script grants or refuses. Its arguments are owner, lease ms, waiter
 	// id, waiter window ms, fencing counter lifetime ms, acquisition id,
@@ -76,16 +78,16 @@ func Hold(ctx context.Context, l *Lock, owner string, wait, lease time.Duration)
 		mode, leaseArg = "e", core.Ms(lease)
 	}
 	args := append([]string{owner, leaseArg, "", core.Ms(c.WaiterWindow), core.Ms(c.FenceTTL), id, mode}, l.Extra...)
+	release := func(ctx context.Context, id string, life time.Duration) (int64, error) {
+		return l.Release(ctx, owner, id, life)
+	}
 	keys := l.Keys
 	if l.Mark != nil {
 		keys = append(keys[:len(keys):len(keys)], l.Mark(id))
 	}
-	release := func(ctx context.Context, id string, life time.Duration) (int64, error) {
-		return l.Release(ctx, owner, id, life)
-	}
+	t := Track{Kind: l.Kind, Name: l.Name}
 	var (
 		token       int64
-		t           Track
 		serverLease time.Duration // of a lock handed to this waiter
 		regSent     time.Time     // the send of the last refused attempt
 		regAt       int64         // and the server's ms when it ran
@@ -153,29 +155,24 @@ func Hold(ctx context.Context, l *Lock, owner string, wait, lease time.Duration)
 		return true
 	}
 	undo := func() { c.Undo(l.What, id, lease, release) }
-	w := Wait{
-		Notifier: c.Notifier,
-		Channel:  l.Channel,
-		Waiter:   owner,
-		Budget:   wait,
-		Window:   c.WaiterWindow,
-		Leave:    func(lctx context.Context) error { return l.Leave(lctx, owner, id) },
-	}
+	w := WaitFor(c, l.Channel, owner, wait, func(lctx context.Context) error { return l.Leave(lctx, owner, id) })
 	if l.Handoff {
 		_, hl := c.Tuned(ctx)
 		w.Handed, w.Bound = handed, hl
 	}
+	w.Track = &t
 	err := Do(ctx, w, try)
 	if err := t.Finish(ctx, err, undo); err != nil {
+		t.Report(ctx, c, 0, err)
 		return nil, err
 	}
 	lctx, _, err := c.Holds.Grant(ctx, core.Grant{
-		Key: l.Key, Owner: owner, What: l.What, ID: id, Token: token, SentAt: t.SentAt(),
+		Key: l.Key, Owner: owner, What: l.What, Kind: l.Kind, Name: l.Name, ID: id, Token: token, SentAt: t.SentAt(),
 		Lease: lease, ServerLease: serverLease, Renewal: l.Renewal(owner), Release: release, Unknown: t.Unknown(),
 	})
 	if err != nil {
 		undo()
-		return nil, err
 	}
-	return lctx, nil
+	t.Report(ctx, c, token, err)
+	return lctx, err
 }

@@ -11,9 +11,14 @@ import (
 // for what they may have granted: every primitive that grants through Do
 // records its attempts here and ends with Finish.
 type Track struct {
-	sentAt  time.Time // the granting attempt's send
-	unsure  time.Time // the first attempt whose outcome is unknown
-	granted bool
+	// Kind and Name are what Report tells the observer ("": nothing).
+	Kind, Name string
+
+	start     time.Time // when Do started waiting (Wait.Track)
+	contended bool      // an attempt was refused
+	sentAt    time.Time // the granting attempt's send
+	unsure    time.Time // the first attempt whose outcome is unknown
+	granted   bool
 }
 
 // Sent records the reply (or failure) of an attempt sent at sent. It
@@ -59,3 +64,23 @@ func (t *Track) SentAt() time.Time {
 // Unknown reports whether some attempt's outcome was unknown: one may
 // still be on the wire.
 func (t *Track) Unknown() bool { return !t.unsure.IsZero() }
+
+// Report tells c's observer, if any, how the acquisition ended: granted with
+// token when err is nil. Call it once, with no lock held.
+func (t *Track) Report(ctx context.Context, c *core.Core, token int64, err error) {
+	o := c.Observer
+	if o == nil || t.Kind == "" {
+		return
+	}
+	if err != nil {
+		token = 0
+	}
+	now := time.Now()
+	if t.start.IsZero() { // Do returned before it started
+		t.start = now
+	}
+	o.Acquired(ctx, core.AcquireInfo{
+		Kind: t.Kind, Name: t.Name, Start: t.start, Wait: now.Sub(t.start),
+		Contended: t.contended, Token: token, Err: err,
+	})
+}

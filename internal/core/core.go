@@ -45,6 +45,11 @@ type Config struct {
 	// until the waiter's renewal (or confirmation) extends it: a waiter that
 	// vanished keeps it at most that long. 0: DefaultHandoffLease.
 	HandoffLease time.Duration
+	// Spin, when Max > 0, makes waiters poll with back-off instead of
+	// subscribing to notifications.
+	Spin Spin
+	// Observer, when not nil, is told of acquisitions, releases and losses.
+	Observer Observer
 }
 
 // Defaults of Config's hand-off settings.
@@ -52,6 +57,10 @@ const (
 	DefaultStarveAfter  = time.Millisecond // sync.Mutex's starvation threshold
 	DefaultHandoffLease = time.Second
 )
+
+// Spin is the back-off of waiters that do not subscribe: the first retry
+// after Min, each next one after twice as long, at most Max.
+type Spin struct{ Min, Max time.Duration }
 
 // Core is the per-Client environment every primitive shares: the Redis client,
 // the identity, the notifier and the watchdog.
@@ -189,9 +198,13 @@ func Ms(d time.Duration) string {
 	return strconv.FormatInt(ms, 10)
 }
 
-// CheckDuration returns ErrInvalidArgument for a negative duration.
+// Forever is the wait that lasts until the caller's context is done.
+const Forever time.Duration = -1
+
+// CheckDuration returns ErrInvalidArgument for a negative duration, but
+// Forever as a wait.
 func CheckDuration(what string, d time.Duration) error {
-	if d < 0 {
+	if d < 0 && !(what == "wait" && d == Forever) {
 		return fmt.Errorf("%w: negative %s %v", ErrInvalidArgument, what, d)
 	}
 	return nil
@@ -224,7 +237,28 @@ func (c *Core) Unwait(ctx context.Context, key, waiter string) error {
 func (c *Core) Eval(ctx context.Context, s *Script, keys, args []string) rueidis.RedisResult {
 	pipe := c.inflight.Add(1) > 1
 	defer c.inflight.Add(-1)
-	return s.run(ctx, c.Client, keys, args, pipe)
+	return kindResult(s.run(ctx, c.Client, keys, args, pipe))
+}
+
+// kindResult turns the server's refusal of a key of another kind (the
+// scripts' WRONGKIND, or WRONGTYPE where a command met another type) into
+// an error wrapping ErrWrongKind.
+func kindResult(r rueidis.RedisResult) rueidis.RedisResult {
+	if err := KindErr(r.Error()); err != r.Error() {
+		return rueidis.NewErrorResult(err)
+	}
+	return r
+}
+
+// KindErr wraps ErrWrongKind around the server's refusal of a key of
+// another kind; any other err is returned as it is.
+func KindErr(err error) error {
+	if re, ok := rueidis.IsRedisErr(err); ok {
+		if msg := re.Error(); strings.HasPrefix(msg, "WRONGKIND") || strings.HasPrefix(msg, "WRONGTYPE") {
+			return fmt.Errorf("%w: %v", ErrWrongKind, re)
+		}
+	}
+	return err
 }
 
 // EvalAcquire runs a script that may grant something. Without replica
@@ -257,6 +291,7 @@ func (c *Core) EvalAcquire(ctx context.Context, s *Script, keys, args []string) 
 	if err != nil {
 		return res, err
 	}
+	res = kindResult(res)
 	if res.Error() == nil && acked < int64(c.AckReplicas) {
 		return res, fmt.Errorf("%w: %d of %d replicas in %v", ErrNotReplicated, acked, c.AckReplicas, c.AckTimeout)
 	}

@@ -33,6 +33,14 @@ var (
 	// and too few replicas acknowledged an acquisition in time; the
 	// acquisition was undone.
 	ErrNotReplicated = errors.New("distsync: acquisition not acknowledged by enough replicas")
+	// ErrWrongKind is returned when a name is used by another kind of
+	// primitive (a mutex called like a semaphore, say): names are one
+	// namespace across kinds, and every script refuses a foreign kind.
+	ErrWrongKind = errors.New("distsync: the name is used by another kind of primitive")
+	// ErrNotSet is returned, wrapped with ErrNotAcquired, when a semaphore
+	// whose permits were never set could not be acquired: it is not full,
+	// it has no permits at all until TrySetPermits, SetPermits or AddPermits.
+	ErrNotSet = errors.New("distsync: the semaphore's permits were never set")
 	// ErrUpgrade is returned when the holder of a read lock asks for the write lock,
 	// which would deadlock.
 	ErrUpgrade = errors.New("distsync: read lock holder cannot take the write lock")

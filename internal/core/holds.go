@@ -34,6 +34,8 @@ type Hold struct {
 	holds *Holds
 	key   holdKey
 	what  string
+	kind  string // the primitive and its name, for the observer
+	name  string
 	acqs  []*Acq // live acquisitions (mostly one: a slice, not a map)
 	watch int    // how many of them the watchdog renews
 	entry Entry  // watchdog registration while watch > 0
@@ -63,6 +65,7 @@ type Acq struct {
 	Extra any
 
 	lease      time.Duration // explicit lease, 0 when the watchdog renews it
+	granted    time.Time     // when Grant recorded it
 	release    ReleaseFunc
 	cancel     context.CancelCauseFunc
 	stopParent func() bool
@@ -93,6 +96,8 @@ type Grant struct {
 	Key   string // the hold's key in Holds
 	Owner string
 	What  string // the lock in logs
+	Kind  string // the primitive's kind and name, for the observer
+	Name  string
 	ID    string
 	Token int64
 	// SentAt is when the earliest request that may have granted was sent: a
@@ -137,7 +142,7 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 		return nil, nil, fmt.Errorf("%w: granted, but the reply came %v after the request, when the lease of %v could have ended",
 			ErrNotAcquired, time.Since(g.SentAt).Round(time.Millisecond), lease)
 	}
-	a := &Acq{ID: g.ID, Token: g.Token, lease: g.Lease, release: g.Release, live: true, unknown: g.Unknown}
+	a := &Acq{ID: g.ID, Token: g.Token, lease: g.Lease, granted: time.Now(), release: g.Release, live: true, unknown: g.Unknown}
 	ctx, cancel := context.WithCancelCause(parent)
 	a.cancel = cancel
 	ctx = context.WithValue(ctx, acqKey{h, g.Key}, a)
@@ -151,7 +156,7 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 	k := holdKey{g.Key, g.Owner}
 	hd := h.m[k]
 	if hd == nil {
-		hd = &Hold{holds: h, key: k, what: g.What}
+		hd = &Hold{holds: h, key: k, what: g.What, kind: g.Kind, name: g.Name}
 		h.m[k] = hd
 	}
 	hd.acqs = append(hd.acqs, a)
@@ -244,7 +249,9 @@ func (hd *Hold) lost(cause error) {
 	h.mu.Unlock()
 	h.core.Log.Warn("distsync: lease lost", "lock", hd.what, "key", hd.key.key, "owner", hd.key.owner, "cause", cause)
 	for _, a := range acqs {
-		a.end(cause)
+		if a.end(cause) {
+			a.tellEnd(cause)
+		}
 	}
 }
 
@@ -261,7 +268,9 @@ func (h *Holds) Abandon(cause error) {
 	}
 	h.mu.Unlock()
 	for _, a := range acqs {
-		a.end(cause)
+		if a.end(cause) {
+			a.tellEnd(cause)
+		}
 	}
 }
 
@@ -281,6 +290,21 @@ func (a *Acq) end(cause error) bool {
 	return true
 }
 
+// tellEnd tells the observer that a ended with cause (see end): as a
+// release when it was released by id from elsewhere (ErrReleased), else as
+// a loss. The caller holds no lock (the observer may call back into
+// distsync).
+func (a *Acq) tellEnd(cause error) {
+	o := a.hold.holds.core.Observer
+	switch {
+	case o == nil:
+	case errors.Is(cause, ErrReleased):
+		o.Released(context.Background(), ReleaseInfo{Kind: a.hold.kind, Name: a.hold.name, Held: time.Since(a.granted)})
+	default:
+		o.Lost(LostInfo{Kind: a.hold.kind, Name: a.hold.name, Held: time.Since(a.granted), Cause: cause})
+	}
+}
+
 // stopTimers stops what would end or release a: its lease's timer and the
 // watch on its parent context. a.mu is held.
 func (a *Acq) stopTimers() {
@@ -295,12 +319,13 @@ func (a *Acq) stopTimers() {
 // expire ends an explicit lease at its deadline, unless Extend moved it.
 func (a *Acq) expire() {
 	a.relMu.Lock() // an extension on the wire decides first
-	defer a.relMu.Unlock()
 	a.mu.Lock()
 	early := a.live && time.Now().Before(a.deadline)
 	a.mu.Unlock()
-	if !early {
-		a.end(ErrLeaseExpired)
+	ended := !early && a.end(ErrLeaseExpired)
+	a.relMu.Unlock()
+	if ended {
+		a.tellEnd(ErrLeaseExpired)
 	}
 }
 
@@ -323,12 +348,26 @@ func (a *Acq) Unlock(ctx context.Context) error { return a.release1(ctx, false) 
 
 // release1 is Unlock; auto says distsync releases on its own, and the
 // holder's next Unlock reports the outcome.
-func (a *Acq) release1(ctx context.Context, auto bool) error {
+func (a *Acq) release1(ctx context.Context, auto bool) (err error) {
 	// Close waits (a little) for a release on the wire; after Close the
 	// release is still sent if the connection is open (FromClient).
 	if a.hold.holds.core.Track() == nil {
 		defer a.hold.holds.core.Untrack()
 	}
+	// The observer hears of the release that ended a live acquisition, and
+	// of what that ended with it, once relMu is unlocked.
+	var (
+		held  time.Duration = -1
+		ended []*Acq
+	)
+	defer func() {
+		if o := a.hold.holds.core.Observer; o != nil && held >= 0 {
+			o.Released(ctx, ReleaseInfo{Kind: a.hold.kind, Name: a.hold.name, Held: held, Auto: auto, Err: err})
+		}
+		for _, o := range ended {
+			o.tellEnd(ErrLeaseExpired)
+		}
+	}()
 	a.relMu.Lock()
 	defer a.relMu.Unlock()
 	a.mu.Lock()
@@ -336,6 +375,7 @@ func (a *Acq) release1(ctx context.Context, auto bool) error {
 	case a.live:
 		a.live, a.pending, a.cause = false, true, ErrReleased
 		a.stopTimers()
+		held = time.Since(a.granted)
 		a.mu.Unlock()
 		a.hold.detach(a)
 	case a.pending:
@@ -391,7 +431,9 @@ func (a *Acq) release1(ctx context.Context, auto bool) error {
 		// The server holds nothing more for the owner: whatever else this
 		// process counted had already ended there (an explicit lease).
 		for _, o := range a.hold.others(a) {
-			o.end(ErrLeaseExpired)
+			if o.end(ErrLeaseExpired) {
+				ended = append(ended, o)
+			}
 		}
 	}
 	return nil
@@ -435,6 +477,18 @@ func (a *Acq) send(ctx context.Context) (int64, error) {
 // before. While Extend is on the wire the lease does not expire: the
 // server's answer decides, so client and server agree.
 func (a *Acq) Extend(ctx context.Context, lease time.Duration, send func(ctx context.Context) (bool, error)) error {
+	if lease <= 0 {
+		return fmt.Errorf("%w: lease %v, want > 0", ErrInvalidArgument, lease)
+	}
+	if a.lease == 0 {
+		return fmt.Errorf("%w: the watchdog renews this acquisition", ErrInvalidArgument)
+	}
+	lost := false
+	defer func() {
+		if lost {
+			a.tellEnd(ErrLeaseLost) // after relMu is unlocked
+		}
+	}()
 	a.relMu.Lock()
 	defer a.relMu.Unlock()
 	a.mu.Lock()
@@ -452,7 +506,7 @@ func (a *Acq) Extend(ctx context.Context, lease time.Duration, send func(ctx con
 		return err
 	}
 	if !ok {
-		a.end(ErrLeaseLost)
+		lost = a.end(ErrLeaseLost)
 		return ErrNotHeld
 	}
 	a.mu.Lock()
@@ -463,4 +517,21 @@ func (a *Acq) Extend(ctx context.Context, lease time.Duration, send func(ctx con
 	a.deadline = sentAt.Add(lease - Drift(lease))
 	a.timer.Reset(time.Until(a.deadline))
 	return nil
+}
+
+// End ends every live acquisition of the hold of key by owner in this
+// process with cause, without a release: the server no longer holds it (it
+// was released by id from elsewhere, say).
+func (h *Holds) End(key, owner string, cause error) {
+	h.mu.Lock()
+	var acqs []*Acq
+	if hd := h.m[holdKey{key, owner}]; hd != nil {
+		acqs = slices.Clone(hd.acqs)
+	}
+	h.mu.Unlock()
+	for _, a := range acqs {
+		if a.end(cause) {
+			a.tellEnd(cause)
+		}
+	}
 }

@@ -80,3 +80,62 @@ func (c *Core) Release(ctx context.Context, key string) error {
 	}
 	return acq.Unlock(ctx)
 }
+
+var extendScript = NewScript(`
+-- Move the end of the explicit lease of acquisition ARGV[2] of owner
+-- ARGV[1] in the lock hash KEYS[1] (the mutex's and the fair lock's) to
+-- ARGV[3] ms from now. The key lives as long as the longest promise left.
+-- Reply: 1 moved, 0 not a live explicit acquisition of the owner.
+local now = ds_now_ms()
+local ok, watch, last = ds_reset(KEYS[1], ARGV[1], ARGV[2], now, ARGV[3])
+if not ok then return 0 end
+if watch then
+  ds_extend(KEYS[1], ARGV[3])
+else
+  redis.call('PEXPIRE', KEYS[1], string.format('%d', last - now))
+end
+return 1
+`)
+
+// Extend moves the end of the explicit lease of the acquisition of key that
+// ctx carries to lease from now (one round trip), for the locks that keep a
+// hash of owner -> hold count under key (the mutex, the fair lock): see
+// Acq.Extend.
+func (c *Core) Extend(ctx context.Context, key string, lease time.Duration) error {
+	return c.ExtendWith(ctx, key, lease, func(ctx context.Context, owner, id string) (bool, error) {
+		r, err := c.Eval(ctx, extendScript, []string{key}, []string{owner, id, Ms(lease)}).AsInt64()
+		return r == 1, err
+	})
+}
+
+// ExtendWith is Extend with the primitive's own script: send moves the end
+// of acquisition id of owner on the server, reporting false when it is not
+// held there.
+func (c *Core) ExtendWith(ctx context.Context, key string, lease time.Duration, send func(ctx context.Context, owner, id string) (bool, error)) error {
+	if err := c.Closed(); err != nil {
+		return err
+	}
+	acq := c.Holds.Lookup(ctx, key)
+	if acq == nil {
+		return ErrNotHeld
+	}
+	owner := acq.hold.key.owner
+	return acq.Extend(ctx, lease, func(ctx context.Context) (bool, error) { return send(ctx, owner, acq.ID) })
+}
+
+// Waiting returns how many waiters the waiter set at key holds whose window
+// has not ended by the server's clock (one round trip; changes nothing).
+// Waiters that vanished count until their window ends.
+func (c *Core) Waiting(ctx context.Context, key string) (int, error) {
+	if err := c.Closed(); err != nil {
+		return 0, err
+	}
+	n, err := c.Eval(ctx, waitingScript, []string{key}, nil).AsInt64()
+	return int(n), err
+}
+
+var waitingScript = NewScript(`
+-- How many waiters the waiter set KEYS[1] holds whose window has not ended
+-- (changes nothing).
+return redis.call('ZCOUNT', KEYS[1], '(' .. string.format('%d', ds_now_ms()), '+inf')
+`)

@@ -67,7 +67,7 @@ func Unknown(err error) bool {
 		return false
 	}
 	_, isRedis := rueidis.IsRedisErr(err)
-	return !isRedis && !errors.Is(err, ErrNotAcquired)
+	return !isRedis && !errors.Is(err, ErrNotAcquired) && !errors.Is(err, ErrWrongKind)
 }
 
 // Transient reports whether err is a failure that trying again can cure: the

@@ -223,3 +223,30 @@ local function ds_release_mark(h, dk, m, id, life)
   if n == 0 then return 1, false, 0 end
   return 0, watch, last
 end
+
+-- Move the end of explicit acquisition id of holder m in hash h to lease ms
+-- from now. Returns whether it did (false: id is not a live explicit
+-- acquisition of m), then what m's ledger promises (ds_promise).
+local function ds_reset(h, m, id, now, lease)
+  local ids, ends = ds_ledger(h, m, now)
+  for i, x in ipairs(ids) do
+    if x == id and ends[i] ~= 'w' then
+      ends[i] = string.format('%d', now + tonumber(lease))
+      ds_ledger_put(h, m, ids, ends)
+      local watch, last = ds_promise(ends)
+      return true, watch, last
+    end
+  end
+  return false, false, 0
+end
+
+-- Refuse key h when it holds another kind of primitive: every hash-shaped
+-- primitive keeps its kind in the field '#k', set when its hash is made.
+-- Call it before any write. (A key of another type fails by itself with
+-- WRONGTYPE; the client reports both as ErrWrongKind.)
+local function ds_kind(h, kind)
+  local k = redis.call('HGET', h, '#k')
+  if k and k ~= kind then
+    error({err = 'WRONGKIND ' .. h .. ' holds a ' .. k .. ', not a ' .. kind})
+  end
+end

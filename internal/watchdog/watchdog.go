@@ -39,6 +39,7 @@ type Watchdog struct {
 	log      *slog.Logger
 	ackN     int           // replicas that must acknowledge a renewal (0: none)
 	ackWait  time.Duration // how long WAIT may take
+	onBatch  func(Batch)
 
 	mu      sync.Mutex
 	queue   queue
@@ -100,6 +101,27 @@ func New(c rueidis.Client, lease time.Duration, log *slog.Logger) *Watchdog {
 func (w *Watchdog) RequireReplicas(n int, timeout time.Duration) {
 	w.ackN, w.ackWait = n, timeout
 }
+
+// Batch is one renewal batch: one pipelined round trip (with
+// RequireReplicas, one per slot), and a second one when the server had to
+// load the scripts again.
+type Batch struct {
+	// Leases is how many leases the batch renewed or tried to.
+	Leases int
+	// Latency is the time from sending the batch to its last reply.
+	Latency time.Duration
+	// Failed counts the renewals that did not extend their lease: failed on
+	// the network or not acknowledged by the replicas (retried until the
+	// lease's deadline), or found the lease gone (lost).
+	Failed int
+	// Lost counts the leases the batch reported lost.
+	Lost int
+}
+
+// OnBatch makes the watchdog call f after every renewal batch, on its
+// goroutine and before it reports the batch's lost leases: f must be fast
+// and must not block, or renewals wait for it. Call it before the first Add.
+func (w *Watchdog) OnBatch(f func(Batch)) { w.onBatch = f }
 
 // Lease is the lease every renewal extends to.
 func (w *Watchdog) Lease() time.Duration { return w.lease }
@@ -291,6 +313,7 @@ func (w *Watchdog) renew(batch []*entry) {
 
 	var lost []func()
 	now := time.Now()
+	b := Batch{Leases: len(batch), Latency: now.Sub(sent)}
 	w.mu.Lock()
 	for i, e := range batch {
 		if e.removed {
@@ -301,6 +324,9 @@ func (w *Watchdog) renew(batch []*entry) {
 			err = fmt.Errorf("renewal not acknowledged by %d replicas in %v", w.ackN, w.ackWait)
 		}
 		var cause error
+		if err != nil || ok != 1 {
+			b.Failed++
+		}
 		switch {
 		case err == nil && ok == 1:
 			e.deadline = sent.Add(w.lease - w.drift)
@@ -326,6 +352,10 @@ func (w *Watchdog) renew(batch []*entry) {
 		}
 	}
 	w.mu.Unlock()
+	if w.onBatch != nil {
+		b.Lost = len(lost)
+		w.onBatch(b)
+	}
 	for _, f := range lost {
 		f()
 	}

@@ -1,0 +1,104 @@
+-- Read everything stored under one name at one instant of the server clock
+-- (Client.Inspect). Changes nothing.
+-- KEYS[1] the main key  KEYS[2] the waiter set (mutex, semaphore, latch)
+-- KEYS[3] the fair lock's queue  KEYS[4] its waiters' window ends
+-- KEYS[5] the read-write lock's hold leases  KEYS[6] its waiting readers
+-- KEYS[7] its waiting writers  KEYS[8] the permit semaphore's held permits
+-- KEYS[9] the semaphore's waiters' needs  KEYS[10] the mutex's waiter
+-- entries (KEYS[2] is then its queue, by arrival: see mutex/mx.lua)
+-- The kind is the main key's kind marker '#k' (the locks, the latch), a
+-- string main key (a semaphore), or, when the main key is absent, a key only
+-- one kind makes (a fair lock's queue, a semaphore's permits or needs).
+-- Reply: {kind ('' none fits), the main key's type, ttl, token, count,
+--        available, owners, waiters}:
+--   ttl       the lock's remaining lease in ms (-1 no expiry, 0 none)
+--   token     the mutex's or fair lock's fencing token ('' none)
+--   count     the latch's count ('' none)
+--   available the semaphore's available permits, counting held permits
+--             whose lease ended (the next script returns them)
+--   owners    {owner, mode, hold count, token, ms left of its own lease}
+--             per live hold ('' and 0 where holds have none)
+--   waiters   {waiter, mode, ms left of its registration} per live waiter,
+--             in queue order where there is a queue, else by window end
+local now = ds_now_ms()
+local t = redis.call('TYPE', KEYS[1])['ok']
+local kind, ttl, token, count, avail = '', 0, '', '', 0
+local owners, waiters = {}, {}
+local h = {}
+
+local function waiter(id, mode, left)
+  if left > 0 then waiters[#waiters + 1] = {id, mode, left} end
+end
+
+-- The waiters of waiter set z, all waiting for mode.
+local function waitset(z, mode)
+  local r = redis.call('ZRANGE', z, 0, -1, 'WITHSCORES')
+  for i = 1, #r, 2 do waiter(r[i], mode, tonumber(r[i + 1]) - now) end
+end
+
+if t == 'hash' then
+  local f = redis.call('HGETALL', KEYS[1])
+  for i = 1, #f, 2 do h[f[i]] = f[i + 1] end
+  kind = h['#k'] or ''
+elseif t == 'string' then
+  if tonumber(redis.call('GET', KEYS[1])) then kind = 'semaphore' end
+elseif t == 'none' then
+  if redis.call('EXISTS', KEYS[3]) == 1 then
+    kind = 'fairlock'
+  elseif redis.call('EXISTS', KEYS[8], KEYS[9]) > 0 then
+    kind = 'semaphore'
+  end
+end
+
+if kind == 'mutex' or kind == 'fairlock' then
+  if t == 'hash' then ttl = redis.call('PTTL', KEYS[1]) end
+  token = h['#t'] or ''
+  for m in pairs(h) do
+    if string.sub(m, 1, 1) ~= '#' then
+      local n = #ds_ledger(KEYS[1], m, now)
+      if n > 0 then owners[#owners + 1] = {m, '', n, '', 0} end
+    end
+  end
+  if kind == 'mutex' then
+    for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+      local e = redis.call('HGET', KEYS[10], id)
+      if e then waiter(id, '', tonumber(string.match(e, '^(%S+)')) - now) end
+    end
+  else
+    for _, id in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
+      local e = redis.call('ZSCORE', KEYS[4], id)
+      if e then waiter(id, '', tonumber(e) - now) end
+    end
+  end
+elseif kind == 'rwlock' then
+  local l = redis.call('ZRANGE', KEYS[5], 0, -1, 'WITHSCORES')
+  for i = 1, #l, 2 do
+    local m, left = l[i], tonumber(l[i + 1]) - now
+    if left > 0 then
+      local mode = 'read'
+      if string.sub(m, 1, 1) == 'w' then mode = 'write' end
+      owners[#owners + 1] = {string.sub(m, 3), mode, #ds_ledger(KEYS[1], m, now), h['t:' .. m] or '', left}
+      ttl = math.max(ttl, left)
+    end
+  end
+  waitset(KEYS[7], 'write')
+  waitset(KEYS[6], 'read')
+elseif kind == 'latch' then
+  count = h['n'] or '0'
+  waitset(KEYS[2], '')
+elseif kind == 'semaphore' then
+  avail = tonumber(redis.call('GET', KEYS[1]) or '0')
+  local p = redis.call('ZRANGE', KEYS[8], 0, -1, 'WITHSCORES')
+  for i = 1, #p, 2 do
+    local left = tonumber(p[i + 1]) - now
+    if left > 0 then
+      owners[#owners + 1] = {p[i], '', 1, '', left}
+    else
+      avail = avail + 1
+    end
+  end
+  waitset(KEYS[2], '')
+else
+  kind = ''
+end
+return {kind, t, ttl, token, count, avail, owners, waiters}

@@ -1,0 +1,106 @@
+package acquire
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/distsync/distsync/internal/core"
+)
+
+// Surface is the method set the lock-like primitives share, around Hold:
+// the mutex, the fair lock and both sides of the read-write lock call it
+// from their own (documented) methods, so that each primitive's folder holds
+// only what differs: its scripts and its semantics.
+type Surface struct {
+	Lock *Lock
+	// Errorf wraps an error with the primitive and its name.
+	Errorf func(error) error
+}
+
+// TryLock checks the durations (negative ones but a Forever wait are
+// ErrInvalidArgument) and acquires (see Acquire).
+func (s *Surface) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
+	if err := errors.Join(core.CheckDuration("wait", wait), core.CheckDuration("lease", lease)); err != nil {
+		return ctx, s.Errorf(err)
+	}
+	return s.Acquire(ctx, wait, lease)
+}
+
+// Acquire acquires for the owner ctx carries (a new one when it carries
+// none), waiting at most wait and holding for lease (see Hold). On error it
+// returns ctx as it was given.
+func (s *Surface) Acquire(in context.Context, wait, lease time.Duration) (context.Context, error) {
+	c := s.Lock.Core
+	if err := c.Closed(); err != nil {
+		return in, s.Errorf(err)
+	}
+	ctx, owner := c.Owner(in)
+	lctx, err := Hold(ctx, s.Lock, owner, wait, lease)
+	if err != nil {
+		return in, s.Errorf(err)
+	}
+	return lctx, nil
+}
+
+// Unlock releases the acquisition ctx carries (core.Acq.Unlock).
+func (s *Surface) Unlock(ctx context.Context) error {
+	return s.wrap(s.Lock.Core.Release(ctx, s.Lock.Key))
+}
+
+// Token returns the fencing token of the acquisition ctx carries, with no
+// round trip; ErrNotHeld when it carries none.
+func (s *Surface) Token(ctx context.Context) (int64, error) {
+	tok, err := s.Lock.Core.Token(ctx, s.Lock.Key)
+	return tok, s.wrap(err)
+}
+
+// The calls below are those of the locks that keep a hash of owner -> hold
+// count under their key (the mutex, the fair lock).
+
+// IsLocked reports whether any owner holds the lock (one EXISTS).
+func (s *Surface) IsLocked(ctx context.Context) (bool, error) {
+	ok, err := s.Lock.Core.LockExists(ctx, s.Lock.Key)
+	return ok, s.wrap(err)
+}
+
+// Holders returns how many owners hold the lock: 0 or 1 (one EXISTS).
+func (s *Surface) Holders(ctx context.Context) (int, error) {
+	ok, err := s.IsLocked(ctx)
+	if ok {
+		return 1, err
+	}
+	return 0, err
+}
+
+// HoldCount returns the hold count of the owner ctx carries.
+func (s *Surface) HoldCount(ctx context.Context) (int, error) {
+	n, err := s.Lock.Core.HoldCount(ctx, s.Lock.Key)
+	return n, s.wrap(err)
+}
+
+// TTL returns the lock's remaining lease (0 when free, -1 when no expiry).
+func (s *Surface) TTL(ctx context.Context) (time.Duration, error) {
+	ttl, err := s.Lock.Core.LockTTL(ctx, s.Lock.Key)
+	return ttl, s.wrap(err)
+}
+
+// Extend moves the end of the explicit lease of the acquisition ctx
+// carries (core.Extend).
+func (s *Surface) Extend(ctx context.Context, lease time.Duration) error {
+	return s.wrap(s.Lock.Core.Extend(ctx, s.Lock.Key, lease))
+}
+
+// Waiting returns how many waiters are registered in the sorted set key,
+// not counting those whose window ended (one round trip).
+func (s *Surface) Waiting(ctx context.Context, key string) (int, error) {
+	n, err := s.Lock.Core.Waiting(ctx, key)
+	return n, s.wrap(err)
+}
+
+func (s *Surface) wrap(err error) error {
+	if err != nil {
+		return s.Errorf(err)
+	}
+	return nil
+}

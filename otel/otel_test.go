@@ -1,0 +1,246 @@
+package distsyncotel_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/dstest"
+	"github.com/distsync/distsync/internal/redistest"
+	distsyncotel "github.com/distsync/distsync/otel"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+// telemetry is an Observer whose metrics and spans the test reads back.
+type telemetry struct {
+	reader *sdkmetric.ManualReader
+	spans  *tracetest.InMemoryExporter
+	tp     *sdktrace.TracerProvider
+}
+
+// client returns a Client on the test server observed through the
+// adapter, with options edited by edit.
+func client(t *testing.T, edit ...func(*distsync.Options)) (*distsync.Client, *telemetry) {
+	t.Helper()
+	tel := &telemetry{reader: sdkmetric.NewManualReader(), spans: tracetest.NewInMemoryExporter()}
+	tel.tp = sdktrace.NewTracerProvider(sdktrace.WithSyncer(tel.spans))
+	obs, err := distsyncotel.NewObserver(
+		distsyncotel.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(tel.reader))),
+		distsyncotel.WithTracerProvider(tel.tp),
+		distsyncotel.WithNameAttribute(),
+	)
+	require.NoError(t, err)
+	c := dstest.Client(t, append([]func(*distsync.Options){func(o *distsync.Options) { o.Observer = obs }}, edit...)...)
+	return c, tel
+}
+
+// metrics collects the metrics recorded so far, by name.
+func (tel *telemetry) metrics(t *testing.T) map[string]metricdata.Aggregation {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, tel.reader.Collect(context.Background(), &rm))
+	out := map[string]metricdata.Aggregation{}
+	for _, sm := range rm.ScopeMetrics {
+		if sm.Scope.Name != distsyncotel.ScopeName {
+			continue
+		}
+		for _, m := range sm.Metrics {
+			out[m.Name] = m.Data
+		}
+	}
+	return out
+}
+
+// has reports whether set holds every attribute of want.
+func has(set attribute.Set, want []attribute.KeyValue) bool {
+	for _, kv := range want {
+		if v, ok := set.Value(kv.Key); !ok || v != kv.Value {
+			return false
+		}
+	}
+	return true
+}
+
+// sum returns the value of the counter or up-down counter name over the
+// data points that have every attribute of want.
+func (tel *telemetry) sum(t *testing.T, name string, want ...attribute.KeyValue) int64 {
+	t.Helper()
+	data, ok := tel.metrics(t)[name]
+	if !ok {
+		return 0
+	}
+	s, ok := data.(metricdata.Sum[int64])
+	require.True(t, ok, "%s is a %T", name, data)
+	var n int64
+	for _, dp := range s.DataPoints {
+		if has(dp.Attributes, want) {
+			n += dp.Value
+		}
+	}
+	return n
+}
+
+// histogram returns the count and the sum of the histogram name over the
+// data points that have every attribute of want.
+func (tel *telemetry) histogram(t *testing.T, name string, want ...attribute.KeyValue) (uint64, float64) {
+	t.Helper()
+	data, ok := tel.metrics(t)[name]
+	if !ok {
+		return 0, 0
+	}
+	h, ok := data.(metricdata.Histogram[float64])
+	require.True(t, ok, "%s is a %T", name, data)
+	var (
+		n   uint64
+		sum float64
+	)
+	for _, dp := range h.DataPoints {
+		if has(dp.Attributes, want) {
+			n += dp.Count
+			sum += dp.Sum
+		}
+	}
+	return n, sum
+}
+
+func kind(k string) attribute.KeyValue    { return distsyncotel.KindKey.String(k) }
+func outcome(o string) attribute.KeyValue { return distsyncotel.OutcomeKey.String(o) }
+
+func TestAcquisitionsHoldsAndSpans(t *testing.T) {
+	c, tel := client(t)
+	m, err := c.Mutex(dstest.Name(t))
+	require.NoError(t, err)
+	tracer := tel.tp.Tracer("test")
+	ctx, parent := tracer.Start(context.Background(), "request")
+
+	held, err := m.Lock(ctx)
+	require.NoError(t, err)
+	token, err := m.Token(held)
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, tel.sum(t, "distsync.held", kind(distsync.KindMutex)), "one lease held")
+
+	// Refused at once, then granted after a wait for the holder's release.
+	_, err = m.TryLock(ctx, 0, 0)
+	require.ErrorIs(t, err, distsync.ErrNotAcquired)
+	type result struct {
+		ctx context.Context
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		lctx, err := m.Lock(ctx)
+		done <- result{lctx, err}
+	}()
+	dstest.WaitWaiters(t, c, m.Key()+":waiters", 1)
+	require.NoError(t, m.Unlock(held))
+	res := <-done
+	require.NoError(t, res.err)
+	require.NoError(t, m.Unlock(res.ctx))
+	parent.End()
+
+	mutex := kind(distsync.KindMutex)
+	name := distsyncotel.NameKey.String(m.Name())
+	assert.EqualValues(t, 2, tel.sum(t, "distsync.acquisitions", mutex, name, outcome("acquired")))
+	assert.EqualValues(t, 1, tel.sum(t, "distsync.acquisitions", mutex, outcome("not_acquired")))
+	assert.EqualValues(t, 1, tel.sum(t, "distsync.acquisitions.contended", mutex, outcome("acquired")))
+	assert.EqualValues(t, 1, tel.sum(t, "distsync.acquisitions.contended", mutex, outcome("not_acquired")))
+	n, _ := tel.histogram(t, "distsync.acquire.wait", mutex)
+	assert.EqualValues(t, 3, n, "every acquisition's wait")
+	n, _ = tel.histogram(t, "distsync.acquire.wait", mutex, distsyncotel.ContendedKey.Bool(true), outcome("acquired"))
+	assert.EqualValues(t, 1, n)
+	n, sum := tel.histogram(t, "distsync.hold.duration", mutex, distsyncotel.EndKey.String("released"))
+	assert.EqualValues(t, 2, n, "both holds, released")
+	assert.Positive(t, sum)
+	assert.Zero(t, tel.sum(t, "distsync.held", mutex), "nothing held after both releases")
+
+	spans := tel.spans.GetSpans()
+	var acq tracetest.SpanStubs
+	for _, s := range spans {
+		if s.InstrumentationScope.Name == distsyncotel.ScopeName {
+			acq = append(acq, s)
+		}
+	}
+	require.Len(t, acq, 3, "a span per acquisition")
+	for _, s := range acq {
+		assert.Equal(t, "distsync.acquire mutex", s.Name)
+		assert.Equal(t, parent.SpanContext().SpanID(), s.Parent.SpanID(), "a child of the caller's span")
+		attrs := attribute.NewSet(s.Attributes...)
+		assert.True(t, has(attrs, []attribute.KeyValue{mutex, name}), "%v", s.Attributes)
+		_, ok := attrs.Value(distsyncotel.WaitKey)
+		assert.True(t, ok, "the wait is an attribute")
+		assert.False(t, s.EndTime.Before(s.StartTime))
+	}
+	first := attribute.NewSet(acq[0].Attributes...)
+	got, _ := first.Value(distsyncotel.TokenKey)
+	assert.Equal(t, token, got.AsInt64(), "the fencing token")
+	assert.Equal(t, codes.Error, acq[1].Status.Code, "the refused acquisition's span records its error")
+	last := attribute.NewSet(acq[2].Attributes...)
+	contended, _ := last.Value(distsyncotel.ContendedKey)
+	assert.True(t, contended.AsBool())
+}
+
+func TestRenewalsAndLostLease(t *testing.T) {
+	c, tel := client(t, func(o *distsync.Options) { o.Lease = 300 * time.Millisecond })
+	m, err := c.Mutex(dstest.Name(t))
+	require.NoError(t, err)
+	held, err := m.Lock(context.Background())
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return tel.sum(t, "distsync.renewals", outcome("renewed")) >= 2 }, 10*time.Second, 5*time.Millisecond,
+		"the watchdog renews the lease")
+	n, _ := tel.histogram(t, "distsync.renewal.latency")
+	assert.Positive(t, n)
+
+	rc := c.Rueidis()
+	require.NoError(t, rc.Do(context.Background(), rc.B().Del().Key(m.Key()).Build()).Error())
+	mutex := kind(distsync.KindMutex)
+	// The observer hears of the loss just after the holder's context ends.
+	require.Eventually(t, func() bool {
+		return tel.sum(t, "distsync.leases.lost", mutex, distsyncotel.CauseKey.String("lost")) == 1
+	}, 10*time.Second, 5*time.Millisecond,
+		"the watchdog reports the lease lost")
+	require.ErrorIs(t, context.Cause(held), distsync.ErrLeaseLost)
+	assert.EqualValues(t, 1, tel.sum(t, "distsync.renewals", outcome("failed")))
+	n, _ = tel.histogram(t, "distsync.hold.duration", mutex, distsyncotel.EndKey.String("lost"))
+	assert.EqualValues(t, 1, n)
+	assert.Zero(t, tel.sum(t, "distsync.held", mutex))
+}
+
+func TestSemaphoresAndClose(t *testing.T) {
+	c, tel := client(t)
+	ctx := context.Background()
+	name := dstest.Name(t) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36) // Close leaves a permit held
+	sem, err := c.Semaphore(name)
+	require.NoError(t, err)
+	_, err = sem.TrySetPermits(ctx, 1)
+	require.NoError(t, err)
+	require.NoError(t, sem.Acquire(ctx, 1))
+	ps, err := c.PermitSemaphore(name + "-permits")
+	require.NoError(t, err)
+	require.NoError(t, ps.SetPermits(ctx, 2))
+	p, err := ps.Acquire(ctx)
+	require.NoError(t, err)
+	_, err = ps.Acquire(ctx)
+	require.NoError(t, err)
+	require.NoError(t, ps.Release(ctx, p))
+
+	assert.EqualValues(t, 1, tel.sum(t, "distsync.acquisitions", kind(distsync.KindSemaphore), outcome("acquired")))
+	assert.EqualValues(t, 2, tel.sum(t, "distsync.acquisitions", kind(distsync.KindPermitSemaphore), outcome("acquired")))
+	assert.Zero(t, tel.sum(t, "distsync.held", kind(distsync.KindSemaphore)), "a counting semaphore's permits belong to nobody")
+	assert.EqualValues(t, 1, tel.sum(t, "distsync.held", kind(distsync.KindPermitSemaphore)))
+
+	c.Close()
+	assert.Zero(t, tel.sum(t, "distsync.held"), "Close ends every hold")
+	assert.EqualValues(t, 1, tel.sum(t, "distsync.leases.lost", kind(distsync.KindPermitSemaphore), distsyncotel.CauseKey.String("closed")))
+}
