@@ -155,7 +155,10 @@ type Options struct {
 	// up to Max, and never sleeps past the end of the lease the server
 	// reported; a fair lock's waiter still keeps its place in the queue.
 	// Waits then cost a round trip per retry and answer releases late by up
-	// to the current back-off. Default off.
+	// to the current back-off. A mutex waiter still keeps its place in the
+	// queue, and a release that hands it the lock leaves the grant for its
+	// next retry, for a second (the hand-off lease): with Max above that the
+	// grant may lapse first, and the waiter goes on retrying. Default off.
 	Spin Spin
 	// ClientName names the Client in every owner it makes ("<name>/<random
 	// id>:<owner id>" in Redis), so that an operator sees which host or

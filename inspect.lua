@@ -4,8 +4,8 @@
 -- KEYS[3] the fair lock's queue  KEYS[4] its waiters' window ends
 -- KEYS[5] the read-write lock's hold leases  KEYS[6] its waiting readers
 -- KEYS[7] its waiting writers  KEYS[8] the permit semaphore's held permits
--- KEYS[9] the semaphore's waiters' needs  KEYS[10] the mutex's waiters'
--- entries (mutex/mx.lua: '<end> ...' per waiter)
+-- KEYS[9] the semaphore's waiters' needs  KEYS[10] the mutex's waiter
+-- entries (KEYS[2] is then its queue, by arrival: see mutex/mx.lua)
 -- The kind is the main key's kind marker '#k' (the locks, the latch), a
 -- string main key (a semaphore), or, when the main key is absent, a key only
 -- one kind makes (a fair lock's queue, a semaphore's permits or needs).
@@ -60,11 +60,9 @@ if kind == 'mutex' or kind == 'fairlock' then
     end
   end
   if kind == 'mutex' then
-    -- The mutex's waiters in arrival order (KEYS[2]), each registered
-    -- until the end its entry starts with.
     for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
       local e = redis.call('HGET', KEYS[10], id)
-      if e then waiter(id, '', tonumber(string.match(e, '^%S+')) - now) end
+      if e then waiter(id, '', tonumber(string.match(e, '^(%S+)')) - now) end
     end
   else
     for _, id in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do

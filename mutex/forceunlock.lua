@@ -3,7 +3,8 @@
 -- KEYS[1] the lock  KEYS[2] Q  KEYS[3] E, the waiters (mx.lua)
 -- KEYS[4] the fencing counter  ARGV[1] channel  ARGV[2] publish command
 -- ARGV[3] hand-off lease ms
--- Reply: 1 when the lock was held, 0 when it was free.
+-- Reply: 1 when the lock was held, 0 when it was free. The key of another
+-- kind of primitive is refused (WRONGKIND).
 ds_kind(KEYS[1], 'mutex')
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 mx_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], '1', ARGV[1], ARGV[2], '1e18', ARGV[3])

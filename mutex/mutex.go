@@ -40,14 +40,21 @@ var (
 	renewLua string
 	//go:embed forceunlock.lua
 	forceLua string
-	//go:embed waiting.lua
-	waitingLua string
 
 	lockScript    = core.NewScript(mxLua + lockLua)
 	unlockScript  = core.NewScript(mxLua + unlockLua)
 	renewScript   = core.NewScript(renewLua)
 	forceScript   = core.NewScript(mxLua + forceLua)
-	waitingScript = core.NewScript(waitingLua)
+	waitingScript = core.NewScript(`
+-- The live waiters of a mutex: entries of E (mx.lua) whose end is to come.
+-- KEYS[1] E  Reply: their number.
+local now, n = ds_now_ms(), 0
+local all = redis.call('HGETALL', KEYS[1])
+for i = 2, #all, 2 do
+  if tonumber(string.match(all[i], '^(%S+)')) > now then n = n + 1 end
+end
+return n
+`)
 )
 
 // Mutex is a handle on one named lock. It is cheap, holds no connection, and
@@ -84,9 +91,9 @@ func newMutex(c *core.Core, name string) (*Mutex, error) {
 		done:    c.Key(name, "done:"),
 		channel: c.Key(name, "ch"),
 	}
-	m.s.Errorf = m.errorf
 	k := []string{m.key, m.fence, m.waiters, m.entries}
 	what, lease := m.what(), core.Ms(c.Lease) // shared by every hold's renewal
+	m.s.Errorf = m.errorf
 	m.s.Lock = &acquire.Lock{
 		Core:    c,
 		Key:     m.key,
@@ -95,7 +102,7 @@ func newMutex(c *core.Core, name string) (*Mutex, error) {
 		Name:    name,
 		Channel: m.channel + ":" + c.ID, // releases tell a waiter on its Client's channel
 		Script:  lockScript,
-		Keys:    k[:4:4],
+		Keys:    k,
 		Mark:    func(id string) string { return m.done + id },
 		Handoff: true,
 		Release: m.release,
@@ -193,17 +200,6 @@ func (m *Mutex) release(ctx context.Context, owner, id string, life time.Duratio
 	return r, err
 }
 
-// Extend moves the end of the explicit lease of the acquisition ctx carries
-// (a context TryLock returned with lease > 0) to lease from now by the
-// server's clock, and the end of its context with it: redsync's Extend,
-// Redisson's expire on a held lock. The hold's lease is never shortened below
-// what another of its acquisitions was promised. It returns ErrNotHeld when
-// the acquisition is no longer held (an ended lease is not revived), and
-// ErrInvalidArgument for lease <= 0 or an acquisition the watchdog renews.
-// While Extend is on the wire the acquisition does not expire: the server's
-// answer decides, so client and server agree. One round trip.
-func (m *Mutex) Extend(ctx context.Context, lease time.Duration) error { return m.s.Extend(ctx, lease) }
-
 // run runs the unlock script for acquisition id of owner; leave also
 // forgets owner as a waiter (a waiter giving up, which gives back a grant a
 // release may have handed it).
@@ -219,6 +215,17 @@ func (m *Mutex) run(ctx context.Context, owner, id string, life time.Duration, l
 		[]string{owner, id, m.channel, c.PublishCmd(), core.Ms(life), strconv.FormatInt(starve.Milliseconds(), 10), core.Ms(hl), core.Ms(c.FenceTTL), l},
 	).AsInt64()
 }
+
+// Extend moves the end of the explicit lease of the acquisition ctx carries
+// (a context TryLock returned with lease > 0) to lease from now by the
+// server's clock, and the end of its context with it: redsync's Extend,
+// Redisson's expire on a held lock. The hold's lease is never shortened below
+// what another of its acquisitions was promised. It returns ErrNotHeld when
+// the acquisition is no longer held (an ended lease is not revived), and
+// ErrInvalidArgument for lease <= 0 or an acquisition the watchdog renews.
+// While Extend is on the wire the acquisition does not expire: the server's
+// answer decides, so client and server agree. One round trip.
+func (m *Mutex) Extend(ctx context.Context, lease time.Duration) error { return m.s.Extend(ctx, lease) }
 
 // ForceUnlock deletes the lock whoever holds it and wakes the oldest waiter. It reports
 // whether the lock was held. Holders in other processes learn of it at their
@@ -246,9 +253,6 @@ func (m *Mutex) Holders(ctx context.Context) (int, error) { return m.s.Holders(c
 // Waiting returns how many waiters are registered, not counting those whose
 // window ended (one round trip). Waiters that vanished count until then.
 func (m *Mutex) Waiting(ctx context.Context) (int, error) {
-	if err := m.c.Closed(); err != nil {
-		return 0, m.errorf(err)
-	}
 	n, err := m.c.Eval(ctx, waitingScript, []string{m.entries}, nil).AsInt64()
 	if err != nil {
 		return 0, m.errorf(err)

@@ -49,9 +49,6 @@ type Wait struct {
 	// core.ReleaseTimeout (waiter entries also expire by themselves). It
 	// must also give back a grant a release may have handed the waiter.
 	Leave func(ctx context.Context) error
-	// Track, when set, learns when the wait started and whether an attempt
-	// was refused (the acquisition was contended), for Track.Report.
-	Track *Track
 	// Handed, if set, takes a grant a release handed this waiter (the data
 	// of the notification, see core.Subscription.Take): true when the
 	// waiter now holds without another attempt, false to attempt (which
@@ -60,6 +57,9 @@ type Wait struct {
 	// Bound is the longest sleep of a waiter nudged as the next in line
 	// (core.Config.HandoffLease): the one before it may have vanished.
 	Bound time.Duration
+	// Track, when set, learns when the wait started and whether an attempt
+	// was refused (the acquisition was contended), for Track.Report.
+	Track *Track
 }
 
 // WaitFor returns how a waiter of c waits on channel: c's notifier (or
@@ -129,7 +129,7 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 			core.Retry(context.WithoutCancel(ctx), core.ReleaseTimeout, w.Leave)
 		}
 	}
-	if w.Budget != 0 {
+	if w.Budget != 0 && w.Spin.Max <= 0 {
 		// On a channel this Client already listens to (others wait), join
 		// before the first attempt: it registers the waiter, and no release
 		// after it can be missed, so no second attempt is needed.

@@ -78,16 +78,16 @@ func Hold(ctx context.Context, l *Lock, owner string, wait, lease time.Duration)
 		mode, leaseArg = "e", core.Ms(lease)
 	}
 	args := append([]string{owner, leaseArg, "", core.Ms(c.WaiterWindow), core.Ms(c.FenceTTL), id, mode}, l.Extra...)
+	release := func(ctx context.Context, id string, life time.Duration) (int64, error) {
+		return l.Release(ctx, owner, id, life)
+	}
 	keys := l.Keys
 	if l.Mark != nil {
 		keys = append(keys[:len(keys):len(keys)], l.Mark(id))
 	}
-	release := func(ctx context.Context, id string, life time.Duration) (int64, error) {
-		return l.Release(ctx, owner, id, life)
-	}
+	t := Track{Kind: l.Kind, Name: l.Name}
 	var (
 		token       int64
-		t           = Track{Kind: l.Kind, Name: l.Name}
 		serverLease time.Duration // of a lock handed to this waiter
 		regSent     time.Time     // the send of the last refused attempt
 		regAt       int64         // and the server's ms when it ran
@@ -156,11 +156,11 @@ func Hold(ctx context.Context, l *Lock, owner string, wait, lease time.Duration)
 	}
 	undo := func() { c.Undo(l.What, id, lease, release) }
 	w := WaitFor(c, l.Channel, owner, wait, func(lctx context.Context) error { return l.Leave(lctx, owner, id) })
-	w.Track = &t
 	if l.Handoff {
 		_, hl := c.Tuned(ctx)
 		w.Handed, w.Bound = handed, hl
 	}
+	w.Track = &t
 	err := Do(ctx, w, try)
 	if err := t.Finish(ctx, err, undo); err != nil {
 		t.Report(ctx, c, 0, err)

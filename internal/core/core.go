@@ -37,11 +37,6 @@ type Config struct {
 	AckReplicas int
 	AckTimeout  time.Duration
 	Log         *slog.Logger
-	// Spin, when Max > 0, makes waiters poll with back-off instead of
-	// subscribing to notifications.
-	Spin Spin
-	// Observer, when not nil, is told of acquisitions, releases and losses.
-	Observer Observer
 	// StarveAfter is how long the oldest waiter of a mutex may wait before a
 	// release grants the lock to it directly instead of letting a running
 	// owner barge in (sync.Mutex's starvation mode). 0: DefaultStarveAfter.
@@ -50,17 +45,22 @@ type Config struct {
 	// until the waiter's renewal (or confirmation) extends it: a waiter that
 	// vanished keeps it at most that long. 0: DefaultHandoffLease.
 	HandoffLease time.Duration
+	// Spin, when Max > 0, makes waiters poll with back-off instead of
+	// subscribing to notifications.
+	Spin Spin
+	// Observer, when not nil, is told of acquisitions, releases and losses.
+	Observer Observer
 }
-
-// Spin is the back-off of waiters that do not subscribe: the first retry
-// after Min, each next one after twice as long, at most Max.
-type Spin struct{ Min, Max time.Duration }
 
 // Defaults of Config's hand-off settings.
 const (
 	DefaultStarveAfter  = time.Millisecond // sync.Mutex's starvation threshold
 	DefaultHandoffLease = time.Second
 )
+
+// Spin is the back-off of waiters that do not subscribe: the first retry
+// after Min, each next one after twice as long, at most Max.
+type Spin struct{ Min, Max time.Duration }
 
 // Core is the per-Client environment every primitive shares: the Redis client,
 // the identity, the notifier and the watchdog.

@@ -202,6 +202,28 @@ local function ds_release(h, d, m, id, now, life)
   return 0, watch, last
 end
 
+-- The mark of a finished acquisition as a key of its own, dk (the
+-- primitive's ':done:'..id, under its hash tag), living life ms: the
+-- cheapest record (one SET to write; an attempt checks it with the same
+-- EXISTS that checks the lock). Same meaning as ds_done.
+local function ds_mark(dk, life)
+  redis.call('SET', dk, '1', 'PX', life)
+end
+
+-- ds_release with the finished mark dk of the acquisition (ds_mark) instead
+-- of a set of finished acquisitions.
+local function ds_release_mark(h, dk, m, id, life)
+  local n, watch, last = ds_leave(h, m, id)
+  if n < 0 then
+    if redis.call('EXISTS', dk) == 1 then return 2, false, 0 end
+    ds_mark(dk, life)
+    return -1, false, 0
+  end
+  ds_mark(dk, life)
+  if n == 0 then return 1, false, 0 end
+  return 0, watch, last
+end
+
 -- Move the end of explicit acquisition id of holder m in hash h to lease ms
 -- from now. Returns whether it did (false: id is not a live explicit
 -- acquisition of m), then what m's ledger promises (ds_promise).
@@ -227,26 +249,4 @@ local function ds_kind(h, kind)
   if k and k ~= kind then
     error({err = 'WRONGKIND ' .. h .. ' holds a ' .. k .. ', not a ' .. kind})
   end
-end
-
--- The mark of a finished acquisition as a key of its own, dk (the
--- primitive's ':done:'..id, under its hash tag), living life ms: the
--- cheapest record (one SET to write; an attempt checks it with the same
--- EXISTS that checks the lock). Same meaning as ds_done.
-local function ds_mark(dk, life)
-  redis.call('SET', dk, '1', 'PX', life)
-end
-
--- ds_release with the finished mark dk of the acquisition (ds_mark) instead
--- of a set of finished acquisitions.
-local function ds_release_mark(h, dk, m, id, life)
-  local n, watch, last = ds_leave(h, m, id)
-  if n < 0 then
-    if redis.call('EXISTS', dk) == 1 then return 2, false, 0 end
-    ds_mark(dk, life)
-    return -1, false, 0
-  end
-  ds_mark(dk, life)
-  if n == 0 then return 1, false, 0 end
-  return 0, watch, last
 end
