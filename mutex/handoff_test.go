@@ -322,3 +322,32 @@ func TestWokenWaiterThatVanishedIsDropped(t *testing.T) {
 	require.NoError(t, mn.Unlock(core.WithTuning(w, core.Tuning{StarveAfter: time.Hour, HandoffLease: hl})))
 	assert.NotContains(t, waiters(t, holder, m), ghost)
 }
+
+// A waiter with an explicit lease longer than the hand-off lease does not
+// take a handed grant on trust: it attempts once more, which confirms the
+// grant, restamps the acquisition's end and extends the lock to its lease.
+func TestHandedExplicitLeaseIsConfirmed(t *testing.T) {
+	holder, a := dstest.Client(t), dstest.Client(t)
+	name := dstest.Name(t)
+	m, ma := newMutex(t, holder, name), newMutex(t, a, name)
+	const hl = 300 * time.Millisecond
+	short := core.WithTuning(context.Background(), core.Tuning{StarveAfter: 0, HandoffLease: hl})
+	held, err := m.Lock(short)
+	require.NoError(t, err)
+	got := make(chan context.Context, 1)
+	go func() {
+		w, err := ma.TryLock(short, time.Minute, time.Minute)
+		assert.NoError(t, err)
+		got <- w
+	}()
+	waitForWaiters(t, holder, m, 1)
+	before := snapshot()
+	require.NoError(t, m.Unlock(held))
+	w := <-got
+	assert.Equal(t, counts{attempts: 1, notified: 1}, snapshot().since(before), "the grant is confirmed by one attempt")
+	ttl, err := ma.TTL(w)
+	require.NoError(t, err)
+	assert.Greater(t, ttl, hl, "extended to the explicit lease")
+	assert.LessOrEqual(t, ttl, time.Minute)
+	require.NoError(t, ma.Unlock(w))
+}
