@@ -301,25 +301,7 @@ func TestRetriedReleaseIsExact(t *testing.T) {
 		assert.ErrorIs(t, l.Unlock(cc), distsync.ErrNotHeld, "reported once")
 
 		// Concurrent releases of one acquisition: exactly one reports it.
-		var wg sync.WaitGroup
-		errs := make([]error, 4)
-		for i := range errs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[i] = l.Unlock(a)
-			}()
-		}
-		wg.Wait()
-		nils := 0
-		for _, err := range errs {
-			if err == nil {
-				nils++
-			} else {
-				assert.ErrorIs(t, err, distsync.ErrNotHeld)
-			}
-		}
-		assert.Equal(t, 1, nils, "%v", errs)
+		exactlyOneReleases(t, func() error { return l.Unlock(a) })
 		locked, err := l.IsLocked(ctx)
 		require.NoError(t, err)
 		assert.False(t, locked)
@@ -351,23 +333,7 @@ func TestRetriedPermitReleaseIsExact(t *testing.T) {
 	assert.Equal(t, int64(1), avail, "returned once: the other permit is still held")
 	require.NoError(t, keep.Context().Err())
 
-	var wg sync.WaitGroup
-	errs := make([]error, 4)
-	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = ps.Release(ctx, keep)
-		}()
-	}
-	wg.Wait()
-	nils := 0
-	for _, err := range errs {
-		if err == nil {
-			nils++
-		}
-	}
-	assert.Equal(t, 1, nils, "%v", errs)
+	exactlyOneReleases(t, func() error { return ps.Release(ctx, keep) })
 	held, err := ps.Held(ctx)
 	require.NoError(t, err)
 	assert.Zero(t, held)
@@ -391,6 +357,31 @@ func TestCloseDuringRelease(t *testing.T) {
 		<-closed
 		freeWithin(t, other, 0, "released")
 	})
+}
+
+// exactlyOneReleases runs release from four goroutines at once: exactly one
+// reports the release, the others ErrNotHeld.
+func exactlyOneReleases(t *testing.T, release func() error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = release()
+		}()
+	}
+	wg.Wait()
+	nils := 0
+	for _, err := range errs {
+		if err == nil {
+			nils++
+		} else {
+			assert.ErrorIs(t, err, distsync.ErrNotHeld)
+		}
+	}
+	assert.Equal(t, 1, nils, "%v", errs)
 }
 
 // Finding 5, second half: a release whose request was lost is retried; when
