@@ -37,14 +37,18 @@ func procState(t *testing.T, pid int) string {
 // waitStopped waits until every pid is stopped (want) or not (!want).
 func waitStopped(t *testing.T, want bool, pids ...int) {
 	t.Helper()
-	require.Eventually(t, func() bool {
+	var states []string
+	ok := assert.Eventually(t, func() bool {
+		states = states[:0]
+		all := true
 		for _, pid := range pids {
-			if (procState(t, pid) == "T") != want {
-				return false
-			}
+			s := procState(t, pid)
+			states = append(states, s)
+			all = all && (s == "T") == want
 		}
-		return true
-	}, 10*time.Second, time.Millisecond, "processes %v stopped: want %v", pids, want)
+		return all
+	}, 10*time.Second, time.Millisecond)
+	require.True(t, ok, "processes %v stopped: want %v; their states: %v", pids, want, states)
 }
 
 func (e *binEnv) testCtrlZ(t *testing.T) {
@@ -55,11 +59,14 @@ func (e *binEnv) testCtrlZ(t *testing.T) {
 			name := dstest.Name(t)
 			dir := t.TempDir()
 			pidfile, stop := filepath.Join(dir, "pid"), filepath.Join(dir, "stop")
+			// A long lease: on a loaded machine a short one could end before
+			// the stop, which is not what this test is about.
 			lease := "30s"
-			if lost {
-				lease = "600ms"
-			}
-			script := `echo $$ > "$1"; echo ready; while [ ! -e "$2" ]; do sleep 0.01; done`
+			// COMMAND waits by opening a FIFO, not by polling with sleep: a
+			// shell stopped while it starts sleep waits for its child in
+			// state D, not T.
+			require.NoError(t, syscall.Mkfifo(stop, 0o600))
+			script := `echo $$ > "$1"; echo ready; read line < "$2"`
 			cmd := e.command("run", "--lock", name, "--lease", lease, "--grace", "0.2", "--", "sh", "-c", script, "sh", pidfile, stop)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a job, as a shell starts it
 			startReady(t, cmd)
@@ -70,12 +77,12 @@ func (e *binEnv) testCtrlZ(t *testing.T) {
 			require.NoError(t, syscall.Kill(-cmd.Process.Pid, syscall.SIGTSTP))
 			waitStopped(t, true, cmd.Process.Pid, sh)
 			if lost {
-				// The stopped distsync renews nothing: wait for its lease to end.
+				// The stopped distsync renews nothing, so its lease can end
+				// while it is stopped; end it now rather than wait for it.
 				rc := e.s.Client(t)
-				require.Eventually(t, func() bool {
-					n, err := rc.Do(context.Background(), rc.B().Exists().Key("distsync:{"+name+"}").Build()).AsInt64()
-					return err == nil && n == 0
-				}, 10*time.Second, 10*time.Millisecond, "the lease did not end")
+				n, err := rc.Do(context.Background(), rc.B().Del().Key("distsync:{"+name+"}").Build()).AsInt64()
+				require.NoError(t, err)
+				require.Equal(t, int64(1), n, "the lock was not held")
 			}
 			// fg: the shell sends SIGCONT to the job.
 			require.NoError(t, syscall.Kill(-cmd.Process.Pid, syscall.SIGCONT))
@@ -85,7 +92,7 @@ func (e *binEnv) testCtrlZ(t *testing.T) {
 				return
 			}
 			waitStopped(t, false, sh)
-			require.NoError(t, os.WriteFile(stop, nil, 0o600))
+			require.NoError(t, os.WriteFile(stop, []byte("done\n"), 0o600)) // opens when COMMAND reads
 			assert.Equal(t, 0, exitCodeOf(t, cmd.Wait()))
 		})
 	}
