@@ -3,9 +3,12 @@
 // bounded by a small per-master timeout; it is granted when a majority
 // (N/2+1) granted and the validity, lease − elapsed − drift, is still
 // positive; otherwise it is released on every master, including those that
-// did not answer, and tried again after a random delay while the wait budget
-// lasts. Held, it is renewed by each master's Client watchdog and counts as
-// lost when fewer than a majority keep it.
+// did not answer. While the wait budget lasts, a refused Lock then waits on
+// every master as a registered waiter of its member, woken by the members'
+// own release notifications (push, not polling), and tries again when they
+// tell it; contenders that split the masters between them back off by a
+// random delay. Held, it is renewed by each master's Client watchdog and
+// counts as lost when fewer than a majority keep it.
 //
 // A Lock composes any distsync.Locker of the same name on N Clients, one per
 // master: mutexes, fair locks, the read or write side of read-write locks.
@@ -112,9 +115,12 @@ func WithWatchdogLease(d time.Duration) Option {
 	}
 }
 
-// WithRetryDelay bounds the random delay before another round after a refused
-// one: uniform in [min, max]. Default 50 ms to 250 ms. The randomness keeps
-// contenders from splitting the masters again and again.
+// WithRetryDelay bounds the random delay before another round after a round
+// in which some masters granted but fewer than a quorum (contenders split the
+// masters), or the validity was not positive: uniform in [min, max]. Default
+// 50 ms to 250 ms. The randomness keeps contenders from splitting the masters
+// again and again. A round refused by every master waits for the members'
+// release notifications instead (see TryLock).
 func WithRetryDelay(min, max time.Duration) Option {
 	return func(o *options) {
 		if min <= 0 || max < min {
@@ -216,10 +222,22 @@ func (l *Lock) Lock(ctx context.Context) (context.Context, error) {
 // at once (Locker.TryLock with no wait, one round trip for a mutex) and waits
 // for the answers at most the per-master timeout. The round grants when at
 // least Quorum masters granted and lease − elapsed − drift is positive;
-// otherwise what was granted is released on every master and, while the wait
-// budget lasts (0: one round), another round follows after a random delay, so
-// TryLock returns within about wait plus one per-master timeout. A master that
+// otherwise what was granted is released on every master. A master that
 // answers after its round was decided has its grant released then.
+//
+// While the wait budget lasts (0: one round), TryLock then waits, without
+// polling, as a waiter of every member at once (Locker.TryLock with the rest
+// of the budget, each woken by its own master's release notifications, and
+// queued there like any waiter: a mutex hands its lock to its oldest
+// waiter). It tries the next round as soon as a quorum of members granted,
+// or when one granted and no quorum followed within the per-master timeout
+// (or 20 ms, when shorter), or when too many members gave up for a quorum.
+// The round re-enters the members granted while waiting, which measures the
+// validity from the round's own start, and the waits' grants are then
+// released. When a round got some masters but not a quorum (contenders split
+// them) or its validity was not positive, the next wait starts after a random
+// delay (WithRetryDelay). TryLock returns within about wait plus one
+// per-master timeout.
 //
 // lease 0 takes each master's watchdog lease (see WithWatchdogLease), renewed
 // until Unlock; lease > 0 simply expires, and the returned context ends at the
@@ -254,12 +272,16 @@ func (l *Lock) lock(in context.Context, wait, lease time.Duration) (context.Cont
 	}
 	drift := time.Duration(float64(vlease)*l.opt.driftFactor) + l.opt.driftConstant
 	began := time.Now()
+	stop := func() {} // of the last wait (await): after the round it led to
+	defer func() { stop() }()
 	for rounds := 1; ; rounds++ {
 		if err := ctx.Err(); err != nil {
 			return in, err
 		}
 		start := time.Now()
 		r := l.round(ctx, lease, timeout)
+		stop()
+		stop = func() {}
 		elapsed := time.Since(start)
 		validity := vlease - elapsed - drift
 		acquired := 0
@@ -297,25 +319,90 @@ func (l *Lock) lock(in context.Context, wait, lease time.Duration) (context.Cont
 		if err := firstError(r.errs); err != nil {
 			why += "; " + err.Error()
 		}
-		delay := l.opt.retryMin
-		if d := l.opt.retryMax - l.opt.retryMin; d > 0 {
-			delay += rand.N(d + 1)
-		}
+		left := distsync.Forever
 		if wait >= 0 {
-			left := wait - time.Since(began)
-			if left <= 0 {
+			if left = wait - time.Since(began); left <= 0 {
 				return in, l.errorf(fmt.Errorf("%w: %s (%d rounds in %v)", distsync.ErrNotAcquired, why, rounds, time.Since(began).Round(time.Millisecond)))
 			}
-			delay = min(delay, left)
 		}
-		t := time.NewTimer(delay)
+		if acquired > 0 {
+			// Split with other contenders, or too slow: back off at random
+			// before queueing again, so that the split is not repeated.
+			delay := l.opt.retryMin
+			if d := l.opt.retryMax - l.opt.retryMin; d > 0 {
+				delay += rand.N(d + 1)
+			}
+			if left >= 0 {
+				delay = min(delay, left)
+				left -= delay
+			}
+			t := time.NewTimer(delay)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return in, ctx.Err()
+			}
+			if left == 0 {
+				continue // the last round, at the end of the budget
+			}
+		}
+		stop = l.await(ctx, left, lease, timeout)
+	}
+}
+
+// patience bounds how long a wait holds the members granted to it without a
+// quorum before the next round: a release hands over every master within
+// about a round trip, so a longer silence means that another contender got
+// the rest.
+const patience = 20 * time.Millisecond
+
+// await waits as a registered waiter of every member at once (each its own
+// Locker.TryLock with budget wait, woken by its master's notifications), on
+// behalf of the owner ctx carries, until a round is worth trying: a quorum of
+// members granted, or one granted and no quorum followed within min(timeout,
+// patience), or so many members gave up (their budget ran out, their Client
+// closed) that no quorum can come, or ctx ended. The members it was granted
+// stay held, so that the next round re-enters them, until the returned stop,
+// which ends the waits still under way and releases, in the background, what
+// they were granted (WaitPending waits for it).
+func (l *Lock) await(ctx context.Context, wait, lease, timeout time.Duration) (stop func()) {
+	n := len(l.lockers)
+	wctx, cancel := context.WithCancel(ctx)
+	granted := make(chan bool, n)
+	for _, lk := range l.lockers {
+		l.pending.Add(1)
+		go func() {
+			defer l.pending.Done()
+			mctx, err := lk.TryLock(wctx, wait, lease)
+			granted <- err == nil
+			if err == nil {
+				<-wctx.Done()
+				lk.Unlock(mctx) // or the member did: an acquisition ends with its context
+			}
+		}()
+	}
+	got, failed := 0, 0
+	var quiet <-chan time.Time // runs from the first grant
+	for got < l.quorum && failed <= n-l.quorum {
 		select {
-		case <-t.C:
+		case ok := <-granted:
+			if !ok {
+				failed++
+				continue
+			}
+			if got++; got == 1 {
+				t := time.NewTimer(min(timeout, patience))
+				defer t.Stop()
+				quiet = t.C
+			}
+		case <-quiet:
+			return cancel
 		case <-ctx.Done():
-			t.Stop()
-			return in, ctx.Err()
+			return cancel
 		}
 	}
+	return cancel
 }
 
 // roundResult is what one round got from each master.

@@ -419,3 +419,135 @@ func TestInvalidInput(t *testing.T) {
 	_, err = l.Lock(context.Background())
 	assert.ErrorIs(t, err, distsync.ErrClosed, "no retrying on closed Clients")
 }
+
+// waiting is what every exclusive kind offers to count its waiters.
+type waiting interface {
+	Waiting(ctx context.Context) (int, error)
+}
+
+// waitingOn returns how many waiters each locker's master has registered.
+func waitingOn(t *testing.T, ls []distsync.Locker) []int {
+	t.Helper()
+	n := make([]int, len(ls))
+	for i, l := range ls {
+		w, ok := l.(waiting)
+		require.True(t, ok, "%T counts no waiters", l)
+		var err error
+		n[i], err = w.Waiting(context.Background())
+		require.NoError(t, err)
+	}
+	return n
+}
+
+// A refused Lock waits as a registered waiter of every member and is woken by
+// the members' release notifications: with a retry delay of an hour it would
+// not be granted before the test's deadline.
+func TestWaitsByPush(t *testing.T) {
+	t.Parallel()
+	servers := startMasters(t, 3)
+	for _, kind := range dstest.Kinds {
+		t.Run(kind.Name, func(t *testing.T) {
+			name := dstest.Name(t)
+			holder, err := redlock.New(lockers(t, kind, clientsOn(t, servers), name), patient)
+			require.NoError(t, err)
+			members := lockers(t, kind, clientsOn(t, servers), name)
+			waiter, err := redlock.New(members, patient, redlock.WithRetryDelay(time.Hour, time.Hour))
+			require.NoError(t, err)
+			held, err := holder.Lock(context.Background())
+			require.NoError(t, err)
+
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			type result struct {
+				ctx context.Context
+				err error
+			}
+			got := make(chan result, 1)
+			go func() {
+				c, err := waiter.Lock(ctx)
+				got <- result{c, err}
+			}()
+			require.Eventually(t, func() bool {
+				return assert.ObjectsAreEqual([]int{1, 1, 1}, waitingOn(t, members))
+			}, 30*time.Second, time.Millisecond, "the waiter registered on every master")
+			require.NoError(t, holder.Unlock(held))
+
+			r := <-got
+			require.NoError(t, r.err)
+			g, err := waiter.Grant(r.ctx)
+			require.NoError(t, err)
+			assert.Equal(t, 2, g.Rounds, "the refused round, then the one its members' notifications started")
+			assert.Equal(t, 3, g.Acquired)
+			waiter.WaitPending() // the waits' own grants are released
+			assert.Equal(t, []int{0, 0, 0}, waitingOn(t, members), "no waiter entry left")
+			require.NoError(t, waiter.Unlock(r.ctx))
+			assert.Empty(t, withKey(t, servers, waiter.Key()))
+		})
+	}
+}
+
+// A wait whose budget runs out while another owner holds the lock returns
+// ErrNotAcquired and leaves nothing behind on any master.
+func TestWaitBudget(t *testing.T) {
+	t.Parallel()
+	servers := startMasters(t, 3)
+	name := dstest.Name(t)
+	holder := newRedlock(t, clientsOn(t, servers), name, patient)
+	members := lockers(t, dstest.Kinds[0], clientsOn(t, servers), name)
+	waiter, err := redlock.New(members, patient)
+	require.NoError(t, err)
+	held, err := holder.Lock(context.Background())
+	require.NoError(t, err)
+
+	_, err = waiter.TryLock(context.Background(), 300*time.Millisecond, 0)
+	require.ErrorIs(t, err, distsync.ErrNotAcquired)
+	assert.ErrorContains(t, err, "0 of 3 masters granted, 2 needed")
+	waiter.WaitPending()
+	assert.Equal(t, []int{0, 0, 0}, waitingOn(t, members), "the waiter left every queue")
+	require.NoError(t, holder.Unlock(held))
+	assert.Empty(t, withKey(t, servers, holder.Key()))
+}
+
+// Contenders that split the masters between them give back what they got and
+// try again: a waiter granted one master while two others are held by two
+// other owners does not keep it, and is granted the lock once one of them
+// lets go.
+func TestSplitMasters(t *testing.T) {
+	t.Parallel()
+	servers := startMasters(t, 3)
+	name := dstest.Name(t)
+	direct := lockers(t, dstest.Kinds[0], clientsOn(t, servers), name)
+	// Two other owners hold master 0 and master 1 on their own.
+	held0, err := direct[0].TryLock(context.Background(), 0, 0)
+	require.NoError(t, err)
+	held1, err := direct[1].TryLock(context.Background(), 0, 0)
+	require.NoError(t, err)
+
+	members := lockers(t, dstest.Kinds[0], clientsOn(t, servers), name)
+	waiter, err := redlock.New(members, patient, fast)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	got := make(chan error, 1)
+	var wctx context.Context
+	go func() {
+		var err error
+		wctx, err = waiter.Lock(ctx)
+		got <- err
+	}()
+	// Master 2 is free: the waiter takes it, finds no quorum, gives it back,
+	// again and again; an owner that waits for master 2 gets it in between.
+	m2, err := direct[2].TryLock(context.Background(), 30*time.Second, 0)
+	require.NoError(t, err, "the waiter does not keep a minority of the masters")
+	require.NoError(t, direct[2].Unlock(m2))
+
+	require.NoError(t, direct[0].Unlock(held0))
+	require.NoError(t, <-got)
+	g, err := waiter.Grant(wctx)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, g.Acquired, 2)
+	require.NoError(t, direct[1].Unlock(held1))
+	require.NoError(t, waiter.Unlock(wctx))
+	waiter.WaitPending()
+	assert.Empty(t, withKey(t, servers, waiter.Key()))
+}
