@@ -147,9 +147,11 @@ type Grant struct {
 	// Masters is how many masters were asked, Acquired how many granted in
 	// time in the granting round, Quorum how many were needed.
 	Masters, Acquired, Quorum int
-	// Rounds counts the rounds made, the granting one included.
+	// Rounds counts the rounds made, the granting one included; a wait
+	// whose members' grants made the hold counts as the granting round.
 	Rounds int
-	// Elapsed is how long the granting round took.
+	// Elapsed is how long the granting round took; for a hold a wait's
+	// grants made, the time since the earliest of them was asked for.
 	Elapsed time.Duration
 	// Validity is lease − Elapsed − drift: how long the lock was certainly
 	// held when TryLock returned, without renewal.
@@ -229,15 +231,20 @@ func (l *Lock) Lock(ctx context.Context) (context.Context, error) {
 // polling, as a waiter of every member at once (Locker.TryLock with the rest
 // of the budget, each woken by its own master's release notifications, and
 // queued there like any waiter: a mutex hands its lock to its oldest
-// waiter). It tries the next round as soon as a quorum of members granted,
-// or when one granted and no quorum followed within the per-master timeout
-// (or 20 ms, when shorter), or when too many members gave up for a quorum.
-// The round re-enters the members granted while waiting, which measures the
-// validity from the round's own start, and the waits' grants are then
-// released. When a round got some masters but not a quorum (contenders split
-// them) or its validity was not positive, the next wait starts after a random
-// delay (WithRetryDelay). TryLock returns within about wait plus one
-// per-master timeout.
+// waiter). A wait ends when every member answered, or the per-master
+// timeout (or 20 ms, when shorter) after its first grant. When a quorum of
+// members granted, the lock is granted with them, without another round:
+// its validity is then counted from each member's grant, with the lease that
+// grant left on its master (a lock a mutex's release handed to its waiter
+// has a lease of a second until its watchdog renews it, so Grant reports
+// about a second of validity), and Elapsed is the time since the earliest of
+// those grants was asked for. Otherwise (some granted, not a quorum, or too
+// many members gave up) the next round follows at once and re-enters the
+// members granted while waiting, whose grants are then released. When a
+// round got some masters but not a quorum (contenders split them) or its
+// validity was not positive, the next wait starts after a random delay
+// (WithRetryDelay). TryLock returns within about wait plus one per-master
+// timeout.
 //
 // lease 0 takes each master's watchdog lease (see WithWatchdogLease), renewed
 // until Unlock; lease > 0 simply expires, and the returned context ends at the
@@ -272,16 +279,30 @@ func (l *Lock) lock(in context.Context, wait, lease time.Duration) (context.Cont
 	}
 	drift := time.Duration(float64(vlease)*l.opt.driftFactor) + l.opt.driftConstant
 	began := time.Now()
-	stop := func() {} // of the last wait (await): after the round it led to
-	defer func() { stop() }()
+	var w *waited // the last wait, until adopted or dropped after its round
+	defer func() {
+		if w != nil {
+			l.drop(w, timeout)
+		}
+	}()
 	for rounds := 1; ; rounds++ {
 		if err := ctx.Err(); err != nil {
 			return in, err
 		}
+		if w != nil {
+			if g, ok := l.adoptable(w); ok {
+				g.Rounds = rounds
+				h := l.hold(ctx, roundResult{members: w.members, cancels: w.cancels}, timeout, lease, g)
+				w = nil
+				return h, nil
+			}
+		}
 		start := time.Now()
 		r := l.round(ctx, lease, timeout)
-		stop()
-		stop = func() {}
+		if w != nil {
+			l.drop(w, timeout)
+			w = nil
+		}
 		elapsed := time.Since(start)
 		validity := vlease - elapsed - drift
 		acquired := 0
@@ -347,7 +368,7 @@ func (l *Lock) lock(in context.Context, wait, lease time.Duration) (context.Cont
 				continue // the last round, at the end of the budget
 			}
 		}
-		stop = l.await(ctx, left, lease, timeout)
+		w = l.await(ctx, left, lease, timeout)
 	}
 }
 
@@ -357,52 +378,176 @@ func (l *Lock) lock(in context.Context, wait, lease time.Duration) (context.Cont
 // the rest.
 const patience = 20 * time.Millisecond
 
+// waited is what one wait (await) was granted: each member's context, nil
+// where not granted, the cancellation of the context each member waited on
+// (nil once cancelled), and what each grant promised.
+type waited struct {
+	members []context.Context
+	cancels []context.CancelFunc
+	infos   []*core.GrantInfo
+}
+
 // await waits as a registered waiter of every member at once (each its own
 // Locker.TryLock with budget wait, woken by its master's notifications), on
-// behalf of the owner ctx carries, until a round is worth trying: a quorum of
-// members granted, or one granted and no quorum followed within min(timeout,
-// patience), or so many members gave up (their budget ran out, their Client
-// closed) that no quorum can come, or ctx ended. The members it was granted
-// stay held, so that the next round re-enters them, until the returned stop,
-// which ends the waits still under way and releases, in the background, what
-// they were granted (WaitPending waits for it).
-func (l *Lock) await(ctx context.Context, wait, lease, timeout time.Duration) (stop func()) {
+// behalf of the owner ctx carries, until every member answered, or
+// min(timeout, patience) after the first grant (a release hands over all its
+// masters together; a quorum is then usually there, and a member that has
+// not granted by then is held by another contender, or down), or so many
+// members gave up (their budget ran out, their Client closed) that no quorum
+// can come, or ctx ended. The members it was granted stay held: the lock
+// adopts them (adoptable) or drops them after the next round, which
+// re-enters them. A member that grants after await returned is released by
+// the goroutine that asked it.
+func (l *Lock) await(ctx context.Context, wait, lease, timeout time.Duration) *waited {
 	n := len(l.lockers)
-	wctx, cancel := context.WithCancel(ctx)
-	granted := make(chan bool, n)
-	for _, lk := range l.lockers {
-		l.pending.Add(1)
-		go func() {
-			defer l.pending.Done()
-			mctx, err := lk.TryLock(wctx, wait, lease)
-			granted <- err == nil
-			if err == nil {
-				<-wctx.Done()
-				lk.Unlock(mctx) // or the member did: an acquisition ends with its context
-			}
-		}()
+	w := &waited{members: make([]context.Context, n), cancels: make([]context.CancelFunc, n), infos: make([]*core.GrantInfo, n)}
+	ctxs := make([]context.Context, n)
+	for i := range ctxs {
+		ctxs[i], w.cancels[i] = context.WithCancel(ctx)
+		w.infos[i] = &core.GrantInfo{}
+		ctxs[i] = core.WithGrantInfo(ctxs[i], w.infos[i])
 	}
+	q := l.ask(ctxs, w.cancels, wait, lease)
 	got, failed := 0, 0
+	take := func(a answer) {
+		if a.err != nil {
+			failed++
+			w.cancels[a.i]()
+			w.cancels[a.i] = nil
+			return
+		}
+		w.members[a.i] = a.ctx
+		got++
+	}
 	var quiet <-chan time.Time // runs from the first grant
-	for got < l.quorum && failed <= n-l.quorum {
+wait:
+	for got+failed < n && failed <= n-l.quorum {
 		select {
-		case ok := <-granted:
-			if !ok {
-				failed++
-				continue
-			}
-			if got++; got == 1 {
+		case a := <-q.answers:
+			take(a)
+			if got == 1 && quiet == nil {
 				t := time.NewTimer(min(timeout, patience))
 				defer t.Stop()
 				quiet = t.C
 			}
 		case <-quiet:
-			return cancel
+			break wait
 		case <-ctx.Done():
-			return cancel
+			break wait
 		}
 	}
-	return cancel
+	q.close(take)
+	return w
+}
+
+// question is one question to every master at once (ask): each member's
+// TryLock runs in a goroutine of its own, and its answer comes on answers
+// until close; a member that grants after close gives the grant back itself.
+type question struct {
+	mu      sync.Mutex
+	closed  bool
+	answers chan answer // sent to under mu, never blocks
+}
+
+// ask asks each member i, on ctxs[i], for the lock with wait and lease; once
+// the question is closed, an answer's goroutine releases a grant and calls
+// cancels[i].
+func (l *Lock) ask(ctxs []context.Context, cancels []context.CancelFunc, wait, lease time.Duration) *question {
+	q := &question{answers: make(chan answer, len(l.lockers))}
+	for i, lk := range l.lockers {
+		cancel := cancels[i] // the caller may clear cancels[i] once it called it
+		l.pending.Add(1)
+		go func() {
+			defer l.pending.Done()
+			mctx, err := lk.TryLock(ctxs[i], wait, lease)
+			if err != nil {
+				mctx = nil // a failed TryLock returns the context it was given
+			}
+			q.mu.Lock()
+			if !q.closed {
+				q.answers <- answer{i, mctx, err}
+				q.mu.Unlock()
+				return
+			}
+			q.mu.Unlock()
+			// Too late: decided without this master.
+			if err == nil {
+				lk.Unlock(mctx)
+			}
+			cancel()
+		}()
+	}
+	return q
+}
+
+// close hands the answers already in to take; later ones are given back.
+func (q *question) close(take func(answer)) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.closed = true
+	for len(q.answers) > 0 {
+		take(<-q.answers)
+	}
+}
+
+// adoptable reports whether the members w was granted make a hold without
+// another round: a quorum granted, each told what its grant promised (when
+// its lease started at the latest, and for how long), and the validity of
+// the quorum whose promises end last is still positive, with each member's
+// lease less its drift. The Grant's Elapsed is then the time since the
+// earliest of those grants' requests was sent.
+func (l *Lock) adoptable(w *waited) (Grant, bool) {
+	var ends []time.Time
+	earliest := time.Time{}
+	for i, m := range w.members {
+		if m == nil {
+			continue
+		}
+		gi := w.infos[i]
+		if gi.SentAt.IsZero() || gi.Lease <= 0 {
+			return Grant{}, false // a member that does not tell its grant
+		}
+		drift := time.Duration(float64(gi.Lease)*l.opt.driftFactor) + l.opt.driftConstant
+		ends = append(ends, gi.SentAt.Add(gi.Lease-drift))
+		if earliest.IsZero() || gi.SentAt.Before(earliest) {
+			earliest = gi.SentAt
+		}
+	}
+	if len(ends) < l.quorum {
+		return Grant{}, false
+	}
+	slices.SortFunc(ends, func(a, b time.Time) int { return b.Compare(a) })
+	end := ends[l.quorum-1]
+	now := time.Now()
+	validity := end.Sub(now)
+	if validity <= 0 {
+		return Grant{}, false
+	}
+	return Grant{
+		Masters: len(l.lockers), Acquired: len(ends), Quorum: l.quorum,
+		Elapsed: now.Sub(earliest), Validity: validity, Deadline: end,
+	}, true
+}
+
+// drop ends the waits of w still under way and releases, in the
+// background, what it was granted.
+func (l *Lock) drop(w *waited, timeout time.Duration) {
+	for i, c := range w.cancels {
+		if c != nil && w.members[i] == nil {
+			c()
+			w.cancels[i] = nil
+		}
+	}
+	l.pending.Add(1)
+	go func() {
+		defer l.pending.Done()
+		l.releaseAll(w.members, len(w.members), timeout)
+		for _, c := range w.cancels {
+			if c != nil {
+				c()
+			}
+		}
+	}()
 }
 
 // roundResult is what one round got from each master.
@@ -427,33 +572,11 @@ type answer struct {
 func (l *Lock) round(ctx context.Context, lease, timeout time.Duration) roundResult {
 	n := len(l.lockers)
 	r := roundResult{members: make([]context.Context, n), errs: make([]error, n), cancels: make([]context.CancelFunc, n)}
-	var mu sync.Mutex
-	decided := false
-	answers := make(chan answer, n) // sent to under mu, never blocks
-	for i, lk := range l.lockers {
-		actx, cancel := context.WithCancel(ctx)
-		r.cancels[i] = cancel
-		l.pending.Add(1)
-		go func() {
-			defer l.pending.Done()
-			mctx, err := lk.TryLock(actx, 0, lease)
-			if err != nil {
-				mctx = nil // a failed TryLock returns the context it was given
-			}
-			mu.Lock()
-			if !decided {
-				answers <- answer{i, mctx, err}
-				mu.Unlock()
-				return
-			}
-			mu.Unlock()
-			// Too late: the round was decided without this master.
-			if err == nil {
-				lk.Unlock(mctx)
-			}
-			cancel()
-		}()
+	ctxs := make([]context.Context, n)
+	for i := range ctxs {
+		ctxs[i], r.cancels[i] = context.WithCancel(ctx)
 	}
+	q := l.ask(ctxs, r.cancels, 0, lease)
 	got := make([]bool, n)
 	take := func(a answer) {
 		got[a.i] = true
@@ -464,18 +587,13 @@ func (l *Lock) round(ctx context.Context, lease, timeout time.Duration) roundRes
 collect:
 	for k := 0; k < n; k++ {
 		select {
-		case a := <-answers:
+		case a := <-q.answers:
 			take(a)
 		case <-timer.C:
 			break collect
 		}
 	}
-	mu.Lock()
-	decided = true
-	for len(answers) > 0 {
-		take(<-answers)
-	}
-	mu.Unlock()
+	q.close(take)
 	for i := range got {
 		if !got[i] {
 			r.errs[i] = errNoAnswer

@@ -93,7 +93,16 @@ func TestMutualExclusion(t *testing.T) {
 		ls = append(ls, newRedlock(t, sets[g%3], name, fast))
 	}
 	dstest.Contend(t, ls, 5, time.Minute)
+	waitPending(ls)
 	assert.Empty(t, withKey(t, servers, ls[0].Key()))
+}
+
+// waitPending waits for what the Redlocks ls still give back in the
+// background (their waits' grants, late answers).
+func waitPending(ls []distsync.Locker) {
+	for _, l := range ls {
+		l.(*redlock.Lock).WaitPending()
+	}
 }
 
 func TestGrant(t *testing.T) {
@@ -377,6 +386,7 @@ func TestCompositionOverKinds(t *testing.T) {
 				ls = append(ls, l)
 			}
 			dstest.Contend(t, ls, 5, time.Minute)
+			waitPending(ls)
 			assert.Empty(t, withKey(t, servers, ls[0].Key()))
 		})
 	}
@@ -476,9 +486,17 @@ func TestWaitsByPush(t *testing.T) {
 			require.NoError(t, r.err)
 			g, err := waiter.Grant(r.ctx)
 			require.NoError(t, err)
-			assert.Equal(t, 2, g.Rounds, "the refused round, then the one its members' notifications started")
+			assert.Equal(t, 2, g.Rounds, "the refused round, then the wait its members' notifications ended")
 			assert.Equal(t, 3, g.Acquired)
-			waiter.WaitPending() // the waits' own grants are released
+			assert.Positive(t, g.Validity)
+			if m, ok := members[0].(*mutex.Mutex); ok {
+				// The wait's grants are the hold: no round re-entered them.
+				n, err := m.HoldCount(waiter.Members(r.ctx)[0])
+				require.NoError(t, err)
+				assert.Equal(t, 1, n)
+				assert.LessOrEqual(t, g.Validity, time.Second, "a handed lock's lease is a second until its watchdog renews it")
+			}
+			waiter.WaitPending()
 			assert.Equal(t, []int{0, 0, 0}, waitingOn(t, members), "no waiter entry left")
 			require.NoError(t, waiter.Unlock(r.ctx))
 			assert.Empty(t, withKey(t, servers, waiter.Key()))
@@ -550,4 +568,47 @@ func TestSplitMasters(t *testing.T) {
 	require.NoError(t, waiter.Unlock(wctx))
 	waiter.WaitPending()
 	assert.Empty(t, withKey(t, servers, waiter.Key()))
+}
+
+// A blocking TryLock with an explicit lease granted by its members' waits
+// ends at the validity deadline counted from their grants.
+func TestWaitsByPushExplicitLease(t *testing.T) {
+	t.Parallel()
+	servers := startMasters(t, 3)
+	name := dstest.Name(t)
+	holder := newRedlock(t, clientsOn(t, servers), name, patient)
+	members := lockers(t, dstest.Kinds[0], clientsOn(t, servers), name)
+	waiter, err := redlock.New(members, patient, redlock.WithRetryDelay(time.Hour, time.Hour))
+	require.NoError(t, err)
+	held, err := holder.Lock(context.Background())
+	require.NoError(t, err)
+
+	const lease = 700 * time.Millisecond // shorter than the hand-off lease
+	got := make(chan context.Context, 1)
+	go func() {
+		c, err := waiter.TryLock(context.Background(), time.Minute, lease)
+		assert.NoError(t, err)
+		got <- c
+	}()
+	require.Eventually(t, func() bool {
+		return assert.ObjectsAreEqual([]int{1, 1, 1}, waitingOn(t, members))
+	}, 30*time.Second, time.Millisecond, "the waiter registered on every master")
+	released := time.Now()
+	require.NoError(t, holder.Unlock(held))
+	c := <-got
+	require.NotNil(t, c)
+	g, err := waiter.Grant(c)
+	require.NoError(t, err)
+	assert.Equal(t, 2, g.Rounds)
+	assert.LessOrEqual(t, g.Validity, lease)
+	assert.True(t, g.Deadline.Before(released.Add(lease)), "the validity ends before any member's lease could")
+	deadline, ok := c.Deadline()
+	require.True(t, ok, "an explicit lease's hold ends at its deadline")
+	assert.Equal(t, g.Deadline, deadline)
+	<-c.Done()
+	assert.ErrorIs(t, context.Cause(c), distsync.ErrLeaseExpired)
+	waiter.WaitPending()
+	// The servers' leases end a little after the hold's validity.
+	require.Eventually(t, func() bool { return len(withKey(t, servers, waiter.Key())) == 0 },
+		10*time.Second, 5*time.Millisecond, "the members' explicit leases are not renewed")
 }

@@ -172,6 +172,15 @@ func Hold(ctx context.Context, l *Lock, owner string, wait, lease time.Duration)
 	})
 	if err != nil {
 		undo()
+	} else {
+		promised := lease
+		if promised == 0 {
+			promised = c.Lease
+		}
+		if serverLease > 0 && serverLease < promised {
+			promised = serverLease
+		}
+		core.ReportGrant(ctx, t.SentAt(), promised)
 	}
 	t.Report(ctx, c, token, err)
 	return lctx, err

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -40,4 +41,34 @@ func RetryAfter(ms int64) time.Duration {
 		return time.Millisecond
 	}
 	return time.Duration(ms) * time.Millisecond
+}
+
+// GrantInfo is what the grant of an acquisition promised: a composed lock
+// (redlock) that adopts acquisitions its members made while it waited counts
+// its validity from them. Only the first acquisition made with a context
+// carrying it (WithGrantInfo) fills it in.
+type GrantInfo struct {
+	once sync.Once
+	// SentAt is a lower bound of the start of the server's lease: the send
+	// of the earliest request that may have granted.
+	SentAt time.Time
+	// Lease is the lease the grant left on the server from SentAt: the
+	// explicit or watchdog lease, or the shorter lease of a lock a release
+	// handed to a waiter (until its first renewal).
+	Lease time.Duration
+}
+
+type grantInfoKey struct{}
+
+// WithGrantInfo returns ctx asking the acquisition made with it to describe
+// its grant in g.
+func WithGrantInfo(ctx context.Context, g *GrantInfo) context.Context {
+	return context.WithValue(ctx, grantInfoKey{}, g)
+}
+
+// ReportGrant fills in the GrantInfo ctx carries, if any and if not done.
+func ReportGrant(ctx context.Context, sentAt time.Time, lease time.Duration) {
+	if g, _ := ctx.Value(grantInfoKey{}).(*GrantInfo); g != nil {
+		g.once.Do(func() { g.SentAt, g.Lease = sentAt, lease })
+	}
 }
