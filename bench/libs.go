@@ -9,12 +9,14 @@ import (
 
 	"github.com/bsm/redislock"
 	"github.com/go-redsync/redsync/v4"
+	redsyncredis "github.com/go-redsync/redsync/v4/redis"
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidislock"
 
 	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/redlock"
 )
 
 // locker is one library's blocking mutex, as the scenarios use it.
@@ -34,6 +36,9 @@ type library struct {
 	// neverWaits: the contender cannot wait for a held name (the floor), so
 	// it runs only in the scenarios where nobody contends.
 	neverWaits bool
+	// openRedlock, when set, opens the library's Redlock over independent
+	// masters (scenarios 8 and 9); nil: it has none.
+	openRedlock func(addrs []string) (locker, error)
 }
 
 // errWouldWait is the floor's refusal: it never waits, so it only runs in
@@ -74,11 +79,11 @@ func (*floorLocker) retries() int64 { return 0 }
 func (f *floorLocker) close()       { f.c.Close() }
 
 var libraries = []library{
-	{"floor", openFloor, true},
-	{"distsync", openDistsync, false},
-	{"redsync", openRedsync, false},
-	{"redislock", openRedislock, false},
-	{"rueidislock", openRueidislock, false},
+	{"floor", openFloor, true, nil},
+	{"distsync", openDistsync, false, openDistsyncRedlock},
+	{"redsync", openRedsync, false, openRedsyncN},
+	{"redislock", openRedislock, false, nil},
+	{"rueidislock", openRueidislock, false, nil},
 }
 
 // distsync: Client.Mutex with the Client's defaults (30 s watchdog lease).
@@ -107,18 +112,73 @@ func (d dsLocker) lock(ctx context.Context, name string) (func() error, error) {
 func (dsLocker) retries() int64 { return 0 }
 func (d dsLocker) close()       { d.c.Close() }
 
+// distsync's Redlock: redlock.New over one Client.Mutex per master, each
+// Client with its defaults (30 s watchdog lease), and the Redlock's defaults.
+type dsRedlock struct{ cs []*distsync.Client }
+
+func openDistsyncRedlock(addrs []string) (locker, error) {
+	d := dsRedlock{}
+	for _, a := range addrs {
+		c, err := distsync.New(distsync.Options{Addrs: []string{a}})
+		if err != nil {
+			d.close()
+			return nil, err
+		}
+		d.cs = append(d.cs, c)
+	}
+	return d, nil
+}
+
+func (d dsRedlock) lock(ctx context.Context, name string) (func() error, error) {
+	members := make([]distsync.Locker, len(d.cs))
+	for i, c := range d.cs {
+		m, err := c.Mutex(name)
+		if err != nil {
+			return nil, err
+		}
+		members[i] = m
+	}
+	l, err := redlock.New(members)
+	if err != nil {
+		return nil, err
+	}
+	lctx, err := l.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return func() error { return l.Unlock(lctx) }, nil
+}
+
+func (dsRedlock) retries() int64 { return 0 }
+func (d dsRedlock) close() {
+	for _, c := range d.cs {
+		c.Close()
+	}
+}
+
 // redsync: redsync.New on a go-redis v9 pool, NewMutex with its defaults
 // (8 s expiry, 32 tries, 50-250 ms random delay). When the 32 tries are spent
 // the harness calls Lock again and counts a retry.
 type rsLocker struct {
-	rdb *redis.Client
-	rs  *redsync.Redsync
-	n   atomic.Int64
+	rdbs []*redis.Client // one per master
+	rs   *redsync.Redsync
+	n    atomic.Int64
 }
 
-func openRedsync(addr string) (locker, error) {
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	return &rsLocker{rdb: rdb, rs: redsync.New(goredis.NewPool(rdb))}, nil
+func openRedsync(addr string) (locker, error) { return openRedsyncN([]string{addr}) }
+
+// openRedsyncN is redsync's Redlock: redsync.New over one go-redis pool per
+// master.
+func openRedsyncN(addrs []string) (locker, error) {
+	r := &rsLocker{}
+	var pools []redsyncredis.Pool
+	for _, a := range addrs {
+		rdb := redis.NewClient(&redis.Options{Addr: a})
+		r.rdbs = append(r.rdbs, rdb)
+		pools = append(pools, goredis.NewPool(rdb))
+	}
+	r.rs = redsync.New(pools...)
+	return r, nil
 }
 
 func (r *rsLocker) lock(ctx context.Context, name string) (func() error, error) {
@@ -139,7 +199,11 @@ func (r *rsLocker) lock(ctx context.Context, name string) (func() error, error) 
 }
 
 func (r *rsLocker) retries() int64 { return r.n.Load() }
-func (r *rsLocker) close()         { r.rdb.Close() }
+func (r *rsLocker) close() {
+	for _, rdb := range r.rdbs {
+		rdb.Close()
+	}
+}
 
 // redislock: Obtain with a TTL (the library has no default) and the
 // LinearBackoff(100ms) retry strategy of its documentation's example (without

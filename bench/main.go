@@ -38,7 +38,14 @@ type scenario struct {
 	run          func(run) result
 	distsyncOnly bool // the peers have no such primitive: n/a
 	waits        bool // someone waits for a held name: the floor cannot run it
+	// redlock: run.l is the library's Redlock over redlockMasters
+	// independent masters (library.openRedlock); n/a without one.
+	redlock bool
 }
+
+// redlockMasters is how many masters the Redlock scenarios use: the server of
+// the other scenarios and as many more started beside it.
+const redlockMasters = 3
 
 var scenarios = []scenario{
 	{id: "1a", title: "uncontended lock+unlock, G=1", unit: "pairs/s", run: uncontended(1)},
@@ -50,6 +57,8 @@ var scenarios = []scenario{
 	{id: "6", title: "semaphore 100 permits, 256 goroutines", unit: "pairs/s", run: semaphoreLoop(100, 256), distsyncOnly: true},
 	{id: "7", title: "read-write lock, 95% reads, 64 goroutines", unit: "ops/s", run: rwLoop(64, 0.05, false), distsyncOnly: true},
 	{id: "7w", title: "7 with rwlock.PreferWriters", unit: "ops/s", run: rwLoop(64, 0.05, true), distsyncOnly: true},
+	{id: "8", title: "Redlock over 3 masters: handoff", run: handoff, waits: true, redlock: true},
+	{id: "9", title: "Redlock over 3 masters, 16 goroutines on 1 name (wait)", unit: "acq/s", run: contended(16), waits: true, redlock: true},
 }
 
 type config struct {
@@ -185,6 +194,38 @@ func benchmark(cfg config) error {
 	}
 	flush()
 
+	// The Redlock scenarios' masters: addr and servers started beside it.
+	masters := []string{addr}
+	rlockers := make([]locker, len(libs))
+	if slices.ContainsFunc(scenarios, func(sc scenario) bool { return sc.redlock && cfg.wants(sc.id) }) {
+		for range redlockMasters - 1 {
+			srv, err := startServer()
+			if err != nil {
+				return err
+			}
+			defer srv.stop()
+			masters = append(masters, srv.addr)
+			c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.addr}, DisableCache: true, ForceSingleClient: true})
+			if err != nil {
+				return fmt.Errorf("connect to %s: %w", srv.addr, err)
+			}
+			defer c.Close()
+			prev := flush
+			flush = func() { prev(); c.Do(context.Background(), c.B().Flushall().Sync().Build()) }
+		}
+		for i, l := range libs {
+			if l.openRedlock == nil || l.neverWaits {
+				continue
+			}
+			if rlockers[i], err = l.openRedlock(masters); err != nil {
+				return fmt.Errorf("%s redlock: %w", l.name, err)
+			}
+			defer rlockers[i].close()
+			warmUp(rlockers[i], "warmup:redlock:"+l.name)
+		}
+		flush()
+	}
+
 	rep := report{cfg: cfg, addr: addr, version: version, libs: libs, started: time.Now()}
 	rep.header(os.Stdout)
 	for _, sc := range scenarios {
@@ -202,7 +243,12 @@ func benchmark(cfg config) error {
 				if d, ok := lockers[i].(dsLocker); ok {
 					r.ds = d.c
 				}
-				if sc.distsyncOnly && r.ds == nil || sc.waits && libs[i].neverWaits {
+				if sc.redlock {
+					r.l, r.ds = rlockers[i], nil
+					openRL := libs[i].openRedlock
+					r.open = func() (locker, error) { return openRL(masters) }
+				}
+				if sc.distsyncOnly && r.ds == nil || sc.waits && libs[i].neverWaits || sc.redlock && r.l == nil {
 					results[i].na = true
 					continue
 				}

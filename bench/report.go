@@ -163,6 +163,7 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintln(w, "commandstats), and PUBLISHes among them. Notes: notifier msgs/wakes per op = pub/sub messages distsync's Client received and")
 	fmt.Fprintln(w, "local waiters they woke; peak held = permits minus the lowest available count a poller read on the server (6); violations of 5")
 	fmt.Fprintln(w, "include waiters granted out of order. Commands the harness sends to observe (5: FairLock.Waiting, 6: the poller) are left out.")
+	fmt.Fprintln(w, "8, 9: a Redlock over 3 local redis-servers (redsync: redsync.New over 3 pools); server CPU and commands are those of the first master.")
 
 	if len(r.watchdog) > 0 {
 		fmt.Fprintln(w, "\n4 watchdog: hold N leases at once, one renewal interval")
@@ -260,6 +261,18 @@ func (r *report) targets(w io.Writer) {
 		check(n > 0 && d.pubs == int64(n) && d.msgs == int64(n) && d.wakes == int64(n) && d.violations == 0,
 			"5 fair lock: per release %.2f PUBLISH, %.2f messages, %.2f wakes; %d violations (order or exclusion); target exactly 1.00 notification per release",
 			float64(d.pubs)/n, float64(d.msgs)/n, float64(d.wakes)/n, d.violations)
+	}
+	if rw := get("8"); rw != nil {
+		d := rw.results[ds]
+		p50, p99 := pct(d.lat, .5), pct(d.lat, .99)
+		check(len(d.lat) > 0 && p50 <= 2*time.Millisecond, "8 Redlock handoff over 3 masters: distsync p50 %s, p99 %s; target p50 <= 2ms", dur(p50), dur(p99))
+	}
+	if rw := get("9"); rw != nil {
+		d := rw.results[ds]
+		if rs, ok := peer(rw, "redsync"); ok && rs.rate() > 0 {
+			check(d.rate() >= rs.rate(), "9 Redlock contended over 3 masters: distsync %s acq/s = %.2fx redsync (%s), max wait %s (redsync %s); target >= 1x",
+				num(d.rate()), d.rate()/rs.rate(), num(rs.rate()), dur(pct(d.lat, 1)), dur(pct(rs.lat, 1)))
+		}
 	}
 	if rw := get("7w"); rw != nil {
 		d := rw.results[ds]
