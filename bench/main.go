@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -46,6 +47,21 @@ type scenario struct {
 // redlockMasters is how many masters the Redlock scenarios use: the server of
 // the other scenarios and as many more started beside it.
 const redlockMasters = 3
+
+// extra are the servers started beside the first, which ^C stops too (its
+// os.Exit skips the deferred stops).
+var extra struct {
+	sync.Mutex
+	servers []*server
+}
+
+func stopExtra() {
+	extra.Lock()
+	defer extra.Unlock()
+	for _, s := range extra.servers {
+		s.stop()
+	}
+}
 
 var scenarios = []scenario{
 	{id: "1a", title: "uncontended lock+unlock, G=1", unit: "pairs/s", run: uncontended(1)},
@@ -153,6 +169,7 @@ func benchmark(cfg config) error {
 		go func() {
 			<-sig
 			srv.stop()
+			stopExtra()
 			os.Exit(130)
 		}()
 		addr, pid = srv.addr, srv.cmd.Process.Pid
@@ -204,6 +221,9 @@ func benchmark(cfg config) error {
 				return err
 			}
 			defer srv.stop()
+			extra.Lock()
+			extra.servers = append(extra.servers, srv)
+			extra.Unlock()
 			masters = append(masters, srv.addr)
 			c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.addr}, DisableCache: true, ForceSingleClient: true})
 			if err != nil {
