@@ -612,3 +612,37 @@ func TestWaitsByPushExplicitLease(t *testing.T) {
 	require.Eventually(t, func() bool { return len(withKey(t, servers, waiter.Key())) == 0 },
 		10*time.Second, 5*time.Millisecond, "the members' explicit leases are not renewed")
 }
+
+// Closing the waiter's Clients while it waits on every master ends the wait
+// with ErrClosed, and leaves no lock behind once the holder lets go (a
+// release that handed a master to the vanished waiter keeps it at most the
+// hand-off lease).
+func TestCloseWhileWaiting(t *testing.T) {
+	t.Parallel()
+	servers := startMasters(t, 3)
+	name := dstest.Name(t)
+	holder := newRedlock(t, clientsOn(t, servers), name, patient)
+	clients := clientsOn(t, servers)
+	members := lockers(t, dstest.Kinds[0], clients, name)
+	waiter, err := redlock.New(members, patient, redlock.WithRetryDelay(time.Hour, time.Hour))
+	require.NoError(t, err)
+	held, err := holder.Lock(context.Background())
+	require.NoError(t, err)
+
+	got := make(chan error, 1)
+	go func() {
+		_, err := waiter.Lock(context.Background())
+		got <- err
+	}()
+	require.Eventually(t, func() bool {
+		return assert.ObjectsAreEqual([]int{1, 1, 1}, waitingOn(t, members))
+	}, 30*time.Second, time.Millisecond, "the waiter registered on every master")
+	for _, c := range clients {
+		c.Close()
+	}
+	assert.ErrorIs(t, <-got, distsync.ErrClosed)
+	waiter.WaitPending()
+	require.NoError(t, holder.Unlock(held))
+	require.Eventually(t, func() bool { return len(withKey(t, servers, holder.Key())) == 0 },
+		10*time.Second, 5*time.Millisecond, "no master keeps the lock")
+}
