@@ -64,8 +64,42 @@ type FairLock struct {
 	fence     string // the fencing counter
 	done      string // the finished acquisitions
 	channel   string // wake-ups, addressed to one waiter
-	s         acquire.Surface
 }
+
+// lock is what every fair lock's acquisitions share.
+var lock = acquire.Lock{Script: lockScript}
+
+// handle is a FairLock as acquire.Handle (and core.Holdable), out of the
+// FairLock's API.
+type handle FairLock
+
+func (h *handle) Core() *core.Core     { return h.c }
+func (h *handle) Key() string          { return h.key }
+func (h *handle) What() string         { return (*FairLock)(h).what() }
+func (h *handle) Kind() string         { return "fairlock" }
+func (h *handle) Name() string         { return h.name }
+func (h *handle) Channel() string      { return h.channel }
+func (h *handle) Extra() []string      { return nil }
+func (h *handle) Errorf(e error) error { return (*FairLock)(h).errorf(e) }
+
+func (h *handle) Keys(string) []string {
+	return []string{h.key, h.queue, h.deadlines, h.fence, h.done}
+}
+
+func (h *handle) Release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
+	return (*FairLock)(h).release(ctx, owner, id, life)
+}
+
+func (h *handle) Leave(ctx context.Context, owner, _ string) error {
+	return (*FairLock)(h).leave(ctx, owner)
+}
+
+func (h *handle) Renewal(owner string) *core.Renewal {
+	return &core.Renewal{Script: renewScript, Keys: []string{h.key}, Args: []string{owner, core.Ms(h.c.Lease)}, What: h.What()}
+}
+
+// s is the FairLock's share of the lock-like primitives' methods.
+func (f *FairLock) s() acquire.Surface { return acquire.Surface{Lock: &lock, H: (*handle)(f)} }
 
 func init() {
 	core.Register("fairlock", func(c *core.Core, name string, _ []any) (any, error) { return newFairLock(c, name) })
@@ -85,22 +119,6 @@ func newFairLock(c *core.Core, name string) (*FairLock, error) {
 		fence:     c.Key(name, "fence"),
 		done:      c.Key(name, "done"),
 		channel:   c.Key(name, "ch"),
-	}
-	f.s.Errorf = f.errorf
-	f.s.Lock = &acquire.Lock{
-		Core:    c,
-		Key:     f.key,
-		What:    f.what(),
-		Kind:    "fairlock",
-		Name:    name,
-		Channel: f.channel,
-		Script:  lockScript,
-		Keys:    []string{f.key, f.queue, f.deadlines, f.fence, f.done},
-		Release: f.release,
-		Leave:   func(ctx context.Context, owner, _ string) error { return f.leave(ctx, owner) },
-		Renewal: func(owner string) *core.Renewal {
-			return &core.Renewal{Script: renewScript, Keys: []string{f.key}, Args: []string{owner, core.Ms(c.Lease)}, What: f.what()}
-		},
 	}
 	return f, nil
 }
@@ -132,7 +150,7 @@ func (f *FairLock) Key() string { return f.key }
 // returns the grant an earlier one made instead of granting twice.
 // Uncontended, Lock is one round trip.
 func (f *FairLock) Lock(ctx context.Context) (context.Context, error) {
-	return f.s.Acquire(ctx, core.Forever, 0)
+	return f.s().Acquire(ctx, core.Forever, 0)
 }
 
 // TryLock is Lock with a wait budget and a lease. With wait 0 it tries once
@@ -147,7 +165,7 @@ func (f *FairLock) Lock(ctx context.Context) (context.Context, error) {
 // error is returned, and anything it may have granted is given back.
 // Negative durations (but Forever) return ErrInvalidArgument.
 func (f *FairLock) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
-	return f.s.TryLock(ctx, wait, lease)
+	return f.s().TryLock(ctx, wait, lease)
 }
 
 // leave takes a waiter that gave up out of the queue.
@@ -176,7 +194,7 @@ func (f *FairLock) leave(ctx context.Context, waiter string) error {
 // longer renewed, and calling Unlock again learns the outcome (the server
 // remembers a release for 10 s). Unlock is one round
 // trip.
-func (f *FairLock) Unlock(ctx context.Context) error { return f.s.Unlock(ctx) }
+func (f *FairLock) Unlock(ctx context.Context) error { return f.s().Unlock(ctx) }
 
 // release runs the unlock script once for acquisition id of owner,
 // remembering it for life: see core.ReleaseFunc.
@@ -197,7 +215,7 @@ func (f *FairLock) release(ctx context.Context, owner, id string, life time.Dura
 // While Extend is on the wire the acquisition does not expire: the server's
 // answer decides, so client and server agree. One round trip.
 func (f *FairLock) Extend(ctx context.Context, lease time.Duration) error {
-	return f.s.Extend(ctx, lease)
+	return f.s().Extend(ctx, lease)
 }
 
 // ForceUnlock deletes the lock whoever holds it and wakes the head of the
@@ -219,10 +237,10 @@ func (f *FairLock) ForceUnlock(ctx context.Context) (bool, error) {
 }
 
 // IsLocked reports whether any owner holds the lock (one EXISTS).
-func (f *FairLock) IsLocked(ctx context.Context) (bool, error) { return f.s.IsLocked(ctx) }
+func (f *FairLock) IsLocked(ctx context.Context) (bool, error) { return f.s().IsLocked(ctx) }
 
 // Holders returns how many owners hold the lock: 0 or 1 (one EXISTS).
-func (f *FairLock) Holders(ctx context.Context) (int, error) { return f.s.Holders(ctx) }
+func (f *FairLock) Holders(ctx context.Context) (int, error) { return f.s().Holders(ctx) }
 
 // Waiting returns how many waiters are queued (one LLEN). Waiters that
 // vanished count until their window ends.
@@ -240,17 +258,17 @@ func (f *FairLock) Waiting(ctx context.Context) (int, error) {
 // HoldCount returns how many times the owner ctx carries holds the lock
 // (0 when it does not; one HGET). Like Unlock it works on a cancelled
 // context.
-func (f *FairLock) HoldCount(ctx context.Context) (int, error) { return f.s.HoldCount(ctx) }
+func (f *FairLock) HoldCount(ctx context.Context) (int, error) { return f.s().HoldCount(ctx) }
 
 // TTL returns the lock's remaining lease; 0 when it is not held, -1 when it
 // has no expiry (set by something other than distsync).
-func (f *FairLock) TTL(ctx context.Context) (time.Duration, error) { return f.s.TTL(ctx) }
+func (f *FairLock) TTL(ctx context.Context) (time.Duration, error) { return f.s().TTL(ctx) }
 
 // Token returns the fencing token of the hold that ctx (a context Lock
 // returned) carries. Tokens strictly increase with each new hold of a name,
 // across owners and processes; a re-entry keeps the hold's token. Token
 // makes no round trip; it returns ErrNotHeld if ctx carries no hold.
-func (f *FairLock) Token(ctx context.Context) (int64, error) { return f.s.Token(ctx) }
+func (f *FairLock) Token(ctx context.Context) (int64, error) { return f.s().Token(ctx) }
 
 func (f *FairLock) what() string { return fmt.Sprintf("fair lock %q", f.name) }
 

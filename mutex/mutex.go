@@ -69,8 +69,47 @@ type Mutex struct {
 	entries string // what each waiter waits for (E in mx.lua)
 	done    string // prefix of the acquisitions' finished marks
 	channel string // release notifications: this, ':', the waiter's Client id
-	s       acquire.Surface
 }
+
+// lock is what every mutex's acquisitions share.
+var lock = acquire.Lock{Script: lockScript, Handoff: true}
+
+// handle is a Mutex as acquire.Handle (and core.Holdable): what acquiring,
+// holding and renewing need of it, out of the Mutex's API.
+type handle Mutex
+
+func (h *handle) Core() *core.Core     { return h.c }
+func (h *handle) Key() string          { return h.key }
+func (h *handle) What() string         { return (*Mutex)(h).what() }
+func (h *handle) Kind() string         { return "mutex" }
+func (h *handle) Name() string         { return h.name }
+func (h *handle) Extra() []string      { return nil }
+func (h *handle) Errorf(e error) error { return (*Mutex)(h).errorf(e) }
+
+// Channel is where releases tell this Client's waiters: the mutex's
+// channel, ':', the Client id.
+func (h *handle) Channel() string { return h.channel + ":" + h.c.ID }
+
+// Keys are those of lock.lua for acquisition id.
+func (h *handle) Keys(id string) []string {
+	return []string{h.key, h.fence, h.waiters, h.entries, h.done + id}
+}
+
+func (h *handle) Release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
+	return (*Mutex)(h).release(ctx, owner, id, life)
+}
+
+func (h *handle) Leave(ctx context.Context, owner, id string) error {
+	_, err := (*Mutex)(h).run(ctx, owner, id, core.ReleaseMemory, true)
+	return err
+}
+
+func (h *handle) Renewal(owner string) *core.Renewal {
+	return &core.Renewal{Script: renewScript, Keys: []string{h.key}, Args: []string{owner, core.Ms(h.c.Lease)}, What: h.What()}
+}
+
+// s is the Mutex's share of the lock-like primitives' methods.
+func (m *Mutex) s() acquire.Surface { return acquire.Surface{Lock: &lock, H: (*handle)(m)} }
 
 func init() {
 	core.Register("mutex", func(c *core.Core, name string, _ []any) (any, error) { return newMutex(c, name) })
@@ -90,29 +129,6 @@ func newMutex(c *core.Core, name string) (*Mutex, error) {
 		entries: c.Key(name, "waiting"),
 		done:    c.Key(name, "done:"),
 		channel: c.Key(name, "ch"),
-	}
-	k := []string{m.key, m.fence, m.waiters, m.entries}
-	what, lease := m.what(), core.Ms(c.Lease) // shared by every hold's renewal
-	m.s.Errorf = m.errorf
-	m.s.Lock = &acquire.Lock{
-		Core:    c,
-		Key:     m.key,
-		What:    what,
-		Kind:    "mutex",
-		Name:    name,
-		Channel: m.channel + ":" + c.ID, // releases tell a waiter on its Client's channel
-		Script:  lockScript,
-		Keys:    k,
-		Mark:    func(id string) string { return m.done + id },
-		Handoff: true,
-		Release: m.release,
-		Leave: func(ctx context.Context, owner, id string) error {
-			_, err := m.run(ctx, owner, id, core.ReleaseMemory, true)
-			return err
-		},
-		Renewal: func(owner string) *core.Renewal {
-			return &core.Renewal{Script: renewScript, Keys: k[:1:1], Args: []string{owner, lease}, What: what}
-		},
 	}
 	return m, nil
 }
@@ -143,7 +159,7 @@ func (m *Mutex) Key() string { return m.key }
 // returns the grant an earlier one made instead of granting twice.
 // Uncontended, Lock is one round trip.
 func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
-	return m.s.Acquire(ctx, core.Forever, 0)
+	return m.s().Acquire(ctx, core.Forever, 0)
 }
 
 // TryLock is Lock with a wait budget and a lease. With wait 0 it tries once
@@ -157,7 +173,7 @@ func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 // error is returned, and anything it may have granted is given back.
 // Negative durations (but Forever) return ErrInvalidArgument.
 func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
-	return m.s.TryLock(ctx, wait, lease)
+	return m.s().TryLock(ctx, wait, lease)
 }
 
 // Unlock releases the acquisition the context carries: pass the context
@@ -188,7 +204,7 @@ func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (context
 // longer renewed, and calling Unlock again learns the outcome (the server
 // remembers a release for 10 s). Unlock is one round
 // trip.
-func (m *Mutex) Unlock(ctx context.Context) error { return m.s.Unlock(ctx) }
+func (m *Mutex) Unlock(ctx context.Context) error { return m.s().Unlock(ctx) }
 
 // release runs the unlock script once for acquisition id of owner,
 // remembering it for life: see core.ReleaseFunc.
@@ -225,7 +241,9 @@ func (m *Mutex) run(ctx context.Context, owner, id string, life time.Duration, l
 // ErrInvalidArgument for lease <= 0 or an acquisition the watchdog renews.
 // While Extend is on the wire the acquisition does not expire: the server's
 // answer decides, so client and server agree. One round trip.
-func (m *Mutex) Extend(ctx context.Context, lease time.Duration) error { return m.s.Extend(ctx, lease) }
+func (m *Mutex) Extend(ctx context.Context, lease time.Duration) error {
+	return m.s().Extend(ctx, lease)
+}
 
 // ForceUnlock deletes the lock whoever holds it and wakes the oldest waiter. It reports
 // whether the lock was held. Holders in other processes learn of it at their
@@ -245,10 +263,10 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 }
 
 // IsLocked reports whether any owner holds the lock (one EXISTS).
-func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.s.IsLocked(ctx) }
+func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.s().IsLocked(ctx) }
 
 // Holders returns how many owners hold the lock: 0 or 1 (one EXISTS).
-func (m *Mutex) Holders(ctx context.Context) (int, error) { return m.s.Holders(ctx) }
+func (m *Mutex) Holders(ctx context.Context) (int, error) { return m.s().Holders(ctx) }
 
 // Waiting returns how many waiters are registered, not counting those whose
 // window ended (one round trip). Waiters that vanished count until then.
@@ -263,11 +281,11 @@ func (m *Mutex) Waiting(ctx context.Context) (int, error) {
 // HoldCount returns how many times the owner ctx carries holds the lock
 // (0 when it does not; one HGET). Like Unlock it works on a cancelled
 // context, such as one whose hold was released.
-func (m *Mutex) HoldCount(ctx context.Context) (int, error) { return m.s.HoldCount(ctx) }
+func (m *Mutex) HoldCount(ctx context.Context) (int, error) { return m.s().HoldCount(ctx) }
 
 // TTL returns the lock's remaining lease; 0 when it is not held, -1 when it
 // has no expiry (set by something other than distsync).
-func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) { return m.s.TTL(ctx) }
+func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) { return m.s().TTL(ctx) }
 
 // Token returns the fencing token of the hold that ctx (a context Lock
 // returned) carries. Tokens strictly increase with each new hold of a name,
@@ -275,7 +293,7 @@ func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) { return m.s.TTL
 // the hold's token. Give it to the resource the lock protects so that it can
 // refuse writes from a holder that lost the lock (a stale, smaller token).
 // Token makes no round trip; it returns ErrNotHeld if ctx carries no hold.
-func (m *Mutex) Token(ctx context.Context) (int64, error) { return m.s.Token(ctx) }
+func (m *Mutex) Token(ctx context.Context) (int64, error) { return m.s().Token(ctx) }
 
 func (m *Mutex) what() string { return fmt.Sprintf("mutex %q", m.name) }
 

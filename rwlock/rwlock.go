@@ -133,34 +133,6 @@ func newRWLock(c *core.Core, name string, opts ...Option) (*RWLock, error) {
 	}
 	rw.read = Side{rw: rw, side: "r", key: rw.leases, waiters: rw.rwait}
 	rw.write = Side{rw: rw, side: "w", key: rw.hash, waiters: rw.wwait}
-	prefer := "0"
-	if rw.prefer {
-		prefer = "1"
-	}
-	for _, l := range []*Side{&rw.read, &rw.write} {
-		script := readLockScript
-		if l.side == "w" {
-			script = writeLockScript
-		}
-		l.s.Errorf = l.errorf
-		l.s.Lock = &acquire.Lock{
-			Core:    c,
-			Key:     l.key,
-			What:    l.what(),
-			Kind:    "rwlock." + l.sideName(),
-			Name:    name,
-			Channel: rw.channel,
-			Script:  script,
-			Keys:    []string{rw.hash, rw.leases, rw.fence, rw.rwait, rw.wwait, rw.done},
-			Extra:   []string{prefer},
-			Codes:   map[int64]error{-1: core.ErrUpgrade},
-			Release: l.release,
-			Leave:   func(ctx context.Context, owner, _ string) error { return l.leave(ctx, owner) },
-			Renewal: func(owner string) *core.Renewal {
-				return &core.Renewal{Script: renewScript, Keys: []string{rw.hash, rw.leases}, Args: []string{l.side + ":" + owner, core.Ms(c.Lease)}, What: l.what()}
-			},
-		}
-	}
 	return rw, nil
 }
 
@@ -183,7 +155,60 @@ type Side struct {
 	side    string // "r" or "w", the prefix of its holds in Redis
 	key     string
 	waiters string
-	s       acquire.Surface
+}
+
+// The kinds of acquisitions of the two sides.
+var (
+	codes     = map[int64]error{-1: core.ErrUpgrade}
+	readLock  = acquire.Lock{Script: readLockScript, Codes: codes}
+	writeLock = acquire.Lock{Script: writeLockScript, Codes: codes}
+)
+
+// handle is a Side as acquire.Handle (and core.Holdable), out of the Side's
+// API.
+type handle Side
+
+func (h *handle) Core() *core.Core     { return h.rw.c }
+func (h *handle) Key() string          { return h.key }
+func (h *handle) What() string         { return (*Side)(h).what() }
+func (h *handle) Kind() string         { return "rwlock." + (*Side)(h).sideName() }
+func (h *handle) Name() string         { return h.rw.name }
+func (h *handle) Channel() string      { return h.rw.channel }
+func (h *handle) Errorf(e error) error { return (*Side)(h).errorf(e) }
+
+func (h *handle) Keys(string) []string {
+	rw := h.rw
+	return []string{rw.hash, rw.leases, rw.fence, rw.rwait, rw.wwait, rw.done}
+}
+
+// Extra is the handle's writer preference, "1" or "0".
+func (h *handle) Extra() []string {
+	if h.rw.prefer {
+		return []string{"1"}
+	}
+	return []string{"0"}
+}
+
+func (h *handle) Release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
+	return (*Side)(h).release(ctx, owner, id, life)
+}
+
+func (h *handle) Leave(ctx context.Context, owner, _ string) error {
+	return (*Side)(h).leave(ctx, owner)
+}
+
+func (h *handle) Renewal(owner string) *core.Renewal {
+	rw := h.rw
+	return &core.Renewal{Script: renewScript, Keys: []string{rw.hash, rw.leases}, Args: []string{h.side + ":" + owner, core.Ms(rw.c.Lease)}, What: h.What()}
+}
+
+// s is the Side's share of the lock-like primitives' methods.
+func (l *Side) s() acquire.Surface {
+	k := &readLock
+	if l.side == "w" {
+		k = &writeLock
+	}
+	return acquire.Surface{Lock: k, H: (*handle)(l)}
 }
 
 // Name returns the lock's name.
@@ -252,7 +277,7 @@ func (l *Side) lock(in context.Context, wait, lease time.Duration) (context.Cont
 		// taken on, not the write hold's.
 		ctx, downgrade = detach(in, base)
 	}
-	lctx, err := l.s.Acquire(ctx, wait, lease)
+	lctx, err := l.s().Acquire(ctx, wait, lease)
 	if err != nil {
 		if downgrade != nil {
 			downgrade(nil)
@@ -305,7 +330,7 @@ func detach(ctx, base context.Context) (context.Context, context.CancelCauseFunc
 // longer renewed, and calling Unlock again learns the outcome (the server
 // remembers a release for 10 s). Unlock is one round
 // trip.
-func (l *Side) Unlock(ctx context.Context) error { return l.s.Unlock(ctx) }
+func (l *Side) Unlock(ctx context.Context) error { return l.s().Unlock(ctx) }
 
 // release runs this side's release script once for acquisition id of
 // owner, remembering it for life: see core.ReleaseFunc.
@@ -408,7 +433,7 @@ func (l *Side) Holders(ctx context.Context) (int, error) {
 // Waiting returns how many waiters for this side are registered, not
 // counting those whose window ended (one round trip). Waiters that vanished
 // count until then.
-func (l *Side) Waiting(ctx context.Context) (int, error) { return l.s.Waiting(ctx, l.waiters) }
+func (l *Side) Waiting(ctx context.Context) (int, error) { return l.s().Waiting(ctx, l.waiters) }
 
 // HoldCount returns how many times the owner ctx carries holds this side
 // (0 when it does not). Like Unlock it works on a cancelled context. One
@@ -431,7 +456,7 @@ func (l *Side) TTL(ctx context.Context) (time.Duration, error) {
 // name, read or write, across owners and processes; a re-entry keeps the
 // hold's token. Token makes no round trip; it returns ErrNotHeld if ctx
 // carries no hold of this side.
-func (l *Side) Token(ctx context.Context) (int64, error) { return l.s.Token(ctx) }
+func (l *Side) Token(ctx context.Context) (int64, error) { return l.s().Token(ctx) }
 
 func (l *Side) what() string { return fmt.Sprintf("%s lock %q", l.sideName(), l.rw.name) }
 

@@ -114,7 +114,7 @@ func (s *PermitSemaphore) acquire(ctx context.Context, n int64, wait, lease time
 		leaseArg = s.c.Lease
 	}
 	args := s.args(strings.Join(ids, " "), core.Ms(leaseArg), "", core.Ms(s.c.WaiterWindow))
-	t := acquire.Track{Kind: "semaphore.permit", Name: s.name}
+	t := acquire.Track{Kind: permitKind, Name: s.name}
 	notSet := false // the last refusal found the permits never set
 	w := acquire.WaitFor(s.c, s.channelFor(n), ids[0], wait, s.leave(ids[0]))
 	w.Track = &t
@@ -146,14 +146,10 @@ func (s *PermitSemaphore) acquire(ctx context.Context, n int64, wait, lease time
 	// Each permit is its own hold, owned by its id, with one acquisition.
 	ps := make([]*Permit, n)
 	for i, id := range ids {
-		var renew *core.Renewal
-		if lease == 0 {
-			renew = &core.Renewal{Script: permitRenewScript, Keys: s.keys, Args: s.args(id, core.Ms(s.c.Lease)), What: s.permitWhat(id)}
-		}
 		p := &Permit{id: id, s: s, lease: lease}
 		p.ctx, p.acq, err = s.c.Holds.Grant(ctx, core.Grant{
-			Key: s.keys[1], Owner: id, What: s.permitWhat(id), Kind: t.Kind, Name: s.name, ID: id, SentAt: t.SentAt(),
-			Lease: lease, Renewal: renew, Release: s.release, Unknown: t.Unknown(),
+			Key: s.keys[1], Owner: id, Lock: (*held)(p), ID: id, SentAt: t.SentAt(),
+			Lease: lease, Unknown: t.Unknown(),
 		})
 		t.Report(ctx, s.c, 0, err) // each permit is an acquisition of its own
 		if err != nil {
@@ -168,6 +164,25 @@ func (s *PermitSemaphore) acquire(ctx context.Context, n int64, wait, lease time
 		ps[i] = p
 	}
 	return ps, nil
+}
+
+// permitKind is the kind of a permit's acquisition for the observer.
+const permitKind = "semaphore.permit"
+
+// held is a Permit as core.Holdable: each permit is its own hold, owned by
+// its id.
+type held Permit
+
+func (p *held) What() string { return p.s.permitWhat(p.id) }
+func (p *held) Kind() string { return permitKind }
+func (p *held) Name() string { return p.s.name }
+
+func (p *held) Release(ctx context.Context, _, id string, life time.Duration) (int64, error) {
+	return p.s.release(ctx, id, life)
+}
+
+func (p *held) Renewal(string) *core.Renewal {
+	return &core.Renewal{Script: permitRenewScript, Keys: p.s.keys, Args: p.s.args(p.id, core.Ms(p.s.c.Lease)), What: p.What()}
 }
 
 func (s *PermitSemaphore) permitWhat(id string) string {

@@ -11,42 +11,48 @@ import (
 	"github.com/distsync/distsync/internal/core"
 )
 
-// Lock is one lock-like primitive's acquisition, for Hold: a script that
-// grants an acquisition of a hold under a hash of holds, waited for by Do
-// and recorded by Holds.Grant. The mutex, the fair lock and both sides of
-// the read-write lock acquire through it.
+// Lock is what the acquisitions of one kind of lock-like primitive share,
+// for Hold: a script that grants an acquisition of a hold under a hash of
+// holds, waited for by Do and recorded by Holds.Grant. The mutex, the fair
+// lock and both sides of the read-write lock acquire through it: each keeps
+// one per kind, and its handles implement Handle, so that a handle costs no
+// copy of what its kind shares.
 type Lock struct {
-	Core    *core.Core
-	Key     string // the hold's key in Holds
-	What    string // the lock in logs, e.g. `mutex "orders"`
-	Kind    string // the lock's kind and name for the observer (see Track)
-	Name    string
-	Channel string // where releases notify
-	// Script grants or refuses. Its arguments are owner, lease ms, waiter
-	// id, waiter window ms, fencing counter lifetime ms, acquisition id,
-	// mode ('w' renewed by the watchdog, 'e' an explicit lease), then Extra.
-	// It replies {token, hold count} when it granted (or had granted this
-	// acquisition before: a repeated attempt), {0, ms until retry (-1:
-	// unknown)} when it refused, or {code < 0, 0} for an error in Codes
-	// (CodeFinished: the acquisition was released or given up before).
+	// Script grants or refuses. Its keys are Handle.Keys; its arguments are
+	// owner, lease ms, waiter id, waiter window ms, fencing counter lifetime
+	// ms, acquisition id, mode ('w' renewed by the watchdog, 'e' an explicit
+	// lease), then Handle.Extra. It replies {token, hold count} when it
+	// granted (or had granted this acquisition before: a repeated attempt),
+	// {0, ms until retry (-1: unknown)} when it refused, or {code < 0, 0} for
+	// an error in Codes (CodeFinished: the acquisition was released or given
+	// up before).
 	Script *core.Script
-	Keys   []string
-	Extra  []string
 	Codes  map[int64]error
-	// Mark, if set, names the finished mark of acquisition id (ds_mark),
-	// appended to Keys.
-	Mark func(id string) string
-	// Release releases acquisition id of owner once (core.ReleaseFunc).
-	Release func(ctx context.Context, owner, id string, life time.Duration) (int64, error)
-	// Leave removes waiter owner, which gave up waiting for acquisition id,
-	// and gives back what a release may have handed it (with Handoff).
-	Leave func(ctx context.Context, owner, id string) error
 	// Handoff says that releases may grant the lock to a waiter directly
 	// and tell it so ('g:' notifications, see mutex/mx.lua); refusals then
 	// reply {0, ms until retry, server ms}.
 	Handoff bool
-	// Renewal is what the watchdog runs to renew owner's hold.
-	Renewal func(owner string) *core.Renewal
+}
+
+// Handle is one named lock of a Lock's kind: the primitive's handle, under
+// a type of the primitive's package that its API does not show. Holds keep
+// it (core.Holdable) for as long as they live.
+type Handle interface {
+	core.Holdable
+	Core() *core.Core
+	// Key is the hold's key in Holds.
+	Key() string
+	// Channel is where releases notify this Client's waiters.
+	Channel() string
+	// Keys returns the script's keys for acquisition id.
+	Keys(id string) []string
+	// Extra returns the script's arguments after the mode.
+	Extra() []string
+	// Leave removes waiter owner, which gave up waiting for acquisition id,
+	// and gives back what a release may have handed it (with Handoff).
+	Leave(ctx context.Context, owner, id string) error
+	// Errorf wraps an error with the primitive and its name.
+	Errorf(err error) error
 }
 
 // CodeFinished is the reply code of an attempt whose acquisition was
@@ -56,9 +62,10 @@ const CodeFinished = -2
 // ErrFinished is the error of an attempt refused with CodeFinished.
 var ErrFinished = errors.New("acquisition given up before the attempt arrived")
 
-// Hold acquires l for owner, which ctx carries, waiting at most wait (< 0:
-// until ctx is done) and holding for lease (0: the watchdog lease, renewed).
-// It returns the acquisition's context (see core.Holds.Grant).
+// Hold acquires h, a lock of kind l, for owner, which ctx carries, waiting
+// at most wait (< 0: until ctx is done) and holding for lease (0: the
+// watchdog lease, renewed). It returns the acquisition's context (see
+// core.Holds.Grant).
 //
 // Every attempt carries the acquisition's id, so attempts repeated after a
 // transient failure never grant twice. When Hold fails after an attempt
@@ -66,8 +73,8 @@ var ErrFinished = errors.New("acquisition given up before the attempt arrived")
 // the Client closed while it was on the wire), or when the grant came back
 // after ctx ended or the Client closed, what may have been granted is given
 // back (core.Undo), and the error returned.
-func Hold(ctx context.Context, l *Lock, owner string, wait, lease time.Duration) (context.Context, error) {
-	c := l.Core
+func Hold(ctx context.Context, l *Lock, h Handle, owner string, wait, lease time.Duration) (context.Context, error) {
+	c := h.Core()
 	if err := c.Track(); err != nil {
 		return nil, err
 	}
@@ -77,15 +84,9 @@ func Hold(ctx context.Context, l *Lock, owner string, wait, lease time.Duration)
 	if lease > 0 {
 		mode, leaseArg = "e", core.Ms(lease)
 	}
-	args := append([]string{owner, leaseArg, "", core.Ms(c.WaiterWindow), core.Ms(c.FenceTTL), id, mode}, l.Extra...)
-	release := func(ctx context.Context, id string, life time.Duration) (int64, error) {
-		return l.Release(ctx, owner, id, life)
-	}
-	keys := l.Keys
-	if l.Mark != nil {
-		keys = append(keys[:len(keys):len(keys)], l.Mark(id))
-	}
-	t := Track{Kind: l.Kind, Name: l.Name}
+	args := append([]string{owner, leaseArg, "", core.Ms(c.WaiterWindow), core.Ms(c.FenceTTL), id, mode}, h.Extra()...)
+	keys := h.Keys(id)
+	t := Track{Kind: h.Kind(), Name: h.Name()}
 	var (
 		token       int64
 		serverLease time.Duration // of a lock handed to this waiter
@@ -154,8 +155,12 @@ func Hold(ctx context.Context, l *Lock, owner string, wait, lease time.Duration)
 		t.Sent(from, true, nil)
 		return true
 	}
-	undo := func() { c.Undo(l.What, id, lease, release) }
-	w := WaitFor(c, l.Channel, owner, wait, func(lctx context.Context) error { return l.Leave(lctx, owner, id) })
+	undo := func() {
+		c.Undo(h.What(), id, lease, func(ctx context.Context, id string, life time.Duration) (int64, error) {
+			return h.Release(ctx, owner, id, life)
+		})
+	}
+	w := WaitFor(c, h.Channel(), owner, wait, func(lctx context.Context) error { return h.Leave(lctx, owner, id) })
 	if l.Handoff {
 		_, hl := c.Tuned(ctx)
 		w.Handed, w.Bound = handed, hl
@@ -167,8 +172,8 @@ func Hold(ctx context.Context, l *Lock, owner string, wait, lease time.Duration)
 		return nil, err
 	}
 	lctx, _, err := c.Holds.Grant(ctx, core.Grant{
-		Key: l.Key, Owner: owner, What: l.What, Kind: l.Kind, Name: l.Name, ID: id, Token: token, SentAt: t.SentAt(),
-		Lease: lease, ServerLease: serverLease, Renewal: l.Renewal(owner), Release: release, Unknown: t.Unknown(),
+		Key: h.Key(), Owner: owner, Lock: h, ID: id, Token: token, SentAt: t.SentAt(),
+		Lease: lease, ServerLease: serverLease, Unknown: t.Unknown(),
 	})
 	if err != nil {
 		undo()

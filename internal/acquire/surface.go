@@ -12,17 +12,18 @@ import (
 // the mutex, the fair lock and both sides of the read-write lock call it
 // from their own (documented) methods, so that each primitive's folder holds
 // only what differs: its scripts and its semantics.
+//
+// A Surface is two words: a primitive makes one per call rather than keep it.
 type Surface struct {
 	Lock *Lock
-	// Errorf wraps an error with the primitive and its name.
-	Errorf func(error) error
+	H    Handle
 }
 
 // TryLock checks the durations (negative ones but a Forever wait are
 // ErrInvalidArgument) and acquires (see Acquire).
-func (s *Surface) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
+func (s Surface) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	if err := errors.Join(core.CheckDuration("wait", wait), core.CheckDuration("lease", lease)); err != nil {
-		return ctx, s.Errorf(err)
+		return ctx, s.H.Errorf(err)
 	}
 	return s.Acquire(ctx, wait, lease)
 }
@@ -30,28 +31,28 @@ func (s *Surface) TryLock(ctx context.Context, wait, lease time.Duration) (conte
 // Acquire acquires for the owner ctx carries (a new one when it carries
 // none), waiting at most wait and holding for lease (see Hold). On error it
 // returns ctx as it was given.
-func (s *Surface) Acquire(in context.Context, wait, lease time.Duration) (context.Context, error) {
-	c := s.Lock.Core
+func (s Surface) Acquire(in context.Context, wait, lease time.Duration) (context.Context, error) {
+	c := s.H.Core()
 	if err := c.Closed(); err != nil {
-		return in, s.Errorf(err)
+		return in, s.H.Errorf(err)
 	}
 	ctx, owner := c.Owner(in)
-	lctx, err := Hold(ctx, s.Lock, owner, wait, lease)
+	lctx, err := Hold(ctx, s.Lock, s.H, owner, wait, lease)
 	if err != nil {
-		return in, s.Errorf(err)
+		return in, s.H.Errorf(err)
 	}
 	return lctx, nil
 }
 
 // Unlock releases the acquisition ctx carries (core.Acq.Unlock).
-func (s *Surface) Unlock(ctx context.Context) error {
-	return s.wrap(s.Lock.Core.Release(ctx, s.Lock.Key))
+func (s Surface) Unlock(ctx context.Context) error {
+	return s.wrap(s.H.Core().Release(ctx, s.H.Key()))
 }
 
 // Token returns the fencing token of the acquisition ctx carries, with no
 // round trip; ErrNotHeld when it carries none.
-func (s *Surface) Token(ctx context.Context) (int64, error) {
-	tok, err := s.Lock.Core.Token(ctx, s.Lock.Key)
+func (s Surface) Token(ctx context.Context) (int64, error) {
+	tok, err := s.H.Core().Token(ctx, s.H.Key())
 	return tok, s.wrap(err)
 }
 
@@ -59,13 +60,13 @@ func (s *Surface) Token(ctx context.Context) (int64, error) {
 // count under their key (the mutex, the fair lock).
 
 // IsLocked reports whether any owner holds the lock (one EXISTS).
-func (s *Surface) IsLocked(ctx context.Context) (bool, error) {
-	ok, err := s.Lock.Core.LockExists(ctx, s.Lock.Key)
+func (s Surface) IsLocked(ctx context.Context) (bool, error) {
+	ok, err := s.H.Core().LockExists(ctx, s.H.Key())
 	return ok, s.wrap(err)
 }
 
 // Holders returns how many owners hold the lock: 0 or 1 (one EXISTS).
-func (s *Surface) Holders(ctx context.Context) (int, error) {
+func (s Surface) Holders(ctx context.Context) (int, error) {
 	ok, err := s.IsLocked(ctx)
 	if ok {
 		return 1, err
@@ -74,33 +75,33 @@ func (s *Surface) Holders(ctx context.Context) (int, error) {
 }
 
 // HoldCount returns the hold count of the owner ctx carries.
-func (s *Surface) HoldCount(ctx context.Context) (int, error) {
-	n, err := s.Lock.Core.HoldCount(ctx, s.Lock.Key)
+func (s Surface) HoldCount(ctx context.Context) (int, error) {
+	n, err := s.H.Core().HoldCount(ctx, s.H.Key())
 	return n, s.wrap(err)
 }
 
 // TTL returns the lock's remaining lease (0 when free, -1 when no expiry).
-func (s *Surface) TTL(ctx context.Context) (time.Duration, error) {
-	ttl, err := s.Lock.Core.LockTTL(ctx, s.Lock.Key)
+func (s Surface) TTL(ctx context.Context) (time.Duration, error) {
+	ttl, err := s.H.Core().LockTTL(ctx, s.H.Key())
 	return ttl, s.wrap(err)
 }
 
 // Extend moves the end of the explicit lease of the acquisition ctx
 // carries (core.Extend).
-func (s *Surface) Extend(ctx context.Context, lease time.Duration) error {
-	return s.wrap(s.Lock.Core.Extend(ctx, s.Lock.Key, lease))
+func (s Surface) Extend(ctx context.Context, lease time.Duration) error {
+	return s.wrap(s.H.Core().Extend(ctx, s.H.Key(), lease))
 }
 
 // Waiting returns how many waiters are registered in the sorted set key,
 // not counting those whose window ended (one round trip).
-func (s *Surface) Waiting(ctx context.Context, key string) (int, error) {
-	n, err := s.Lock.Core.Waiting(ctx, key)
+func (s Surface) Waiting(ctx context.Context, key string) (int, error) {
+	n, err := s.H.Core().Waiting(ctx, key)
 	return n, s.wrap(err)
 }
 
-func (s *Surface) wrap(err error) error {
+func (s Surface) wrap(err error) error {
 	if err != nil {
-		return s.Errorf(err)
+		return s.H.Errorf(err)
 	}
 	return nil
 }

@@ -33,13 +33,28 @@ type holdKey struct{ key, owner string }
 type Hold struct {
 	holds *Holds
 	key   holdKey
-	what  string
-	kind  string // the primitive and its name, for the observer
-	name  string
-	acqs  []*Acq // live acquisitions (mostly one: a slice, not a map)
-	watch int    // how many of them the watchdog renews
-	entry Entry  // watchdog registration while watch > 0
-	renew *Renewal
+	lock  Holdable // what it holds, from its first acquisition
+	acqs  []*Acq   // live acquisitions (mostly one: a slice, not a map)
+	watch int      // how many of them the watchdog renews
+	entry Entry    // watchdog registration while watch > 0
+}
+
+// Holdable is what a hold needs of the lock it holds, for as long as it
+// lives: the primitive's handle (a permit's own record, for the permit
+// semaphore). A hold keeps it rather than copies of its names and keys, and
+// the handles of one name are interchangeable here.
+type Holdable interface {
+	// What names the lock in logs, e.g. `mutex "orders"`.
+	What() string
+	// Kind and Name name it for the observer.
+	Kind() string
+	Name() string
+	// Release releases acquisition id of owner on the server once,
+	// remembering the release for life (see ds_release in lib.lua for its
+	// reply).
+	Release(ctx context.Context, owner, id string, life time.Duration) (int64, error)
+	// Renewal is what the watchdog runs to renew owner's hold.
+	Renewal(owner string) *Renewal
 }
 
 // ReleaseFunc releases acquisition id on the server once, remembering the
@@ -61,12 +76,9 @@ type Acq struct {
 	ID string
 	// Token is the fencing token of the hold.
 	Token int64
-	// Extra carries primitive-specific data.
-	Extra any
 
 	lease      time.Duration // explicit lease, 0 when the watchdog renews it
 	granted    time.Time     // when Grant recorded it
-	release    ReleaseFunc
 	cancel     context.CancelCauseFunc
 	stopParent func() bool
 
@@ -95,23 +107,21 @@ func NewHolds(c *Core) *Holds { return &Holds{core: c, m: map[holdKey]*Hold{}} }
 type Grant struct {
 	Key   string // the hold's key in Holds
 	Owner string
-	What  string // the lock in logs
-	Kind  string // the primitive's kind and name, for the observer
-	Name  string
+	// Lock is what is held: kept by the hold, which renews it with
+	// Lock.Renewal while a watchdog acquisition of the hold lives and
+	// releases with Lock.Release.
+	Lock  Holdable
 	ID    string
 	Token int64
 	// SentAt is when the earliest request that may have granted was sent: a
 	// lower bound for the server's lease start.
 	SentAt time.Time
-	// Lease is the explicit lease, or 0 for the watchdog lease, renewed with
-	// Renewal while a watchdog acquisition of the hold lives.
+	// Lease is the explicit lease, or 0 for the watchdog lease.
 	Lease time.Duration
 	// ServerLease, when > 0, is the lease the granting request left on the
 	// server when it is shorter than Lease (or the watchdog lease): a lock a
 	// release handed to this waiter, until its first renewal extends it.
 	ServerLease time.Duration
-	Renewal     *Renewal
-	Release     ReleaseFunc
 	// Unknown says that a request of the acquisition had an unknown outcome
 	// (it may still arrive): its release is then remembered longer.
 	Unknown bool
@@ -142,7 +152,7 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 		return nil, nil, fmt.Errorf("%w: granted, but the reply came %v after the request, when the lease of %v could have ended",
 			ErrNotAcquired, time.Since(g.SentAt).Round(time.Millisecond), lease)
 	}
-	a := &Acq{ID: g.ID, Token: g.Token, lease: g.Lease, granted: time.Now(), release: g.Release, live: true, unknown: g.Unknown}
+	a := &Acq{ID: g.ID, Token: g.Token, lease: g.Lease, granted: time.Now(), live: true, unknown: g.Unknown}
 	ctx, cancel := context.WithCancelCause(parent)
 	a.cancel = cancel
 	ctx = context.WithValue(ctx, acqKey{h, g.Key}, a)
@@ -156,16 +166,15 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 	k := holdKey{g.Key, g.Owner}
 	hd := h.m[k]
 	if hd == nil {
-		hd = &Hold{holds: h, key: k, what: g.What, kind: g.Kind, name: g.Name}
+		hd = &Hold{holds: h, key: k, lock: g.Lock}
 		h.m[k] = hd
 	}
 	hd.acqs = append(hd.acqs, a)
 	a.hold = hd
 	if g.Lease == 0 {
 		hd.watch++
-		if hd.entry == nil && g.Renewal != nil {
-			hd.renew = g.Renewal
-			hd.entry = h.core.Watchdog.Add(g.Renewal, g.SentAt, g.ServerLease, hd.lost)
+		if hd.entry == nil {
+			hd.entry = h.core.Watchdog.Add(hd.lock.Renewal(k.owner), g.SentAt, g.ServerLease, hd.lost)
 		}
 	}
 	h.mu.Unlock()
@@ -247,7 +256,7 @@ func (hd *Hold) lost(cause error) {
 	hd.entry = nil
 	acqs := slices.Clone(hd.acqs)
 	h.mu.Unlock()
-	h.core.Log.Warn("distsync: lease lost", "lock", hd.what, "key", hd.key.key, "owner", hd.key.owner, "cause", cause)
+	h.core.Log.Warn("distsync: lease lost", "lock", hd.lock.What(), "key", hd.key.key, "owner", hd.key.owner, "cause", cause)
 	for _, a := range acqs {
 		if a.end(cause) {
 			a.tellEnd(cause)
@@ -299,9 +308,9 @@ func (a *Acq) tellEnd(cause error) {
 	switch {
 	case o == nil:
 	case errors.Is(cause, ErrReleased):
-		o.Released(context.Background(), ReleaseInfo{Kind: a.hold.kind, Name: a.hold.name, Held: time.Since(a.granted)})
+		o.Released(context.Background(), ReleaseInfo{Kind: a.hold.lock.Kind(), Name: a.hold.lock.Name(), Held: time.Since(a.granted)})
 	default:
-		o.Lost(LostInfo{Kind: a.hold.kind, Name: a.hold.name, Held: time.Since(a.granted), Cause: cause})
+		o.Lost(LostInfo{Kind: a.hold.lock.Kind(), Name: a.hold.lock.Name(), Held: time.Since(a.granted), Cause: cause})
 	}
 }
 
@@ -362,7 +371,7 @@ func (a *Acq) release1(ctx context.Context, auto bool) (err error) {
 	)
 	defer func() {
 		if o := a.hold.holds.core.Observer; o != nil && held >= 0 {
-			o.Released(ctx, ReleaseInfo{Kind: a.hold.kind, Name: a.hold.name, Held: held, Auto: auto, Err: err})
+			o.Released(ctx, ReleaseInfo{Kind: a.hold.lock.Kind(), Name: a.hold.lock.Name(), Held: held, Auto: auto, Err: err})
 		}
 		for _, o := range ended {
 			o.tellEnd(ErrLeaseExpired)
@@ -443,7 +452,7 @@ func (a *Acq) release1(ctx context.Context, auto bool) (err error) {
 // context ended): the holder's next Unlock reports its outcome.
 func (a *Acq) unlock(ctx context.Context) {
 	if err := a.release1(ctx, true); err != nil && !errors.Is(err, ErrNotHeld) && !errors.Is(err, ErrClosed) {
-		a.hold.holds.core.Log.Warn("distsync: release failed", "lock", a.hold.what, "err", err)
+		a.hold.holds.core.Log.Warn("distsync: release failed", "lock", a.hold.lock.What(), "err", err)
 	}
 }
 
@@ -459,7 +468,7 @@ func (a *Acq) send(ctx context.Context) (int64, error) {
 	var r int64
 	err := Retry(context.WithoutCancel(ctx), ReleaseTimeout, func(ctx context.Context) error {
 		var err error
-		r, err = a.release(ctx, a.ID, life)
+		r, err = a.hold.lock.Release(ctx, a.hold.key.owner, a.ID, life)
 		if err != nil && Unknown(err) {
 			a.mu.Lock()
 			a.unknown = true
