@@ -61,15 +61,19 @@ return n
 // is safe for concurrent use; all state lives in Redis and in the contexts
 // Lock returns.
 type Mutex struct {
-	c       *core.Core
-	name    string
-	key     string // the lock hash
-	fence   string // the fencing counter
-	waiters string // the waiters in arrival order (Q in mx.lua)
-	entries string // what each waiter waits for (E in mx.lua)
-	done    string // prefix of the acquisitions' finished marks
-	channel string // release notifications: this, ':', the waiter's Client id
+	c    *core.Core
+	name string
+	key  string // the lock hash; the other keys are derived from it (core.SubKeys)
 }
+
+// The suffixes of a mutex's other keys, after its key and ':'.
+const (
+	fence   = "fence"   // the fencing counter
+	waiters = "waiters" // the waiters in arrival order (Q in mx.lua)
+	entries = "waiting" // what each waiter waits for (E in mx.lua)
+	done    = "done:"   // prefix of the acquisitions' finished marks
+	channel = "ch"      // release notifications: this, ':', the waiter's Client id
+)
 
 // lock is what every mutex's acquisitions share.
 var lock = acquire.Lock{Script: lockScript, Handoff: true}
@@ -88,11 +92,11 @@ func (h *handle) Errorf(e error) error { return (*Mutex)(h).errorf(e) }
 
 // Channel is where releases tell this Client's waiters: the mutex's
 // channel, ':', the Client id.
-func (h *handle) Channel() string { return h.channel + ":" + h.c.ID }
+func (h *handle) Channel() string { return h.key + ":" + channel + ":" + h.c.ID }
 
 // Keys are those of lock.lua for acquisition id.
 func (h *handle) Keys(id string) []string {
-	return []string{h.key, h.fence, h.waiters, h.entries, h.done + id}
+	return core.SubKeys(h.key, "", fence, waiters, entries, done+id)
 }
 
 func (h *handle) Release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
@@ -120,16 +124,7 @@ func newMutex(c *core.Core, name string) (*Mutex, error) {
 	if err := core.ValidateName(name); err != nil {
 		return nil, err
 	}
-	m := &Mutex{
-		c:       c,
-		name:    name,
-		key:     c.Key(name, ""),
-		fence:   c.Key(name, "fence"),
-		waiters: c.Key(name, "waiters"),
-		entries: c.Key(name, "waiting"),
-		done:    c.Key(name, "done:"),
-		channel: c.Key(name, "ch"),
-	}
+	m := &Mutex{c: c, name: name, key: c.Key(name, "")}
 	return m, nil
 }
 
@@ -227,8 +222,8 @@ func (m *Mutex) run(ctx context.Context, owner, id string, life time.Duration, l
 	c := m.c
 	starve, hl := c.Tuned(ctx)
 	return c.Eval(ctx, unlockScript,
-		[]string{m.key, m.waiters, m.entries, m.done + id, m.fence},
-		[]string{owner, id, m.channel, c.PublishCmd(), core.Ms(life), strconv.FormatInt(starve.Milliseconds(), 10), core.Ms(hl), core.Ms(c.FenceTTL), l},
+		core.SubKeys(m.key, "", waiters, entries, done+id, fence),
+		[]string{owner, id, m.key + ":" + channel, c.PublishCmd(), core.Ms(life), strconv.FormatInt(starve.Milliseconds(), 10), core.Ms(hl), core.Ms(c.FenceTTL), l},
 	).AsInt64()
 }
 
@@ -253,8 +248,8 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 		return false, m.errorf(err)
 	}
 	r, err := m.c.Eval(ctx, forceScript,
-		[]string{m.key, m.waiters, m.entries, m.fence},
-		[]string{m.channel, m.c.PublishCmd(), core.Ms(m.c.HandoffLease)},
+		core.SubKeys(m.key, "", waiters, entries, fence),
+		[]string{m.key + ":" + channel, m.c.PublishCmd(), core.Ms(m.c.HandoffLease)},
 	).AsInt64()
 	if err != nil {
 		return false, m.errorf(err)
@@ -271,7 +266,7 @@ func (m *Mutex) Holders(ctx context.Context) (int, error) { return m.s().Holders
 // Waiting returns how many waiters are registered, not counting those whose
 // window ended (one round trip). Waiters that vanished count until then.
 func (m *Mutex) Waiting(ctx context.Context) (int, error) {
-	n, err := m.c.Eval(ctx, waitingScript, []string{m.entries}, nil).AsInt64()
+	n, err := m.c.Eval(ctx, waitingScript, core.SubKeys(m.key, entries), nil).AsInt64()
 	if err != nil {
 		return 0, m.errorf(err)
 	}

@@ -189,6 +189,38 @@ func (c *Core) Key(name, suffix string) string {
 	return c.Prefix + "{" + name + "}:" + suffix
 }
 
+// SubKeys returns, for each suffix, key + ":" + suffix (key itself for ""):
+// with key = c.Key(name, ""), those of c.Key(name, suffix). It builds them in
+// one allocation, so that a handle may keep its main key alone and derive the
+// others when a script needs them.
+func SubKeys(key string, suffixes ...string) []string {
+	n := 0
+	for _, s := range suffixes {
+		if s != "" {
+			n += len(key) + 1 + len(s)
+		}
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, s := range suffixes {
+		if s != "" {
+			b.WriteString(key)
+			b.WriteByte(':')
+			b.WriteString(s)
+		}
+	}
+	all, keys := b.String(), make([]string, len(suffixes))
+	for i, s := range suffixes {
+		if s == "" {
+			keys[i] = key
+			continue
+		}
+		l := len(key) + 1 + len(s)
+		keys[i], all = all[:l], all[l:]
+	}
+	return keys
+}
+
 // Ms renders a duration as whole milliseconds for a script argument (at least 1).
 func Ms(d time.Duration) string {
 	ms := d.Milliseconds()
