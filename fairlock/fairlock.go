@@ -94,8 +94,8 @@ func (h *handle) Leave(ctx context.Context, owner, _ string) error {
 	return (*FairLock)(h).leave(ctx, owner)
 }
 
-func (h *handle) Renewal(owner string) *core.Renewal {
-	return &core.Renewal{Script: renewScript, Keys: []string{h.key}, Args: []string{owner, core.Ms(h.c.Lease)}, What: h.What()}
+func (h *handle) Renewal(owner string) core.Renewal {
+	return core.Renewal{Script: renewScript, Keys: []string{h.key}, Args: []string{owner, core.Ms(h.c.Lease)}}
 }
 
 // s is the FairLock's share of the lock-like primitives' methods.

@@ -108,8 +108,8 @@ func (h *handle) Leave(ctx context.Context, owner, id string) error {
 	return err
 }
 
-func (h *handle) Renewal(owner string) *core.Renewal {
-	return &core.Renewal{Script: renewScript, Keys: []string{h.key}, Args: []string{owner, core.Ms(h.c.Lease)}, What: h.What()}
+func (h *handle) Renewal(owner string) core.Renewal {
+	return core.Renewal{Script: renewScript, Keys: []string{h.key}, Args: []string{owner, core.Ms(h.c.Lease)}}
 }
 
 // s is the Mutex's share of the lock-like primitives' methods.

@@ -197,9 +197,9 @@ func (h *handle) Leave(ctx context.Context, owner, _ string) error {
 	return (*Side)(h).leave(ctx, owner)
 }
 
-func (h *handle) Renewal(owner string) *core.Renewal {
+func (h *handle) Renewal(owner string) core.Renewal {
 	rw := h.rw
-	return &core.Renewal{Script: renewScript, Keys: []string{rw.hash, rw.leases}, Args: []string{h.side + ":" + owner, core.Ms(rw.c.Lease)}, What: h.What()}
+	return core.Renewal{Script: renewScript, Keys: []string{rw.hash, rw.leases}, Args: []string{h.side + ":" + owner, core.Ms(rw.c.Lease)}}
 }
 
 // s is the Side's share of the lock-like primitives' methods.

@@ -181,8 +181,8 @@ func (p *held) Release(ctx context.Context, _, id string, life time.Duration) (i
 	return p.s.release(ctx, id, life)
 }
 
-func (p *held) Renewal(string) *core.Renewal {
-	return &core.Renewal{Script: permitRenewScript, Keys: p.s.keys, Args: p.s.args(p.id, core.Ms(p.s.c.Lease)), What: p.What()}
+func (p *held) Renewal(string) core.Renewal {
+	return core.Renewal{Script: permitRenewScript, Keys: p.s.keys, Args: p.s.args(p.id, core.Ms(p.s.c.Lease))}
 }
 
 func (s *PermitSemaphore) permitWhat(id string) string {

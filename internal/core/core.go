@@ -122,8 +122,20 @@ type Subscription interface {
 type Watchdog interface {
 	// Add registers a hold whose lease was granted, for lease (0: the
 	// watchdog lease), by a request sent at sentAt.
-	Add(r *Renewal, sentAt time.Time, lease time.Duration, lost func(error)) Entry
+	Add(l Lease, sentAt time.Time, lease time.Duration) Entry
 	Remove(e Entry)
+}
+
+// Lease is what the watchdog renews: a hold.
+type Lease interface {
+	// Renewal is what extends the lease, asked for at each renewal (so
+	// that nothing of it is kept between renewals).
+	Renewal() Renewal
+	// What names the lease in logs, e.g. `mutex "orders"`.
+	What() string
+	// Lost is called once when the lease is lost, with a cause wrapping
+	// ErrLeaseLost.
+	Lost(cause error)
 }
 
 // Entry is a lease registered with the watchdog.
@@ -136,8 +148,6 @@ type Renewal struct {
 	Script *Script
 	Keys   []string
 	Args   []string
-	// What names the lease in logs, e.g. `mutex "orders"`.
-	What string
 }
 
 // SetClosed marks the core closed; every later call returns ErrClosed.

@@ -54,7 +54,7 @@ type Holdable interface {
 	// reply).
 	Release(ctx context.Context, owner, id string, life time.Duration) (int64, error)
 	// Renewal is what the watchdog runs to renew owner's hold.
-	Renewal(owner string) *Renewal
+	Renewal(owner string) Renewal
 }
 
 // ReleaseFunc releases acquisition id on the server once, remembering the
@@ -174,7 +174,7 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 	if g.Lease == 0 {
 		hd.watch++
 		if hd.entry == nil {
-			hd.entry = h.core.Watchdog.Add(hd.lock.Renewal(k.owner), g.SentAt, g.ServerLease, hd.lost)
+			hd.entry = h.core.Watchdog.Add(hd, g.SentAt, g.ServerLease)
 		}
 	}
 	h.mu.Unlock()
@@ -244,9 +244,15 @@ func (hd *Hold) others(a *Acq) []*Acq {
 	return out
 }
 
-// lost is the watchdog's callback: the hold's lease is gone, and with it
-// every acquisition of the hold.
-func (hd *Hold) lost(cause error) {
+// Renewal renews the hold (core.Lease).
+func (hd *Hold) Renewal() Renewal { return hd.lock.Renewal(hd.key.owner) }
+
+// What names the hold's lock in logs (core.Lease).
+func (hd *Hold) What() string { return hd.lock.What() }
+
+// Lost is the watchdog's callback (core.Lease): the hold's lease is gone,
+// and with it every acquisition of the hold.
+func (hd *Hold) Lost(cause error) {
 	h := hd.holds
 	h.mu.Lock()
 	if hd.entry == nil {

@@ -63,8 +63,7 @@ type Stats struct {
 }
 
 type entry struct {
-	r        *core.Renewal // shared with the hold, never changed
-	lost     func(error)
+	l        core.Lease
 	due      time.Time // when to renew next
 	deadline time.Time // when the lease may end, by this process's clock, less the drift
 	idx      int       // position in queue, -1 when not queued
@@ -136,19 +135,19 @@ func (w *Watchdog) Len() int {
 	return len(w.queue)
 }
 
-// Add registers a lease granted by a request sent at sentAt, for lease when
+// Add registers lease l granted by a request sent at sentAt, for lease when
 // that is shorter than the watchdog lease (a lock handed to a waiter: the
 // first renewal is then due lease/3 after sentAt), else for the watchdog
-// lease. The watchdog renews it with r until Remove, or until it is lost, when it calls lost once
-// with a cause that wraps core.ErrLeaseLost. r is kept, not copied: it must
-// not change afterwards. On a closed watchdog Add returns an entry that is
-// never renewed.
-func (w *Watchdog) Add(r *core.Renewal, sentAt time.Time, lease time.Duration, lost func(error)) core.Entry {
+// lease. The watchdog renews it with l.Renewal(), asked for at each
+// renewal, until Remove, or until it is lost, when it calls l.Lost once
+// with a cause that wraps core.ErrLeaseLost. On a closed watchdog Add
+// returns an entry that is never renewed.
+func (w *Watchdog) Add(l core.Lease, sentAt time.Time, lease time.Duration) core.Entry {
 	due, deadline := sentAt.Add(w.interval), sentAt.Add(w.lease-w.drift)
 	if lease > 0 && lease < w.lease {
 		due, deadline = sentAt.Add(lease/3), sentAt.Add(lease-Drift(lease))
 	}
-	e := &entry{r: r, lost: lost, due: due, deadline: deadline, idx: -1}
+	e := &entry{l: l, due: due, deadline: deadline, idx: -1}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -270,9 +269,11 @@ func (w *Watchdog) renew(batch []*entry) {
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
+	rs := make([]core.Renewal, len(batch))
 	cmds := make(rueidis.Commands, len(batch))
 	for i, e := range batch {
-		cmds[i] = e.r.Script.EvalSHA(w.client, e.r.Keys, e.r.Args)
+		rs[i] = e.l.Renewal()
+		cmds[i] = rs[i].Script.EvalSHA(w.client, rs[i].Keys, rs[i].Args)
 	}
 	sent := time.Now()
 	res, acked := w.send(ctx, cmds)
@@ -286,7 +287,7 @@ func (w *Watchdog) renew(batch []*entry) {
 	for i, r := range res {
 		if core.IsNoScript(r.Error()) {
 			again = append(again, i)
-			missing[batch[i].r.Script] = true
+			missing[rs[i].Script] = true
 		}
 	}
 	if len(again) > 0 {
@@ -298,11 +299,11 @@ func (w *Watchdog) renew(batch []*entry) {
 		}
 		cmds = cmds[:0]
 		for _, i := range again {
-			e := batch[i]
+			r := rs[i]
 			if loaded {
-				cmds = append(cmds, e.r.Script.EvalSHA(w.client, e.r.Keys, e.r.Args))
+				cmds = append(cmds, r.Script.EvalSHA(w.client, r.Keys, r.Args))
 			} else {
-				cmds = append(cmds, e.r.Script.Eval(w.client, e.r.Keys, e.r.Args))
+				cmds = append(cmds, r.Script.Eval(w.client, r.Keys, r.Args))
 			}
 		}
 		res2, acked2 := w.send(ctx, cmds)
@@ -332,19 +333,19 @@ func (w *Watchdog) renew(batch []*entry) {
 			e.deadline = sent.Add(w.lease - w.drift)
 			e.due = sent.Add(w.interval)
 		case err == nil:
-			cause = fmt.Errorf("%w: %s: gone or held by another owner", core.ErrLeaseLost, e.r.What)
+			cause = fmt.Errorf("%w: %s: gone or held by another owner", core.ErrLeaseLost, e.l.What())
 		case now.Before(e.deadline):
 			// Retry soon, but well before the deadline.
 			e.due = now.Add(min(time.Second, e.deadline.Sub(now)/4))
-			w.log.Debug("distsync: lease renewal failed, retrying", "lock", e.r.What, "err", err)
+			w.log.Debug("distsync: lease renewal failed, retrying", "lock", e.l.What(), "err", err)
 		default:
-			cause = fmt.Errorf("%w: %s: renewal failed until the lease ended: %v", core.ErrLeaseLost, e.r.What, err)
+			cause = fmt.Errorf("%w: %s: renewal failed until the lease ended: %v", core.ErrLeaseLost, e.l.What(), err)
 		}
 		if cause != nil {
 			e.removed = true
 			w.stats.Lost.Add(1)
-			f, c := e.lost, cause
-			lost = append(lost, func() { f(c) })
+			l, c := e.l, cause
+			lost = append(lost, func() { l.Lost(c) })
 			continue
 		}
 		if !w.closed {

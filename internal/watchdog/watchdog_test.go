@@ -50,12 +50,28 @@ func (l *lostLog) count(key string) int {
 	return len(l.calls[key])
 }
 
+// testLease is a core.Lease renewed with r, reporting to lost.
+type testLease struct {
+	r    core.Renewal
+	what string
+	lost func(error)
+}
+
+func (l *testLease) Renewal() core.Renewal { return l.r }
+func (l *testLease) What() string          { return l.what }
+func (l *testLease) Lost(err error)        { l.lost(err) }
+
+// leaseOf is the lease of key holding "me" for lease, renewed by renew.
+func leaseOf(key string, lease time.Duration, lost func(error)) *testLease {
+	return &testLease{core.Renewal{Script: renew, Keys: []string{key}, Args: []string{"me", core.Ms(lease)}}, key, lost}
+}
+
 // hold sets key with lease and registers it.
 func hold(t *testing.T, rc rueidis.Client, w *watchdog.Watchdog, key string, lease time.Duration, lost func(error)) core.Entry {
 	t.Helper()
 	sent := time.Now()
 	require.NoError(t, rc.Do(context.Background(), rc.B().Set().Key(key).Value("me").Px(lease).Build()).Error())
-	return w.Add(&core.Renewal{Script: renew, Keys: []string{key}, Args: []string{"me", core.Ms(lease)}, What: key}, sent, 0, lost)
+	return w.Add(leaseOf(key, lease, lost), sent, 0)
 }
 
 func exists(t *testing.T, rc rueidis.Client, key string) bool {
@@ -83,7 +99,7 @@ func TestRenewsManyLeasesInBatches(t *testing.T) {
 	}
 	for i := range n {
 		key := "k" + strconv.Itoa(i)
-		w.Add(&core.Renewal{Script: renew, Keys: []string{key}, Args: []string{"me", core.Ms(lease)}, What: key}, sent, 0, lost.fn(key))
+		w.Add(leaseOf(key, lease, lost.fn(key)), sent, 0)
 	}
 	// Three leases pass: only renewals keep the keys.
 	time.Sleep(3 * lease)
@@ -198,7 +214,7 @@ func TestCloseStopsRenewing(t *testing.T) {
 	w.Close()
 	w.Close() // idempotent
 	assert.Zero(t, w.Len())
-	e := w.Add(&core.Renewal{Script: renew, Keys: []string{"x"}, Args: []string{"me", "1000"}}, time.Now(), 0, lost.fn("x"))
+	e := w.Add(leaseOf("x", time.Second, lost.fn("x")), time.Now(), 0)
 	w.Remove(e)
 	assert.Zero(t, w.Len(), "a closed watchdog registers nothing")
 }
