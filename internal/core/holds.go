@@ -69,8 +69,13 @@ const (
 	releaseNoHold = -1 // not held: its lease ended, or it was never granted
 )
 
-// Acq is one acquisition: what one successful Lock returned a context for.
+// Acq is one acquisition: what one successful Lock returned a context for,
+// and that context itself. As a context it is one layer over a cancelable
+// context of the parent: its Value lookup carries the acquisition (Lookup),
+// so that an acquisition costs no context.WithValue.
 type Acq struct {
+	context.Context // derived from the parent, cancelled when it ends
+
 	hold *Hold
 	// ID identifies the acquisition on the server.
 	ID string
@@ -98,6 +103,20 @@ type Acq struct {
 type acqKey struct {
 	holds *Holds
 	key   string
+}
+
+// Value returns a for its own key (the acquisition of its hold's key on its
+// Holds) and otherwise what the context it derives from carries.
+func (a *Acq) Value(key any) any {
+	if k, ok := key.(acqKey); ok && k.holds == a.hold.holds && k.key == a.hold.key.key {
+		return a
+	}
+	return a.Context.Value(key)
+}
+
+// String names the context, as those of package context do.
+func (a *Acq) String() string {
+	return fmt.Sprintf("%v.WithValue(distsync acquisition %s)", a.Context, a.ID)
 }
 
 // NewHolds returns the registry of core's holds.
@@ -153,14 +172,12 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 			ErrNotAcquired, time.Since(g.SentAt).Round(time.Millisecond), lease)
 	}
 	a := &Acq{ID: g.ID, Token: g.Token, lease: g.Lease, granted: time.Now(), live: true, unknown: g.Unknown}
-	ctx, cancel := context.WithCancelCause(parent)
-	a.cancel = cancel
-	ctx = context.WithValue(ctx, acqKey{h, g.Key}, a)
+	a.Context, a.cancel = context.WithCancelCause(parent)
 
 	h.mu.Lock()
 	if h.closed != nil {
 		h.mu.Unlock()
-		cancel(h.closed)
+		a.cancel(h.closed)
 		return nil, nil, h.closed
 	}
 	k := holdKey{g.Key, g.Owner}
@@ -189,7 +206,7 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 		a.timer = time.AfterFunc(time.Until(a.deadline), a.expire)
 	}
 	a.mu.Unlock()
-	return ctx, a, nil
+	return a, a, nil
 }
 
 // Lookup returns the acquisition of key that ctx carries, or nil; nil too
