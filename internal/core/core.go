@@ -240,6 +240,14 @@ func Ms(d time.Duration) string {
 	return strconv.FormatInt(ms, 10)
 }
 
+// epoch is the origin of Mono.
+var epoch = time.Now()
+
+// Mono returns t as a duration since an instant of the process's start, by
+// the monotonic clock when t has its reading (as time.Now's do): an instant
+// in 8 bytes instead of time.Time's 24, for what is kept per held lease.
+func Mono(t time.Time) time.Duration { return t.Sub(epoch) }
+
 // Forever is the wait that lasts until the caller's context is done.
 const Forever time.Duration = -1
 

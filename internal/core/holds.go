@@ -82,8 +82,8 @@ type Acq struct {
 	// Token is the fencing token of the hold.
 	Token int64
 
-	lease      time.Duration // explicit lease, 0 when the watchdog renews it
-	granted    time.Time     // when Grant recorded it
+	exp        *expiry       // an explicit lease; nil when the watchdog renews it
+	granted    time.Duration // when Grant recorded it (Mono)
 	cancel     context.CancelCauseFunc
 	stopParent func() bool
 
@@ -94,10 +94,24 @@ type Acq struct {
 	pending  bool  // a release was sent whose outcome is unknown
 	released bool  // a release was applied
 	untold   bool  // distsync released it on its own: the next Unlock reports it
-	cause    error // why it is no longer live
 	unknown  bool  // some request of it had an unknown outcome
+	cause    error // why it is no longer live
+}
+
+// expiry is the end of an explicit lease, by this process's clock. Its
+// deadline and timer change under the acquisition's mu.
+type expiry struct {
+	lease    time.Duration
 	deadline time.Time
-	timer    *time.Timer // ends an explicit lease
+	timer    *time.Timer // ends the acquisition at deadline
+}
+
+// explicit returns a's explicit lease, 0 when the watchdog renews it.
+func (a *Acq) explicit() time.Duration {
+	if a.exp == nil {
+		return 0
+	}
+	return a.exp.lease
 }
 
 type acqKey struct {
@@ -171,7 +185,10 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 		return nil, nil, fmt.Errorf("%w: granted, but the reply came %v after the request, when the lease of %v could have ended",
 			ErrNotAcquired, time.Since(g.SentAt).Round(time.Millisecond), lease)
 	}
-	a := &Acq{ID: g.ID, Token: g.Token, lease: g.Lease, granted: time.Now(), live: true, unknown: g.Unknown}
+	a := &Acq{ID: g.ID, Token: g.Token, granted: Mono(time.Now()), live: true, unknown: g.Unknown}
+	if g.Lease > 0 {
+		a.exp = &expiry{lease: g.Lease, deadline: deadline}
+	}
 	a.Context, a.cancel = context.WithCancelCause(parent)
 
 	h.mu.Lock()
@@ -201,9 +218,8 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 			h.core.Go(func(jctx context.Context) { a.unlock(jctx) })
 		})
 	}
-	if g.Lease > 0 {
-		a.deadline = deadline
-		a.timer = time.AfterFunc(time.Until(a.deadline), a.expire)
+	if a.exp != nil {
+		a.exp.timer = time.AfterFunc(time.Until(deadline), a.expire)
 	}
 	a.mu.Unlock()
 	return a, a, nil
@@ -235,7 +251,7 @@ func (hd *Hold) detach(a *Acq) {
 		return
 	}
 	hd.acqs = slices.Delete(hd.acqs, i, i+1)
-	if a.lease == 0 {
+	if a.exp == nil {
 		hd.watch--
 		if hd.watch == 0 && hd.entry != nil {
 			h.core.Watchdog.Remove(hd.entry)
@@ -331,17 +347,17 @@ func (a *Acq) tellEnd(cause error) {
 	switch {
 	case o == nil:
 	case errors.Is(cause, ErrReleased):
-		o.Released(context.Background(), ReleaseInfo{Kind: a.hold.lock.Kind(), Name: a.hold.lock.Name(), Held: time.Since(a.granted)})
+		o.Released(context.Background(), ReleaseInfo{Kind: a.hold.lock.Kind(), Name: a.hold.lock.Name(), Held: a.held()})
 	default:
-		o.Lost(LostInfo{Kind: a.hold.lock.Kind(), Name: a.hold.lock.Name(), Held: time.Since(a.granted), Cause: cause})
+		o.Lost(LostInfo{Kind: a.hold.lock.Kind(), Name: a.hold.lock.Name(), Held: a.held(), Cause: cause})
 	}
 }
 
 // stopTimers stops what would end or release a: its lease's timer and the
 // watch on its parent context. a.mu is held.
 func (a *Acq) stopTimers() {
-	if a.timer != nil {
-		a.timer.Stop()
+	if a.exp != nil {
+		a.exp.timer.Stop()
 	}
 	if a.stopParent != nil {
 		a.stopParent()
@@ -352,7 +368,7 @@ func (a *Acq) stopTimers() {
 func (a *Acq) expire() {
 	a.relMu.Lock() // an extension on the wire decides first
 	a.mu.Lock()
-	early := a.live && time.Now().Before(a.deadline)
+	early := a.live && time.Now().Before(a.exp.deadline)
 	a.mu.Unlock()
 	ended := !early && a.end(ErrLeaseExpired)
 	a.relMu.Unlock()
@@ -360,6 +376,9 @@ func (a *Acq) expire() {
 		a.tellEnd(ErrLeaseExpired)
 	}
 }
+
+// held is how long a has been held.
+func (a *Acq) held() time.Duration { return Mono(time.Now()) - a.granted }
 
 // Held reports whether a is live.
 func (a *Acq) Held() bool {
@@ -407,7 +426,7 @@ func (a *Acq) release1(ctx context.Context, auto bool) (err error) {
 	case a.live:
 		a.live, a.pending, a.cause = false, true, ErrReleased
 		a.stopTimers()
-		held = time.Since(a.granted)
+		held = a.held()
 		a.mu.Unlock()
 		a.hold.detach(a)
 	case a.pending:
@@ -485,7 +504,7 @@ func (a *Acq) send(ctx context.Context) (int64, error) {
 	a.mu.Lock()
 	life := ReleaseMemory
 	if a.unknown {
-		life = a.hold.holds.core.UndoLife(a.lease)
+		life = a.hold.holds.core.UndoLife(a.explicit())
 	}
 	a.mu.Unlock()
 	var r int64
@@ -512,7 +531,7 @@ func (a *Acq) Extend(ctx context.Context, lease time.Duration, send func(ctx con
 	if lease <= 0 {
 		return fmt.Errorf("%w: lease %v, want > 0", ErrInvalidArgument, lease)
 	}
-	if a.lease == 0 {
+	if a.exp == nil {
 		return fmt.Errorf("%w: the watchdog renews this acquisition", ErrInvalidArgument)
 	}
 	lost := false
@@ -524,7 +543,7 @@ func (a *Acq) Extend(ctx context.Context, lease time.Duration, send func(ctx con
 	a.relMu.Lock()
 	defer a.relMu.Unlock()
 	a.mu.Lock()
-	live, cause := a.live && a.lease > 0 && time.Now().Before(a.deadline), a.cause
+	live, cause := a.live && time.Now().Before(a.exp.deadline), a.cause
 	a.mu.Unlock()
 	if !live {
 		if cause == nil {
@@ -546,8 +565,8 @@ func (a *Acq) Extend(ctx context.Context, lease time.Duration, send func(ctx con
 	if !a.live {
 		return fmt.Errorf("%w: %w", ErrNotHeld, a.cause)
 	}
-	a.deadline = sentAt.Add(lease - Drift(lease))
-	a.timer.Reset(time.Until(a.deadline))
+	a.exp.deadline = sentAt.Add(lease - Drift(lease))
+	a.exp.timer.Reset(time.Until(a.exp.deadline))
 	return nil
 }
 
