@@ -45,7 +45,7 @@ type Watchdog struct {
 	queue   queue
 	started bool
 	closed  bool
-	armed   time.Time // when run next looks at the queue by itself
+	armed   time.Duration // when run next looks at the queue by itself (core.Mono)
 	wake    chan struct{}
 	stop    chan struct{}
 	done    chan struct{}
@@ -62,11 +62,12 @@ type Stats struct {
 	LastTick   atomic.Int64 // duration of the last pass, in nanoseconds
 }
 
+// entry is a registered lease. Its instants are core.Mono's, 8 bytes each.
 type entry struct {
 	l        core.Lease
-	due      time.Time // when to renew next
-	deadline time.Time // when the lease may end, by this process's clock, less the drift
-	idx      int       // position in queue, -1 when not queued
+	due      time.Duration // when to renew next
+	deadline time.Duration // when the lease may end, by this process's clock, less the drift
+	idx      int           // position in queue, -1 when not queued
 	removed  bool
 }
 
@@ -143,9 +144,10 @@ func (w *Watchdog) Len() int {
 // with a cause that wraps core.ErrLeaseLost. On a closed watchdog Add
 // returns an entry that is never renewed.
 func (w *Watchdog) Add(l core.Lease, sentAt time.Time, lease time.Duration) core.Entry {
-	due, deadline := sentAt.Add(w.interval), sentAt.Add(w.lease-w.drift)
+	sent := core.Mono(sentAt)
+	due, deadline := sent+w.interval, sent+w.lease-w.drift
 	if lease > 0 && lease < w.lease {
-		due, deadline = sentAt.Add(lease/3), sentAt.Add(lease-Drift(lease))
+		due, deadline = sent+lease/3, sent+lease-Drift(lease)
 	}
 	e := &entry{l: l, due: due, deadline: deadline, idx: -1}
 	w.mu.Lock()
@@ -161,7 +163,7 @@ func (w *Watchdog) Add(l core.Lease, sentAt time.Time, lease time.Duration) core
 	}
 	// Wake run only if it would otherwise look too late: leases are mostly
 	// added in due order, so a lock+unlock costs no goroutine wake-up.
-	if e.idx == 0 && e.due.Before(w.armed) {
+	if e.idx == 0 && e.due < w.armed {
 		w.armed = e.due
 		select {
 		case w.wake <- struct{}{}:
@@ -215,11 +217,11 @@ func (w *Watchdog) run() {
 	defer timer.Stop()
 	for {
 		w.mu.Lock()
-		wait := time.Hour
+		now, wait := core.Mono(time.Now()), time.Hour
 		if len(w.queue) > 0 {
-			wait = time.Until(w.queue[0].due)
+			wait = w.queue[0].due - now
 		}
-		w.armed = time.Now().Add(wait)
+		w.armed = now + wait
 		w.mu.Unlock()
 		if wait > 0 {
 			timer.Reset(wait)
@@ -242,10 +244,10 @@ func (w *Watchdog) run() {
 // leases acquired close together share round trips.
 func (w *Watchdog) tick() {
 	start := time.Now()
-	horizon := start.Add(w.interval / 10)
+	horizon := core.Mono(start) + w.interval/10
 	var due []*entry
 	w.mu.Lock()
-	for len(w.queue) > 0 && !w.queue[0].due.After(horizon) {
+	for len(w.queue) > 0 && w.queue[0].due <= horizon {
 		due = append(due, heap.Pop(&w.queue).(*entry))
 	}
 	w.mu.Unlock()
@@ -261,13 +263,13 @@ func (w *Watchdog) tick() {
 func (w *Watchdog) renew(batch []*entry) {
 	// A renewal stuck on the network must not delay the report of a loss:
 	// the batch gives up at its earliest deadline.
-	deadline := time.Now().Add(w.interval)
+	start := time.Now()
+	at := core.Mono(start)
+	deadline := at + w.interval
 	for _, e := range batch {
-		if e.deadline.Before(deadline) {
-			deadline = e.deadline
-		}
+		deadline = min(deadline, e.deadline)
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	ctx, cancel := context.WithDeadline(context.Background(), start.Add(deadline-at))
 	defer cancel()
 	rs := make([]core.Renewal, len(batch))
 	cmds := make(rueidis.Commands, len(batch))
@@ -315,6 +317,7 @@ func (w *Watchdog) renew(batch []*entry) {
 	var lost []func()
 	now := time.Now()
 	b := Batch{Leases: len(batch), Latency: now.Sub(sent)}
+	sentAt, nowAt := core.Mono(sent), core.Mono(now)
 	w.mu.Lock()
 	for i, e := range batch {
 		if e.removed {
@@ -330,13 +333,13 @@ func (w *Watchdog) renew(batch []*entry) {
 		}
 		switch {
 		case err == nil && ok == 1:
-			e.deadline = sent.Add(w.lease - w.drift)
-			e.due = sent.Add(w.interval)
+			e.deadline = sentAt + w.lease - w.drift
+			e.due = sentAt + w.interval
 		case err == nil:
 			cause = fmt.Errorf("%w: %s: gone or held by another owner", core.ErrLeaseLost, e.l.What())
-		case now.Before(e.deadline):
+		case nowAt < e.deadline:
 			// Retry soon, but well before the deadline.
-			e.due = now.Add(min(time.Second, e.deadline.Sub(now)/4))
+			e.due = nowAt + min(time.Second, (e.deadline-nowAt)/4)
 			w.log.Debug("distsync: lease renewal failed, retrying", "lock", e.l.What(), "err", err)
 		default:
 			cause = fmt.Errorf("%w: %s: renewal failed until the lease ended: %v", core.ErrLeaseLost, e.l.What(), err)
@@ -366,7 +369,7 @@ func (w *Watchdog) renew(batch []*entry) {
 type queue []*entry
 
 func (q queue) Len() int           { return len(q) }
-func (q queue) Less(i, j int) bool { return q[i].due.Before(q[j].due) }
+func (q queue) Less(i, j int) bool { return q[i].due < q[j].due }
 func (q queue) Swap(i, j int) {
 	q[i], q[j] = q[j], q[i]
 	q[i].idx = i
