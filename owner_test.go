@@ -2,6 +2,7 @@ package distsync_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -62,6 +63,38 @@ func TestNewOwner(t *testing.T) {
 	waiting, err := m.TryLock(distsync.NewOwner(ctx), time.Second, 0)
 	require.NoError(t, err)
 	require.NoError(t, m.Unlock(waiting))
+}
+
+// The context Lock returns keeps the values of the one it was given and
+// carries the owner, also one Lock made; contexts derived from it end with
+// it, with its cause.
+func TestHoldContextCarriesValuesAndOwner(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	m, err := c.Mutex(dstest.Name(t))
+	require.NoError(t, err)
+	type key struct{}
+	held, err := m.Lock(context.WithValue(context.Background(), key{}, "v"))
+	require.NoError(t, err)
+	assert.Equal(t, "v", held.Value(key{}))
+	child, cancel := context.WithCancel(held)
+	defer cancel()
+
+	again, err := m.TryLock(child, 0, 0)
+	require.NoError(t, err, "a context derived from the hold's re-enters")
+	n, err := m.HoldCount(again)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	require.NoError(t, m.Unlock(again))
+	require.NoError(t, child.Err(), "the re-entry's release does not end the hold")
+
+	require.NoError(t, m.Unlock(held))
+	assert.ErrorIs(t, child.Err(), context.Canceled)
+	assert.ErrorIs(t, context.Cause(child), distsync.ErrReleased)
+	n, err = m.HoldCount(held)
+	require.NoError(t, err, "the ended context still carries the owner")
+	assert.Zero(t, n)
+	assert.Contains(t, fmt.Sprint(held), ".WithCancel.WithValue(distsync acquisition ", "it prints as a context")
 }
 
 // TryLock(ctx, Forever, lease) is a blocking lock with an explicit lease

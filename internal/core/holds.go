@@ -71,8 +71,9 @@ const (
 
 // Acq is one acquisition: what one successful Lock returned a context for,
 // and that context itself. As a context it is one layer over a cancelable
-// context of the parent: its Value lookup carries the acquisition (Lookup),
-// so that an acquisition costs no context.WithValue.
+// context of the parent: its Value lookup carries the acquisition (Lookup)
+// and, when Grant folded the parent's owner context into it, the owner, so
+// that an acquisition costs no context.WithValue.
 type Acq struct {
 	context.Context // derived from the parent, cancelled when it ends
 
@@ -95,6 +96,7 @@ type Acq struct {
 	released bool  // a release was applied
 	untold   bool  // distsync released it on its own: the next Unlock reports it
 	unknown  bool  // some request of it had an unknown outcome
+	owner    bool  // the context carries the hold's owner (Value)
 	cause    error // why it is no longer live
 }
 
@@ -120,10 +122,19 @@ type acqKey struct {
 }
 
 // Value returns a for its own key (the acquisition of its hold's key on its
-// Holds) and otherwise what the context it derives from carries.
+// Holds), the hold's owner id when it carries it, and otherwise what the
+// context it derives from carries.
 func (a *Acq) Value(key any) any {
-	if k, ok := key.(acqKey); ok && k.holds == a.hold.holds && k.key == a.hold.key.key {
-		return a
+	switch k := key.(type) {
+	case acqKey:
+		if k.holds == a.hold.holds && k.key == a.hold.key.key {
+			return a
+		}
+	case ownerKey:
+		if a.owner {
+			id, _ := a.hold.holds.core.ownerID(a.hold.key.owner)
+			return id
+		}
 	}
 	return a.Context.Value(key)
 }
@@ -188,6 +199,13 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 	a := &Acq{ID: g.ID, Token: g.Token, granted: Mono(time.Now()), live: true, unknown: g.Unknown}
 	if g.Lease > 0 {
 		a.exp = &expiry{lease: g.Lease, deadline: deadline}
+	}
+	if oc, ok := parent.(*ownerCtx); ok {
+		// The acquisition carries the owner itself: the owner's context
+		// need not be kept with it.
+		if id, ok := h.core.ownerID(g.Owner); ok && id == oc.id {
+			parent, a.owner = oc.Context, true
+		}
 	}
 	a.Context, a.cancel = context.WithCancelCause(parent)
 

@@ -2,11 +2,31 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"sync/atomic"
 )
 
 type ownerKey struct{}
+
+// ownerCtx carries an owner id: context.WithValue(ctx, ownerKey{}, id) in
+// one object. Grant folds it into the acquisition it makes (see Acq.Value).
+type ownerCtx struct {
+	context.Context
+	id string
+}
+
+func (c *ownerCtx) Value(key any) any {
+	if key == (ownerKey{}) {
+		return c.id
+	}
+	return c.Context.Value(key)
+}
+
+// String names the context, as those of package context do.
+func (c *ownerCtx) String() string {
+	return fmt.Sprintf("%v.WithValue(distsync owner %s)", c.Context, c.id)
+}
 
 var ownerSeq atomic.Uint64
 
@@ -18,13 +38,13 @@ func WithOwner(ctx context.Context) (context.Context, string) {
 		return ctx, id
 	}
 	id := strconv.FormatUint(ownerSeq.Add(1), 36)
-	return context.WithValue(ctx, ownerKey{}, id), id
+	return &ownerCtx{ctx, id}, id
 }
 
 // NewOwner returns ctx carrying a new owner id, whatever owner ctx carried,
 // with ctx's values and cancellation.
 func NewOwner(ctx context.Context) context.Context {
-	return context.WithValue(ctx, ownerKey{}, strconv.FormatUint(ownerSeq.Add(1), 36))
+	return &ownerCtx{ctx, strconv.FormatUint(ownerSeq.Add(1), 36)}
 }
 
 // OwnerID returns the owner id ctx carries.
@@ -38,6 +58,16 @@ func OwnerID(ctx context.Context) (string, bool) {
 func (c *Core) Owner(ctx context.Context) (context.Context, string) {
 	ctx, id := WithOwner(ctx)
 	return ctx, c.ID + ":" + id
+}
+
+// ownerID returns the owner id of full, an owner's full name on this Client,
+// and whether full is one (a permit's owner, its id, is not).
+func (c *Core) ownerID(full string) (string, bool) {
+	n := len(c.ID)
+	if len(full) <= n || full[n] != ':' || full[:n] != c.ID {
+		return "", false
+	}
+	return full[n+1:], true
 }
 
 // OwnerOf returns the full owner name ctx carries on this Client, if any.
