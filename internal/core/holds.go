@@ -374,7 +374,7 @@ func (a *Acq) tellEnd(cause error) {
 // stopTimers stops what would end or release a: its lease's timer and the
 // watch on its parent context. a.mu is held.
 func (a *Acq) stopTimers() {
-	if a.exp != nil {
+	if a.exp != nil && a.exp.timer != nil { // nil until Grant has set it
 		a.exp.timer.Stop()
 	}
 	if a.stopParent != nil {
