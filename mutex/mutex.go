@@ -124,8 +124,7 @@ func newMutex(c *core.Core, name string) (*Mutex, error) {
 	if err := core.ValidateName(name); err != nil {
 		return nil, err
 	}
-	m := &Mutex{c: c, name: name, key: c.Key(name, "")}
-	return m, nil
+	return &Mutex{c: c, name: name, key: c.Key(name, "")}, nil
 }
 
 // Name returns the mutex's name.

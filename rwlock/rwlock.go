@@ -181,12 +181,15 @@ func (h *handle) Keys(string) []string {
 	return []string{rw.hash, rw.leases, rw.fence, rw.rwait, rw.wwait, rw.done}
 }
 
-// Extra is the handle's writer preference, "1" or "0".
+// The lock scripts' last argument: whether the handle prefers writers.
+var preferWriters, preferReaders = []string{"1"}, []string{"0"}
+
+// Extra is the handle's writer preference.
 func (h *handle) Extra() []string {
 	if h.rw.prefer {
-		return []string{"1"}
+		return preferWriters
 	}
-	return []string{"0"}
+	return preferReaders
 }
 
 func (h *handle) Release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
