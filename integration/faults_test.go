@@ -28,7 +28,7 @@ import (
 // Fault scenarios: each puts holders of one lock through a fault, records
 // their holds in a history (history_test.go) and asserts what the deployment
 // promises: exclusion where it is promised, and the double grant where the
-// README says it can happen. Leases are short (1-2 s) to keep them fast; a
+// safety model (docs/safety.md) says it can happen. Leases are short (1-2 s) to keep them fast; a
 // sleep in a scenario is the length of the fault it injects, never a wait for
 // something to happen.
 

@@ -152,7 +152,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 
 // Members returns the contexts of the hold ctx carries, one per locker in the
 // order given to New, for what a member offers on its own (such as a mutex's
-// fencing token: mutex.Token(members[i])). It returns nil when ctx carries no
+// fencing token: m.Token(members[i]) for the member mutex m). It returns nil when ctx carries no
 // hold of l. Release through Unlock, not through the members.
 func (l *Lock) Members(ctx context.Context) []context.Context {
 	if h := l.lookup(ctx); h != nil {

@@ -28,4 +28,6 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
+// The library from this repository. A release tags the library first, then
+// requires that version here and drops this replace, as cmd/distsync does.
 replace github.com/distsync/distsync => ../

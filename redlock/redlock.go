@@ -27,7 +27,7 @@
 // swapping, a stopped VM) past its validity, or whose clock, or a master's,
 // jumps: both can make two holders believe they hold the lock. The defence is
 // a fencing token checked by the protected resource: take it from a member
-// (Members, then mutex.Token) and have the resource refuse older tokens.
+// (Members, then the member mutex's Token method) and have the resource refuse older tokens.
 //
 // A master that crashes without persisting the lock and restarts empty can
 // let a second holder in while the first still holds the others. Delay the
