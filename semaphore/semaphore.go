@@ -10,7 +10,8 @@
 // Waiters are woken by pub/sub: a release wakes as many waiters as permits
 // became available, not all of them. Acquiring from a semaphore whose permits
 // were never set waits until they are set (TrySetPermits, AddPermits), as in
-// Redisson.
+// Redisson; a wait that ends before they are set returns an error wrapping
+// ErrNotSet, beside ErrNotAcquired or ctx.Err().
 //
 // All keys of a semaphore share its name as hash tag:
 // "distsync:{name}" holds the available permits (an integer that may be
@@ -258,10 +259,13 @@ func (s *pool) eval(ctx context.Context, script *core.Script, n int64) rueidis.R
 // set.
 const codeNotSet = -4
 
-// notSetErr adds ErrNotSet to a refusal (ErrNotAcquired) whose last attempt
-// found the permits never set: such a semaphore is not full, it has none.
-func notSetErr(err error, notSet bool) error {
-	if notSet && errors.Is(err, core.ErrNotAcquired) {
+// notSetErr adds ErrNotSet to the error of a wait that ended without the
+// permits, by its budget (ErrNotAcquired) or by ctx (ctx.Err()), when the
+// last refused attempt found them never set: such a semaphore is not full,
+// it has none.
+func notSetErr(ctx context.Context, err error, notSet bool) error {
+	ended := errors.Is(err, core.ErrNotAcquired) || (ctx.Err() != nil && errors.Is(err, ctx.Err()))
+	if notSet && ended {
 		return fmt.Errorf("%w: %w", err, core.ErrNotSet)
 	}
 	return err
@@ -326,8 +330,10 @@ func newSemaphore(c *core.Core, name string) (*Semaphore, error) {
 
 // Acquire takes n permits (1..MaxPermits), blocking until they are available
 // or ctx is done (it returns an error wrapping ctx.Err()). While the
-// semaphore's permits were never set it waits, as in Redisson. Uncontended it
-// is one round trip.
+// semaphore's permits were never set it waits, as in Redisson; when ctx ends
+// while they are still unset (the last refusal found them so), the error
+// wraps ErrNotSet as well as ctx.Err(), so that a semaphore nobody sized is
+// told apart from a full one. Uncontended it is one round trip.
 //
 // A transient failure (a dropped connection, a server restart) does not end
 // the wait: the attempt is repeated, and a repeated attempt takes nothing
@@ -342,8 +348,9 @@ func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
 // TryAcquire takes n permits (1..MaxPermits) within wait: with wait 0 it
 // tries once. It returns an error wrapping ErrNotAcquired when the permits
 // were not available in time, one wrapping ctx.Err() when ctx ended first, and
-// ErrInvalidArgument for a negative wait. Failures are handled as for
-// Acquire; with wait 0 a failed attempt is not repeated.
+// ErrInvalidArgument for a negative wait. Either of the first two also wraps
+// ErrNotSet when the permits were never set (as for Acquire). Failures are
+// handled as for Acquire; with wait 0 a failed attempt is not repeated.
 func (s *Semaphore) TryAcquire(ctx context.Context, n int64, wait time.Duration) error {
 	if err := core.CheckDuration("wait", wait); err != nil {
 		return s.errorf(err)
@@ -386,7 +393,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) er
 		notSet = r == codeNotSet
 		return r == 1, 0, t.Sent(sent, r == 1, nil)
 	})
-	err = notSetErr(err, notSet)
+	err = notSetErr(ctx, err, notSet)
 	err = t.Finish(ctx, err, func() {
 		s.c.Undo(s.what(), id, 0, func(ctx context.Context, id string, life time.Duration) (int64, error) {
 			return s.c.Eval(ctx, undoScript, s.keys, s.args(num, id, core.Ms(life))).AsInt64()
