@@ -33,7 +33,7 @@ type PermitSemaphore struct {
 // newPermit returns the permit-expiring semaphore called name on c
 // (Client.PermitSemaphore).
 func newPermit(c *core.Core, name string) (*PermitSemaphore, error) {
-	p, err := newPool(c, name, "permit semaphore")
+	p, err := newPool(c, name, "permit semaphore", permitMarker, "pneeds")
 	if err != nil {
 		return nil, err
 	}

@@ -439,7 +439,7 @@ func TestWaiterThatGivesUpPassesItsWakeOn(t *testing.T) {
 	// A permit appears without a notification, as if its wake-up had gone
 	// to the first waiter, which then gives up: the second must be woken.
 	rc := c.Rueidis()
-	require.NoError(t, rc.Do(ctx, rc.B().Set().Key(s.Key()).Value("1").Build()).Error())
+	require.NoError(t, rc.Do(ctx, rc.B().Hset().Key(s.Key()).FieldValue().FieldValue("n", "1").Build()).Error())
 	cancel()
 	assert.ErrorIs(t, <-gaveUp, context.Canceled)
 	select {
@@ -490,6 +490,23 @@ func TestDeleteLeavesNoKeys(t *testing.T) {
 	existed, err = s.Delete(ctx)
 	require.NoError(t, err)
 	assert.False(t, existed)
+
+	// The counting semaphore, with a waiter that gave up.
+	cs := newSem(t, c, uniqueName(t))
+	_, err = cs.TrySetPermits(ctx, 1)
+	require.NoError(t, err)
+	require.NoError(t, cs.Acquire(ctx, 1))
+	require.ErrorIs(t, cs.TryAcquire(ctx, 1, 10*time.Millisecond), distsync.ErrNotAcquired)
+	require.NoError(t, cs.Release(ctx, 1))
+	existed, err = cs.Delete(ctx)
+	require.NoError(t, err)
+	assert.True(t, existed)
+	assert.Empty(t, dstest.Keys(t, c, cs.Key()+"*"), "the kind goes with the semaphore")
+	ps := newPermitSem(t, c, cs.Name())
+	_, err = ps.TrySetPermits(ctx, 1)
+	require.NoError(t, err, "a deleted semaphore's name may take another kind")
+	_, err = ps.Delete(ctx)
+	require.NoError(t, err)
 }
 
 func keysOf(t *testing.T, rc rueidis.Client, pattern string) []string {
