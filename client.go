@@ -70,7 +70,8 @@ var (
 	// one namespace across kinds): every script refuses a foreign kind
 	// rather than touch its state.
 	ErrWrongKind error
-	// ErrNotSet: wrapped with ErrNotAcquired when a semaphore whose permits
+	// ErrNotSet: wrapped with ErrNotAcquired, or with ctx.Err() when a
+	// blocking wait ended by its context, when a semaphore whose permits
 	// were never set could not be acquired (it is not full: it has none).
 	ErrNotSet error
 	// ErrUpgrade: the holder of a read lock asked for the write lock, which

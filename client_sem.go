@@ -7,7 +7,9 @@ import (
 )
 
 // Semaphore returns the counting semaphore called name (Redisson's
-// RSemaphore). It makes no I/O; an invalid name returns ErrInvalidName.
+// RSemaphore). It makes no I/O; an invalid name returns ErrInvalidName. Its
+// calls on a name another kind uses, a PermitSemaphore's included, return
+// ErrWrongKind.
 func (c *Client) Semaphore(name string) (*semaphore.Semaphore, error) {
 	return core.Make[*semaphore.Semaphore](c.core, "semaphore", name)
 }
@@ -15,7 +17,8 @@ func (c *Client) Semaphore(name string) (*semaphore.Semaphore, error) {
 // PermitSemaphore returns the permit-expiring semaphore called name
 // (Redisson's RPermitExpirableSemaphore), whose permits have ids and leases
 // renewed by the Client's watchdog. It makes no I/O; an invalid name returns
-// ErrInvalidName.
+// ErrInvalidName. Its calls on a name another kind uses, a counting
+// Semaphore's included, return ErrWrongKind.
 func (c *Client) PermitSemaphore(name string) (*semaphore.PermitSemaphore, error) {
 	return core.Make[*semaphore.PermitSemaphore](c.core, "permit semaphore", name)
 }

@@ -21,9 +21,12 @@ type Info struct {
 	// Name is the primitive's name; Key its main key in Redis.
 	Name, Key string
 	// Kind is the kind of primitive stored under the name: "mutex",
-	// "fairlock", "rwlock", "semaphore" (counting or permit-expiring) or
-	// "latch"; "" when nothing is stored (a free lock, an unset semaphore,
-	// an open latch), and then every other field is zero.
+	// "fairlock", "rwlock", "semaphore" (the counting semaphore,
+	// Client.Semaphore), "permitsemaphore" (the permit-expiring semaphore,
+	// Client.PermitSemaphore) or "latch"; "" when nothing is stored (a free
+	// lock, an unset semaphore nobody waits for, an open latch), and then
+	// every other field is zero. Each kind is the one the primitive stores
+	// with its state, so that a name never holds two kinds at once.
 	Kind string
 	// Held reports whether any owner holds the lock or a permit of the
 	// semaphore, or whether the latch is closed (its count is above zero).
@@ -90,7 +93,7 @@ type Waiter struct {
 	Window time.Duration
 }
 
-// Permits are a semaphore's permits.
+// Permits are a semaphore's permits (either kind).
 type Permits struct {
 	// Available is how many permits can be acquired now (held permits whose
 	// lease ended included: the next call returns them).
@@ -108,11 +111,11 @@ var inspectScript = core.NewScript(inspectLua)
 
 // inspectSuffixes are the keys inspect.lua reads beside the main key, in
 // the order of its KEYS.
-var inspectSuffixes = []string{"waiters", "queue", "deadlines", "leases", "rwaiters", "wwaiters", "permits", "needs", "waiting"}
+var inspectSuffixes = []string{"waiters", "queue", "deadlines", "leases", "rwaiters", "wwaiters", "permits", "needs", "waiting", "pneeds"}
 
 // Inspect reads what is stored under name, whichever kind of primitive it
-// is: its kind (from the kind marker each primitive stores, or from the
-// type of its keys), its owners with their hold counts, modes, fencing
+// is: its kind (from the kind marker each primitive stores with its state,
+// or, while it has none, from a key only its kind makes), its owners with their hold counts, modes, fencing
 // tokens and leases, its waiters, a semaphore's permits, a latch's count.
 // It is one round trip (one script, which changes nothing) and needs no
 // handle of the right kind: this is how a program or an operator learns who
@@ -166,7 +169,7 @@ func (i *Info) decode(r []rueidis.RedisMessage) error {
 	for _, o := range owners {
 		id, mode := p.str(o[0]), p.str(o[1])
 		owner := Owner{ID: id, Mode: mode, Holds: int(p.int(o[2])), Token: p.num(o[3]), TTL: ms(p.int(o[4]))}
-		if kind != "semaphore" {
+		if kind != "permitsemaphore" { // a permit's id names no Client
 			owner.Client, _, _ = cutLast(id, ':')
 			owner.ClientName, _, _ = strings.Cut(owner.Client, "/")
 		}
@@ -184,7 +187,7 @@ func (i *Info) decode(r []rueidis.RedisMessage) error {
 	}
 	i.Held = len(i.Owners) > 0
 	switch kind {
-	case "semaphore":
+	case "semaphore", "permitsemaphore":
 		i.Permits = &Permits{Available: avail, Held: int64(len(i.Owners))}
 	case "latch":
 		n, err := strconv.ParseInt(count, 10, 64)

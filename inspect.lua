@@ -4,17 +4,19 @@
 -- KEYS[3] the fair lock's queue  KEYS[4] its waiters' window ends
 -- KEYS[5] the read-write lock's hold leases  KEYS[6] its waiting readers
 -- KEYS[7] its waiting writers  KEYS[8] the permit semaphore's held permits
--- KEYS[9] the semaphore's waiters' needs  KEYS[10] the mutex's waiter
--- entries (KEYS[2] is then its queue, by arrival: see mutex/mx.lua)
--- The kind is the main key's kind marker '#k' (the locks, the latch), a
--- string main key (a semaphore), or, when the main key is absent, a key only
--- one kind makes (a fair lock's queue, a semaphore's permits or needs).
+-- KEYS[9] the counting semaphore's waiters' needs  KEYS[10] the mutex's
+-- waiter entries (KEYS[2] is then its queue, by arrival: see mutex/mx.lua)
+-- KEYS[11] the permit semaphore's waiters' needs
+-- The kind is the main key's kind marker '#k' (every primitive's main key
+-- is a hash that carries it) or, when the main key is absent, a key only one
+-- kind makes (a fair lock's queue; a permit semaphore's permits or needs; a
+-- counting semaphore's needs: waiters of a semaphore never set).
 -- Reply: {kind ('' none fits), the main key's type, ttl, token, count,
 --        available, owners, waiters}:
 --   ttl       the lock's remaining lease in ms (-1 no expiry, 0 none)
 --   token     the mutex's or fair lock's fencing token ('' none)
 --   count     the latch's count ('' none)
---   available the semaphore's available permits, counting held permits
+--   available the semaphores' available permits, counting held permits
 --             whose lease ended (the next script returns them)
 --   owners    {owner, mode, hold count, token, ms left of its own lease}
 --             per live hold ('' and 0 where holds have none)
@@ -40,12 +42,12 @@ if t == 'hash' then
   local f = redis.call('HGETALL', KEYS[1])
   for i = 1, #f, 2 do h[f[i]] = f[i + 1] end
   kind = h['#k'] or ''
-elseif t == 'string' then
-  if tonumber(redis.call('GET', KEYS[1])) then kind = 'semaphore' end
 elseif t == 'none' then
   if redis.call('EXISTS', KEYS[3]) == 1 then
     kind = 'fairlock'
-  elseif redis.call('EXISTS', KEYS[8], KEYS[9]) > 0 then
+  elseif redis.call('EXISTS', KEYS[8], KEYS[11]) > 0 then
+    kind = 'permitsemaphore'
+  elseif redis.call('EXISTS', KEYS[9]) == 1 then
     kind = 'semaphore'
   end
 end
@@ -86,8 +88,8 @@ elseif kind == 'rwlock' then
 elseif kind == 'latch' then
   count = h['n'] or '0'
   waitset(KEYS[2], '')
-elseif kind == 'semaphore' then
-  avail = tonumber(redis.call('GET', KEYS[1]) or '0')
+elseif kind == 'semaphore' or kind == 'permitsemaphore' then
+  avail = tonumber(h['n'] or '0')
   local p = redis.call('ZRANGE', KEYS[8], 0, -1, 'WITHSCORES')
   for i = 1, #p, 2 do
     local left = tonumber(p[i + 1]) - now

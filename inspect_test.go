@@ -185,8 +185,8 @@ func TestInspectRWLock(t *testing.T) {
 	assert.Empty(t, info.Waiters)
 }
 
-// Both semaphores: the permits, the permit semaphore's held permits with
-// their leases, a waiter.
+// Both semaphores, each reported as its own kind: the permits, the permit
+// semaphore's held permits with their leases, a waiter.
 func TestInspectSemaphore(t *testing.T) {
 	t.Parallel()
 	c := dstest.Client(t)
@@ -203,7 +203,7 @@ func TestInspectSemaphore(t *testing.T) {
 	defer ps.Release(ctx, p)
 	info, err := c.Inspect(ctx, ps.Name())
 	require.NoError(t, err)
-	assert.Equal(t, "semaphore", info.Kind)
+	assert.Equal(t, "permitsemaphore", info.Kind)
 	assert.True(t, info.Held)
 	require.NotNil(t, info.Permits)
 	assert.Equal(t, distsync.Permits{Available: 1, Held: 1}, *info.Permits)
@@ -237,7 +237,7 @@ func TestInspectSemaphore(t *testing.T) {
 }
 
 // A semaphore whose permits were never set has no main key: its waiters'
-// needs say what it is.
+// needs, which each kind keeps under a key of its own, say what it is.
 func TestInspectSemaphoreNeverSet(t *testing.T) {
 	t.Parallel()
 	c := dstest.Client(t)
@@ -247,14 +247,21 @@ func TestInspectSemaphoreNeverSet(t *testing.T) {
 	t.Cleanup(func() { s.Delete(ctx) }) // after the waiter gave up
 	waitIn(t, func(ctx context.Context) error { return s.Acquire(ctx, 2) })
 	dstest.WaitWaiters(t, c, s.Key()+":waiters", 1)
-
-	info, err := c.Inspect(ctx, s.Name())
+	ps, err := c.PermitSemaphore(dstest.Name(t) + "-permits")
 	require.NoError(t, err)
-	assert.Equal(t, "semaphore", info.Kind)
-	assert.False(t, info.Held)
-	require.NotNil(t, info.Permits)
-	assert.Equal(t, distsync.Permits{}, *info.Permits)
-	require.Len(t, info.Waiters, 1)
+	t.Cleanup(func() { ps.Delete(ctx) })
+	waitIn(t, func(ctx context.Context) error { _, err := ps.Acquire(ctx); return err })
+	dstest.WaitWaiters(t, c, ps.Key()+":waiters", 1)
+
+	for name, kind := range map[string]string{s.Name(): "semaphore", ps.Name(): "permitsemaphore"} {
+		info, err := c.Inspect(ctx, name)
+		require.NoError(t, err)
+		assert.Equal(t, kind, info.Kind)
+		assert.False(t, info.Held)
+		require.NotNil(t, info.Permits)
+		assert.Equal(t, distsync.Permits{}, *info.Permits)
+		require.Len(t, info.Waiters, 1)
+	}
 }
 
 // The latch: its count and an awaiter.

@@ -245,7 +245,7 @@ func exercise(t *testing.T, opts distsync.Options) {
 		got <- err
 	}()
 	dstest.WaitWaiters(t, a, ps.Key()+":waiters", 1)
-	inspected(t, a, "acl-permits", "semaphore")
+	inspected(t, a, "acl-permits", "permitsemaphore")
 	_, err = ps.Held(ctx)
 	require.NoError(t, err)
 	require.NoError(t, ps.Release(ctx, p))

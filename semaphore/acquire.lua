@@ -10,11 +10,11 @@ local now = sem_prune()
 if ds_finished(KEYS[5], ARGV[6]) then return -2 end
 if ds_finished(KEYS[5], 'g:' .. ARGV[6]) then return 1 end
 if sem_avail() >= tonumber(ARGV[3]) then
-  redis.call('DECRBY', KEYS[1], ARGV[3])
+  sem_add('-' .. ARGV[3])
   ds_done(KEYS[5], 'g:' .. ARGV[6], now, ARGV[7])
   ds_unwait(KEYS[3], ARGV[4])
   return 1
 end
 sem_wait(ARGV[4], ARGV[3], 0, ARGV[5])
-if redis.call('EXISTS', KEYS[1]) == 0 then return -4 end
+if not sem_exists then return -4 end
 return 0

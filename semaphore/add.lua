@@ -11,6 +11,6 @@ local v = sem_avail()
 if (n > 0 and v + redis.call('ZCARD', KEYS[2]) > sem_max - n) or (n < 0 and v < -sem_max - n) then
   return {0, v}
 end
-v = redis.call('INCRBY', KEYS[1], ARGV[3])
+v = sem_add(ARGV[3])
 sem_wake(v, n)
 return {1, v}

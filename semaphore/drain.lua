@@ -4,5 +4,5 @@
 sem_prune()
 local v = sem_avail()
 if v <= 0 then return 0 end
-redis.call('SET', KEYS[1], '0')
+sem_put(0)
 return v

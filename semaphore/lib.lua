@@ -1,26 +1,62 @@
 -- Helpers of the semaphore scripts, placed after distsync's shared library.
--- Every semaphore script has the same keys and first two arguments:
--- KEYS[1] the available permits: an integer, absent when never set (0)
+-- Every semaphore script has the same keys, first two arguments and last:
+-- KEYS[1] the semaphore: a hash, '#k' -> its kind, 'n' -> the available
+--         permits (an integer); absent when never set (0 available)
 -- KEYS[2] the held permits of the permit semaphore: a sorted set
 --         permit id -> end of its lease (ms, server clock); empty for the
 --         counting semaphore
 -- KEYS[3] the waiter set
 -- KEYS[4] the needs of the waiters: a sorted set need -> end of its window
+--         (':needs' for the counting semaphore, ':pneeds' for the permit
+--         semaphore: a name whose permits were never set tells by it which
+--         kind waits)
 -- KEYS[5] the finished acquisitions (ds_done): permit ids released or given
 --         up, and 'g:'..id for a counting acquisition that took its permits
 -- ARGV[1] the channel of waiters needing one permit; a waiter needing n > 1
 --         listens on ARGV[1] .. ':' .. n
 -- ARGV[2] the publish command (PUBLISH or SPUBLISH)
+-- ARGV[#ARGV] the kind: 'semaphore' (counting) or 'permitsemaphore'. Each
+--         script first calls sem_prune (or sem_kind), which refuses a
+--         semaphore of the other kind, or any other primitive, with
+--         WRONGKIND before anything is written.
 
 -- The largest count a script accepts: Lua numbers are doubles, exact to 2^53.
 local sem_max = 9007199254740992
+
+-- Whether KEYS[1] exists: the permits were set (known after sem_kind; every
+-- semaphore hash carries its kind).
+local sem_exists = false
+
+-- Refuse another kind (see above); learn whether the permits were set.
+local function sem_kind()
+  sem_exists = ds_kind(KEYS[1], ARGV[#ARGV]) ~= false
+end
 
 local function sem_fmt(n)
   return string.format('%.0f', n)
 end
 
 local function sem_avail()
-  return tonumber(redis.call('GET', KEYS[1]) or '0')
+  return tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
+end
+
+-- Add d (an integer: a string, or a number of a few digits) to the available
+-- permits, making the semaphore, with its kind, if its permits were never
+-- set. Every write of the count is sem_add or sem_put. Returns the available
+-- permits after.
+local function sem_add(d)
+  local v = redis.call('HINCRBY', KEYS[1], 'n', d)
+  if not sem_exists then
+    redis.call('HSET', KEYS[1], '#k', ARGV[#ARGV])
+    sem_exists = true
+  end
+  return v
+end
+
+-- Set the available permits to v, making the semaphore if need be.
+local function sem_put(v)
+  redis.call('HSET', KEYS[1], 'n', sem_fmt(v), '#k', ARGV[#ARGV])
+  sem_exists = true
 end
 
 -- Wake the waiters that avail permits can satisfy now that released more
@@ -54,12 +90,14 @@ local function sem_wait(id, need, ttl, window)
   if redis.call('PTTL', KEYS[4]) < span then redis.call('PEXPIRE', KEYS[4], span) end
 end
 
--- Return the held permits whose lease ended to the pool and wake waiters for
--- them. Returns the server time in ms.
+-- Refuse another kind (sem_kind), then return the held permits whose lease
+-- ended to the pool and wake waiters for them. Returns the server time in
+-- ms.
 local function sem_prune()
+  sem_kind()
   local now = ds_now_ms()
   local k = redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-  if k > 0 then sem_wake(redis.call('INCRBY', KEYS[1], k), k) end
+  if k > 0 then sem_wake(sem_add(k), k) end
   return now
 end
 

@@ -33,7 +33,7 @@ type PermitSemaphore struct {
 // newPermit returns the permit-expiring semaphore called name on c
 // (Client.PermitSemaphore).
 func newPermit(c *core.Core, name string) (*PermitSemaphore, error) {
-	p, err := newPool(c, name, "permit semaphore")
+	p, err := newPool(c, name, "permit semaphore", permitMarker, "pneeds")
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +43,10 @@ func newPermit(c *core.Core, name string) (*PermitSemaphore, error) {
 // Acquire takes one permit, blocking until one is available or ctx is done
 // (it returns an error wrapping ctx.Err()). The permit has the watchdog
 // lease, renewed until Release. While the semaphore's permits were never set
-// it waits. Uncontended it is one round trip.
+// it waits; when ctx ends while they are still unset (the last refusal found
+// them so), the error wraps ErrNotSet as well as ctx.Err(), so that a
+// semaphore nobody sized is told apart from a full one. Uncontended it is
+// one round trip.
 //
 // The permit's context ends when the permit does (released, lost, expired,
 // at Client.Close) and when ctx ends: the permit is then returned, as a
@@ -66,8 +69,10 @@ func (s *PermitSemaphore) Acquire(ctx context.Context) (*Permit, error) {
 // (Permit.Extend moves its end): Redisson's tryAcquire(waitTime,
 // leaseTime). It returns an error wrapping ErrNotAcquired when no permit
 // became available in time, one wrapping ctx.Err() when ctx ended first, and
-// ErrInvalidArgument for a negative wait or lease. Failures are handled as
-// for Acquire; with wait 0 a failed attempt is not repeated.
+// ErrInvalidArgument for a negative wait or lease. Either of the first two
+// also wraps ErrNotSet when the permits were never set (as for Acquire).
+// Failures are handled as for Acquire; with wait 0 a failed attempt is not
+// repeated.
 func (s *PermitSemaphore) TryAcquire(ctx context.Context, wait, lease time.Duration) (*Permit, error) {
 	ps, err := s.TryAcquireN(ctx, 1, wait, lease)
 	if err != nil {
@@ -133,7 +138,7 @@ func (s *PermitSemaphore) acquire(ctx context.Context, n int64, wait, lease time
 		}
 		return true, 0, t.Sent(sent, true, nil)
 	})
-	err = notSetErr(err, notSet)
+	err = notSetErr(ctx, err, notSet)
 	undo := func() {
 		for _, id := range ids {
 			s.c.Undo(s.permitWhat(id), id, lease, s.release)

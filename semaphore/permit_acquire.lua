@@ -18,7 +18,7 @@ local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
 local window = tonumber(ARGV[6])
 if v >= n then
   local exp = now + tonumber(ARGV[4])
-  redis.call('DECRBY', KEYS[1], n)
+  sem_add(-n)
   for _, id in ipairs(ids) do redis.call('ZADD', KEYS[2], exp, id) end
   ds_unwait(KEYS[3], ARGV[5])
   if v == n then
@@ -40,5 +40,5 @@ if first[2] then
   told = retry
 end
 sem_wait(ARGV[5], tostring(n), told, ARGV[6])
-if redis.call('EXISTS', KEYS[1]) == 0 then return {-4, retry} end
+if not sem_exists then return {-4, retry} end
 return {0, retry}

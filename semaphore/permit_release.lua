@@ -11,5 +11,5 @@ if redis.call('ZREM', KEYS[2], ARGV[3]) == 0 then
   return -1
 end
 ds_done(KEYS[5], ARGV[3], now, ARGV[4])
-sem_wake(redis.call('INCR', KEYS[1]), 1)
+sem_wake(sem_add(1), 1)
 return 1

@@ -91,7 +91,7 @@ func TestShorterLeaseWakesWaitersToLearnIt(t *testing.T) {
 	// A permit appears without a notification and is taken with a short
 	// lease: the waiter must learn that this lease ends first.
 	rc := c.Rueidis()
-	require.NoError(t, rc.Do(ctx, rc.B().Set().Key(s.Key()).Value("1").Build()).Error())
+	require.NoError(t, rc.Do(ctx, rc.B().Hset().Key(s.Key()).FieldValue().FieldValue("n", "1").Build()).Error())
 	short, err := s.TryAcquire(ctx, 0, 300*time.Millisecond)
 	require.NoError(t, err)
 	q := <-got

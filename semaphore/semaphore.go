@@ -10,15 +10,22 @@
 // Waiters are woken by pub/sub: a release wakes as many waiters as permits
 // became available, not all of them. Acquiring from a semaphore whose permits
 // were never set waits until they are set (TrySetPermits, AddPermits), as in
-// Redisson.
+// Redisson; a wait that ends before they are set returns an error wrapping
+// ErrNotSet, beside ErrNotAcquired or ctx.Err().
 //
 // All keys of a semaphore share its name as hash tag:
-// "distsync:{name}" holds the available permits (an integer that may be
+// "distsync:{name}" is a hash of the semaphore's kind ("semaphore" or
+// "permitsemaphore") and its available permits (an integer that may be
 // negative after AddPermits with a negative count), ":permits" the held
-// permits of a PermitSemaphore, ":waiters" and ":needs" who waits for how
-// many, and ":ch" is the channel (":ch:<n>" for waiters needing n > 1).
-// The available count is the semaphore's state and has no expiry; Delete
-// removes it.
+// permits of a PermitSemaphore, ":waiters" and ":needs" (":pneeds" for a
+// PermitSemaphore) who waits for how many, and ":ch" is the channel
+// (":ch:<n>" for waiters needing n > 1). The hash is the semaphore's state
+// and has no expiry; Delete removes it.
+//
+// A name is one kind of primitive: a Semaphore refuses the name of a
+// PermitSemaphore, and the reverse, as both refuse a lock's or a latch's,
+// with an error wrapping ErrWrongKind, and leave the other's state as it
+// was.
 //
 // The errors it returns wrap those of package distsync (ErrNotHeld,
 // ErrNotAcquired, ErrLeaseLost, ErrClosed, ...): test them with errors.Is.
@@ -71,6 +78,8 @@ var (
 	permitTTLLua string
 	//go:embed undo.lua
 	undoLua string
+	//go:embed delete.lua
+	deleteLua string
 
 	acquireScript       = newScript(acquireLua)
 	addScript           = newScript(addLua)
@@ -84,6 +93,7 @@ var (
 	permitRenewScript   = newScript(permitRenewLua)
 	permitTTLScript     = newScript(permitTTLLua)
 	undoScript          = newScript(undoLua)
+	deleteScript        = newScript(deleteLua)
 )
 
 // newScript prepends the semaphore helpers (lib.lua) to body.
@@ -95,23 +105,32 @@ type pool struct {
 	c       *core.Core
 	name    string
 	kind    string   // "semaphore" or "permit semaphore", for errors
-	keys    []string // available, held permits, waiters, needs, finished (see lib.lua)
+	marker  string   // the kind the scripts store and check (see lib.lua)
+	keys    []string // the semaphore, held permits, waiters, needs, finished (see lib.lua)
 	channel string
 }
 
-func newPool(c *core.Core, name, kind string) (pool, error) {
+// The kinds of semaphore, as each stores its kind (and Client.Inspect
+// reports it).
+const (
+	countingMarker = "semaphore"
+	permitMarker   = "permitsemaphore"
+)
+
+func newPool(c *core.Core, name, kind, marker, needs string) (pool, error) {
 	if err := core.ValidateName(name); err != nil {
 		return pool{}, err
 	}
 	return pool{
-		c:    c,
-		name: name,
-		kind: kind,
+		c:      c,
+		name:   name,
+		kind:   kind,
+		marker: marker,
 		keys: []string{
 			c.Key(name, ""),
 			c.Key(name, "permits"),
 			c.Key(name, "waiters"),
-			c.Key(name, "needs"),
+			c.Key(name, needs),
 			c.Key(name, "done"),
 		},
 		channel: c.Key(name, "ch"),
@@ -121,8 +140,8 @@ func newPool(c *core.Core, name, kind string) (pool, error) {
 // Name returns the semaphore's name.
 func (s *pool) Name() string { return s.name }
 
-// Key returns the Redis key of the available permits; every key of the
-// semaphore shares its hash tag.
+// Key returns the Redis key of the semaphore's state (its kind and available
+// permits); every key of the semaphore shares its hash tag.
 func (s *pool) Key() string { return s.keys[0] }
 
 // TrySetPermits sets the semaphore's number of permits to n (0..MaxPermits)
@@ -217,16 +236,17 @@ func (s *pool) Drain(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// Delete removes the semaphore's permits and reports whether it existed.
-// Afterwards its permits count as never set; holders of a PermitSemaphore's
-// permits lose them (their contexts are cancelled with ErrLeaseLost at the
-// next renewal). Waiters keep waiting. One round trip.
+// Delete removes the semaphore, its kind included, and reports whether it
+// existed. Afterwards its permits count as never set, and the name may be
+// used by any kind; holders of a PermitSemaphore's permits lose them (their
+// contexts are cancelled with ErrLeaseLost at the next renewal). Waiters
+// keep waiting. A name of another kind is left as it is (ErrWrongKind). One
+// round trip.
 func (s *pool) Delete(ctx context.Context) (bool, error) {
 	if err := s.c.Closed(); err != nil {
 		return false, s.errorf(err)
 	}
-	rc := s.c.Client
-	n, err := rc.Do(ctx, rc.B().Del().Key(s.keys[0], s.keys[1], s.keys[3], s.keys[4]).Build()).AsInt64()
+	n, err := s.c.Eval(ctx, deleteScript, s.keys, s.args()).AsInt64()
 	if err != nil {
 		return false, s.errorf(err)
 	}
@@ -245,9 +265,13 @@ func (s *pool) check(min, n int64) error {
 	return nil
 }
 
-// args returns the arguments every semaphore script starts with, then more.
+// args returns the arguments of a semaphore script: the two every one starts
+// with, more, and the kind, last (see lib.lua).
 func (s *pool) args(more ...string) []string {
-	return append([]string{s.channel, s.c.PublishCmd()}, more...)
+	a := make([]string, 0, len(more)+3)
+	a = append(a, s.channel, s.c.PublishCmd())
+	a = append(a, more...)
+	return append(a, s.marker)
 }
 
 func (s *pool) eval(ctx context.Context, script *core.Script, n int64) rueidis.RedisResult {
@@ -258,10 +282,13 @@ func (s *pool) eval(ctx context.Context, script *core.Script, n int64) rueidis.R
 // set.
 const codeNotSet = -4
 
-// notSetErr adds ErrNotSet to a refusal (ErrNotAcquired) whose last attempt
-// found the permits never set: such a semaphore is not full, it has none.
-func notSetErr(err error, notSet bool) error {
-	if notSet && errors.Is(err, core.ErrNotAcquired) {
+// notSetErr adds ErrNotSet to the error of a wait that ended without the
+// permits, by its budget (ErrNotAcquired) or by ctx (ctx.Err()), when the
+// last refused attempt found them never set: such a semaphore is not full,
+// it has none.
+func notSetErr(ctx context.Context, err error, notSet bool) error {
+	ended := errors.Is(err, core.ErrNotAcquired) || (ctx.Err() != nil && errors.Is(err, ctx.Err()))
+	if notSet && ended {
 		return fmt.Errorf("%w: %w", err, core.ErrNotSet)
 	}
 	return err
@@ -317,7 +344,7 @@ func init() {
 // newSemaphore returns the counting semaphore called name on c
 // (Client.Semaphore).
 func newSemaphore(c *core.Core, name string) (*Semaphore, error) {
-	p, err := newPool(c, name, "semaphore")
+	p, err := newPool(c, name, "semaphore", countingMarker, "needs")
 	if err != nil {
 		return nil, err
 	}
@@ -326,8 +353,10 @@ func newSemaphore(c *core.Core, name string) (*Semaphore, error) {
 
 // Acquire takes n permits (1..MaxPermits), blocking until they are available
 // or ctx is done (it returns an error wrapping ctx.Err()). While the
-// semaphore's permits were never set it waits, as in Redisson. Uncontended it
-// is one round trip.
+// semaphore's permits were never set it waits, as in Redisson; when ctx ends
+// while they are still unset (the last refusal found them so), the error
+// wraps ErrNotSet as well as ctx.Err(), so that a semaphore nobody sized is
+// told apart from a full one. Uncontended it is one round trip.
 //
 // A transient failure (a dropped connection, a server restart) does not end
 // the wait: the attempt is repeated, and a repeated attempt takes nothing
@@ -342,8 +371,9 @@ func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
 // TryAcquire takes n permits (1..MaxPermits) within wait: with wait 0 it
 // tries once. It returns an error wrapping ErrNotAcquired when the permits
 // were not available in time, one wrapping ctx.Err() when ctx ended first, and
-// ErrInvalidArgument for a negative wait. Failures are handled as for
-// Acquire; with wait 0 a failed attempt is not repeated.
+// ErrInvalidArgument for a negative wait. Either of the first two also wraps
+// ErrNotSet when the permits were never set (as for Acquire). Failures are
+// handled as for Acquire; with wait 0 a failed attempt is not repeated.
 func (s *Semaphore) TryAcquire(ctx context.Context, n int64, wait time.Duration) error {
 	if err := core.CheckDuration("wait", wait); err != nil {
 		return s.errorf(err)
@@ -386,7 +416,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) er
 		notSet = r == codeNotSet
 		return r == 1, 0, t.Sent(sent, r == 1, nil)
 	})
-	err = notSetErr(err, notSet)
+	err = notSetErr(ctx, err, notSet)
 	err = t.Finish(ctx, err, func() {
 		s.c.Undo(s.what(), id, 0, func(ctx context.Context, id string, life time.Duration) (int64, error) {
 			return s.c.Eval(ctx, undoScript, s.keys, s.args(num, id, core.Ms(life))).AsInt64()

@@ -249,6 +249,68 @@ func TestAcquireWaitsUntilPermitsAreSet(t *testing.T) {
 	assert.Equal(t, int64(1), available(t, s))
 }
 
+// withDeadline returns a context that ends with context.DeadlineExceeded
+// after d.
+func withDeadline(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// A blocking acquisition ended by its context's deadline wraps ErrNotSet
+// beside context.DeadlineExceeded while the permits were never set, and
+// only the deadline once they are set and taken: a semaphore nobody sized
+// is told apart from a full one. Both kinds.
+func TestAcquireDeadlineTellsNeverSetFromFull(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	ctx := context.Background()
+	const d = 300 * time.Millisecond
+
+	s := newSem(t, c, uniqueName(t))
+	err := s.Acquire(withDeadline(t, d), 2)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.ErrorIs(t, err, distsync.ErrNotSet, "never set")
+	assert.NotErrorIs(t, err, distsync.ErrNotAcquired, "a blocking wait ends by its context, not a budget")
+	_, err = s.TrySetPermits(ctx, 2)
+	require.NoError(t, err)
+	require.NoError(t, s.Acquire(ctx, 2))
+	err = s.Acquire(withDeadline(t, d), 1)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.NotErrorIs(t, err, distsync.ErrNotSet, "full, not unset")
+
+	ps := newPermitSem(t, c, uniqueName(t))
+	_, err = ps.Acquire(withDeadline(t, d))
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.ErrorIs(t, err, distsync.ErrNotSet, "never set")
+	require.NoError(t, ps.SetPermits(ctx, 1))
+	p, err := ps.Acquire(ctx)
+	require.NoError(t, err)
+	_, err = ps.Acquire(withDeadline(t, d))
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.NotErrorIs(t, err, distsync.ErrNotSet, "full, not unset")
+	require.NoError(t, ps.Release(ctx, p))
+}
+
+// A wait without a budget (distsync.Forever) cancelled while the permits
+// were never set wraps ErrNotSet beside context.Canceled.
+func TestCancelledWaitOnNeverSet(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	ps := newPermitSem(t, c, uniqueName(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := ps.TryAcquire(ctx, distsync.Forever, 0)
+		done <- err
+	}()
+	waitForWaiters(t, c, ps.Key(), 1) // refused, and registered: never set
+	cancel()
+	err := <-done
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.ErrorIs(t, err, distsync.ErrNotSet)
+}
+
 func TestDrain(t *testing.T) {
 	t.Parallel()
 	s := newSem(t, dstest.Client(t), uniqueName(t))
@@ -377,7 +439,7 @@ func TestWaiterThatGivesUpPassesItsWakeOn(t *testing.T) {
 	// A permit appears without a notification, as if its wake-up had gone
 	// to the first waiter, which then gives up: the second must be woken.
 	rc := c.Rueidis()
-	require.NoError(t, rc.Do(ctx, rc.B().Set().Key(s.Key()).Value("1").Build()).Error())
+	require.NoError(t, rc.Do(ctx, rc.B().Hset().Key(s.Key()).FieldValue().FieldValue("n", "1").Build()).Error())
 	cancel()
 	assert.ErrorIs(t, <-gaveUp, context.Canceled)
 	select {
@@ -428,6 +490,23 @@ func TestDeleteLeavesNoKeys(t *testing.T) {
 	existed, err = s.Delete(ctx)
 	require.NoError(t, err)
 	assert.False(t, existed)
+
+	// The counting semaphore, with a waiter that gave up.
+	cs := newSem(t, c, uniqueName(t))
+	_, err = cs.TrySetPermits(ctx, 1)
+	require.NoError(t, err)
+	require.NoError(t, cs.Acquire(ctx, 1))
+	require.ErrorIs(t, cs.TryAcquire(ctx, 1, 10*time.Millisecond), distsync.ErrNotAcquired)
+	require.NoError(t, cs.Release(ctx, 1))
+	existed, err = cs.Delete(ctx)
+	require.NoError(t, err)
+	assert.True(t, existed)
+	assert.Empty(t, dstest.Keys(t, c, cs.Key()+"*"), "the kind goes with the semaphore")
+	ps := newPermitSem(t, c, cs.Name())
+	_, err = ps.TrySetPermits(ctx, 1)
+	require.NoError(t, err, "a deleted semaphore's name may take another kind")
+	_, err = ps.Delete(ctx)
+	require.NoError(t, err)
 }
 
 func keysOf(t *testing.T, rc rueidis.Client, pattern string) []string {

@@ -6,6 +6,6 @@
 sem_prune()
 local old = sem_avail()
 local v = tonumber(ARGV[3]) - redis.call('ZCARD', KEYS[2])
-redis.call('SET', KEYS[1], sem_fmt(v))
+sem_put(v)
 sem_wake(v, v - old)
 return v

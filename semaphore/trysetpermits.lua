@@ -3,8 +3,8 @@
 -- ARGV[3] n (0..2^53)
 -- Reply: 1 set, 0 already set (nothing changed).
 sem_prune()
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+if sem_exists then return 0 end
 local v = tonumber(ARGV[3]) - redis.call('ZCARD', KEYS[2])
-redis.call('SET', KEYS[1], sem_fmt(v))
+sem_put(v)
 sem_wake(v, v)
 return 1

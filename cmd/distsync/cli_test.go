@@ -171,9 +171,24 @@ func TestRunRefusesAnotherKind(t *testing.T) {
 	for _, args := range [][]string{{"--lock", name}, {"--rwlock", name, "-s"}} {
 		code, _, errOut := invoke(t, "", append(append([]string{"run"}, args...), "--", "touch", ran)...)
 		assert.Equal(t, exitUsage, code, errOut)
-		assert.Contains(t, errOut, "holds a semaphore, not a")
+		assert.Contains(t, errOut, "holds a permitsemaphore, not a")
 		assert.NoFileExists(t, ran)
 	}
+
+	// run --semaphore holds a permit of a permit semaphore: a counting
+	// semaphore is another kind.
+	cs, err := c.Semaphore(name + "-counting")
+	require.NoError(t, err)
+	defer cs.Delete(ctx)
+	_, err = cs.TrySetPermits(ctx, 2)
+	require.NoError(t, err)
+	code, _, errOut := invoke(t, "", "run", "--semaphore", cs.Name(), "--permits", "2", "--", "touch", ran)
+	assert.Equal(t, exitUsage, code, errOut)
+	assert.Contains(t, errOut, "holds a semaphore, not a permitsemaphore")
+	assert.NoFileExists(t, ran)
+	n, err := cs.Available(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), n, "the counting semaphore is untouched")
 }
 
 func TestInspectKindIsVerified(t *testing.T) {
@@ -188,7 +203,10 @@ func TestInspectKindIsVerified(t *testing.T) {
 	require.NoError(t, err)
 	code, _, errOut := invoke(t, "", "inspect", "--kind", "mutex", sname)
 	assert.Equal(t, exitFailure, code)
-	assert.Contains(t, errOut, "distsync:{"+sname+"} holds a semaphore, not a mutex")
+	assert.Contains(t, errOut, "distsync:{"+sname+"} holds a permitsemaphore, not a mutex")
+	code, _, errOut = invoke(t, "", "inspect", "--kind", "semaphore", sname)
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, errOut, "holds a permitsemaphore, not a semaphore", "the two semaphores are two kinds")
 	p, err := s.TryAcquire(ctx, 0, 0)
 	require.NoError(t, err)
 	defer s.Release(ctx, p)
@@ -220,7 +238,7 @@ func TestDelete(t *testing.T) {
 	assert.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "does not exist")
 
-	// A permit semaphore: its keys say what it is.
+	// A permit semaphore: its marker says what it is.
 	s, err := c.PermitSemaphore(base + "-sem")
 	require.NoError(t, err)
 	_, err = s.TrySetPermits(ctx, 3)
@@ -229,7 +247,7 @@ func TestDelete(t *testing.T) {
 	require.NoError(t, err)
 	code, out, errOut = invoke(t, "n\n", "delete", s.Name())
 	assert.Equal(t, exitFailure, code)
-	assert.Contains(t, out, `Delete semaphore "`+s.Name()+`"? [y/N]`)
+	assert.Contains(t, out, `Delete permitsemaphore "`+s.Name()+`"? [y/N]`)
 	assert.Contains(t, out, "1 held")
 	assert.Contains(t, errOut, "not confirmed")
 	n, err := s.Available(ctx)
@@ -237,13 +255,27 @@ func TestDelete(t *testing.T) {
 	assert.Equal(t, int64(2), n, "deleted without confirmation")
 	code, out, errOut = invoke(t, "y\n", "delete", s.Name())
 	require.Equal(t, exitOK, code, errOut)
-	assert.Contains(t, out, `semaphore "`+s.Name()+`" deleted`)
+	assert.Contains(t, out, `permitsemaphore "`+s.Name()+`" deleted`)
 	set, err := s.TrySetPermits(ctx, 1)
 	require.NoError(t, err)
 	assert.True(t, set, "the semaphore still has a size")
 	assert.ErrorIs(t, s.Release(ctx, p), distsync.ErrNotHeld)
 	_, err = s.Delete(ctx)
 	require.NoError(t, err)
+
+	// A counting semaphore is another kind: --kind tells them apart, and
+	// delete leaves none of its keys, its kind included.
+	cs, err := c.Semaphore(base + "-counting")
+	require.NoError(t, err)
+	_, err = cs.TrySetPermits(ctx, 3)
+	require.NoError(t, err)
+	code, _, errOut = invoke(t, "", "delete", "--yes", "--kind", "permitsemaphore", cs.Name())
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, errOut, "holds a semaphore, not a permitsemaphore")
+	code, out, errOut = invoke(t, "", "delete", "--yes", "--kind", "semaphore", cs.Name())
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, `semaphore "`+cs.Name()+`" deleted`)
+	assert.Empty(t, dstest.Keys(t, c, cs.Key()+"*"))
 
 	// A latch carries its kind: no --kind needed.
 	l, err := c.Latch(base + "-latch")

@@ -368,7 +368,7 @@ func (c *cli) deleteCmd(args []string) error {
 	var cf connFlags
 	cf.register(f)
 	yes := f.Bool("yes", false, "do not ask for confirmation")
-	forced := f.String("kind", "", "fail unless NAME is of this `kind`: semaphore or latch")
+	forced := f.String("kind", "", "fail unless NAME is of this `kind`: semaphore, permitsemaphore or latch")
 	pos, err := f.parse(c, args, true)
 	if err != nil {
 		return err

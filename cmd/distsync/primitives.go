@@ -52,19 +52,22 @@ var kinds = []*kind{
 		return w || r, err
 	}},
 	// A semaphore has no holds to force: permits of the permit semaphore
-	// return by themselves when their lease ends. Delete removes it whole.
-	{name: "semaphore", remove: func(ctx context.Context, c *distsync.Client, name string) (bool, error) {
-		s, err := c.PermitSemaphore(name) // the same keys as a counting semaphore's
+	// return by themselves when their lease ends. Delete removes it whole,
+	// with its kind.
+	{name: "semaphore", remove: removeWith((*distsync.Client).Semaphore)},
+	{name: "permitsemaphore", remove: removeWith((*distsync.Client).PermitSemaphore)},
+	{name: "latch", remove: removeWith((*distsync.Client).Latch)},
+}
+
+// removeWith is the remove of a kind whose handle, made by open, has Delete.
+func removeWith[H interface {
+	Delete(context.Context) (bool, error)
+}](open func(*distsync.Client, string) (H, error)) func(context.Context, *distsync.Client, string) (bool, error) {
+	return func(ctx context.Context, c *distsync.Client, name string) (bool, error) {
+		h, err := open(c, name)
 		if err != nil {
 			return false, err
 		}
-		return s.Delete(ctx)
-	}},
-	{name: "latch", remove: func(ctx context.Context, c *distsync.Client, name string) (bool, error) {
-		l, err := c.Latch(name)
-		if err != nil {
-			return false, err
-		}
-		return l.Delete(ctx)
-	}},
+		return h.Delete(ctx)
+	}
 }

@@ -95,7 +95,7 @@ func TestInspectSemaphoreAndLatch(t *testing.T) {
 	p, err := s.TryAcquire(ctx, 0, 0)
 	require.NoError(t, err)
 	r := inspectJSON(t, sname)
-	assert.Equal(t, "semaphore", r.Kind)
+	assert.Equal(t, "permitsemaphore", r.Kind)
 	require.NotNil(t, r.Permits)
 	assert.Equal(t, permits{Available: 2, Held: 1}, *r.Permits)
 	require.Len(t, r.Owners, 1)

@@ -37,9 +37,11 @@ var (
 	// primitive (a mutex called like a semaphore, say): names are one
 	// namespace across kinds, and every script refuses a foreign kind.
 	ErrWrongKind = errors.New("distsync: the name is used by another kind of primitive")
-	// ErrNotSet is returned, wrapped with ErrNotAcquired, when a semaphore
-	// whose permits were never set could not be acquired: it is not full,
-	// it has no permits at all until TrySetPermits, SetPermits or AddPermits.
+	// ErrNotSet is returned, wrapped with ErrNotAcquired (a spent wait
+	// budget) or with the context's error (a wait ended by its context),
+	// when a semaphore whose permits were never set could not be acquired:
+	// it is not full, it has no permits at all until TrySetPermits,
+	// SetPermits or AddPermits.
 	ErrNotSet = errors.New("distsync: the semaphore's permits were never set")
 	// ErrUpgrade is returned when the holder of a read lock asks for the write lock,
 	// which would deadlock.

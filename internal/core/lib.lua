@@ -243,10 +243,12 @@ end
 -- Refuse key h when it holds another kind of primitive: every hash-shaped
 -- primitive keeps its kind in the field '#k', set when its hash is made.
 -- Call it before any write. (A key of another type fails by itself with
--- WRONGTYPE; the client reports both as ErrWrongKind.)
+-- WRONGTYPE; the client reports both as ErrWrongKind.) Returns the marker
+-- found: kind, or false when h has none (it does not exist).
 local function ds_kind(h, kind)
   local k = redis.call('HGET', h, '#k')
   if k and k ~= kind then
     error({err = 'WRONGKIND ' .. h .. ' holds a ' .. k .. ', not a ' .. kind})
   end
+  return k
 end
