@@ -267,7 +267,8 @@ func (f *FairLock) TTL(ctx context.Context) (time.Duration, error) { return f.s(
 // Token returns the fencing token of the hold that ctx (a context Lock
 // returned) carries. Tokens strictly increase with each new hold of a name,
 // across owners and processes; a re-entry keeps the hold's token. Token
-// makes no round trip; it returns ErrNotHeld if ctx carries no hold.
+// makes no round trip; it returns ErrNotHeld if ctx carries no hold
+// (ErrClosed after Client.Close).
 func (f *FairLock) Token(ctx context.Context) (int64, error) { return f.s().Token(ctx) }
 
 func (f *FairLock) what() string { return fmt.Sprintf("fair lock %q", f.name) }

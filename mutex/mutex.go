@@ -265,11 +265,7 @@ func (m *Mutex) Holders(ctx context.Context) (int, error) { return m.s().Holders
 // Waiting returns how many waiters are registered, not counting those whose
 // window ended (one round trip). Waiters that vanished count until then.
 func (m *Mutex) Waiting(ctx context.Context) (int, error) {
-	n, err := m.c.Eval(ctx, waitingScript, core.SubKeys(m.key, entries), nil).AsInt64()
-	if err != nil {
-		return 0, m.errorf(err)
-	}
-	return int(n), nil
+	return m.s().Waiting(ctx, waitingScript, m.key+":"+entries)
 }
 
 // HoldCount returns how many times the owner ctx carries holds the lock
@@ -286,7 +282,8 @@ func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) { return m.s().T
 // across owners and processes, also after the name was idle; a re-entry keeps
 // the hold's token. Give it to the resource the lock protects so that it can
 // refuse writes from a holder that lost the lock (a stale, smaller token).
-// Token makes no round trip; it returns ErrNotHeld if ctx carries no hold.
+// Token makes no round trip; it returns ErrNotHeld if ctx carries no hold
+// (ErrClosed after Client.Close).
 func (m *Mutex) Token(ctx context.Context) (int64, error) { return m.s().Token(ctx) }
 
 func (m *Mutex) what() string { return fmt.Sprintf("mutex %q", m.name) }
