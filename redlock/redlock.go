@@ -179,7 +179,9 @@ type hold struct {
 // Client (two lockers on one Client, or on replicas of one master, would
 // count one master twice). An odd N (3, 5) tolerates the most failures for
 // its size. New makes no I/O. It returns ErrInvalidArgument when lockers is
-// empty, contains nil, the keys differ, or an option is out of range.
+// empty, contains a nil Locker (also a nil pointer such as the *mutex.Mutex
+// that Client.Mutex returns with an error), the keys differ, or an option is
+// out of range.
 func New(lockers []distsync.Locker, opts ...Option) (*Lock, error) {
 	o := options{
 		driftFactor:   DefaultDriftFactor,
@@ -191,15 +193,13 @@ func New(lockers []distsync.Locker, opts ...Option) (*Lock, error) {
 	for _, f := range opts {
 		f(&o)
 	}
-	if len(lockers) == 0 {
-		o.errs = append(o.errs, fmt.Errorf("%w: no lockers", distsync.ErrInvalidArgument))
-	}
-	for i, lk := range lockers {
-		switch {
-		case lk == nil:
-			o.errs = append(o.errs, fmt.Errorf("%w: locker %d is nil", distsync.ErrInvalidArgument, i))
-		case lockers[0] != nil && lk.Key() != lockers[0].Key():
-			o.errs = append(o.errs, fmt.Errorf("%w: locker %d has key %q, locker 0 %q", distsync.ErrInvalidArgument, i, lk.Key(), lockers[0].Key()))
+	if errs := compose.CheckLockers(lockers); errs != nil {
+		o.errs = append(o.errs, errs...)
+	} else {
+		for i, lk := range lockers {
+			if lk.Key() != lockers[0].Key() {
+				o.errs = append(o.errs, fmt.Errorf("%w: locker %d has key %q, locker 0 %q", distsync.ErrInvalidArgument, i, lk.Key(), lockers[0].Key()))
+			}
 		}
 	}
 	if err := errors.Join(o.errs...); err != nil {
