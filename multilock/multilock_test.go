@@ -15,7 +15,10 @@ import (
 	"github.com/distsync/distsync/mutex"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) {
+	ordersServer, stockServer = dstest.ExampleOptions(0), dstest.ExampleOptions(1)
+	redistest.Main(m)
+}
 
 func newMutex(t testing.TB, c *distsync.Client, name string) *mutex.Mutex {
 	t.Helper()

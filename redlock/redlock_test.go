@@ -15,7 +15,10 @@ import (
 	"github.com/distsync/distsync/redlock"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) {
+	masters = []distsync.Options{dstest.ExampleOptions(0), dstest.ExampleOptions(1), dstest.ExampleOptions(2)}
+	redistest.Main(m)
+}
 
 // startMasters starts n independent redis-servers.
 func startMasters(t testing.TB, n int) []*redistest.Server {
