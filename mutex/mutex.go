@@ -175,10 +175,10 @@ func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (context
 // count of the owner; when it was the owner's last and nobody waits, the
 // lock is deleted. When someone waits, one waiter across all processes is
 // told, the oldest (one PUBLISH): if it has waited less than a millisecond
-// (core.DefaultStarveAfter) the lock is deleted and it is woken to try,
-// racing any running owner (barging, as with sync.Mutex); once it has
+// (sync.Mutex's starvation threshold) the lock is deleted and it is woken to
+// try, racing any running owner (barging, as with sync.Mutex); once it has
 // waited longer the lock is granted to it directly, with a fresh fencing
-// token and a lease of at most a second (core.DefaultHandoffLease) until its
+// token and a lease of at most a second (the hand-off lease) until its
 // watchdog renews it, and the message tells it that it holds, so it returns
 // from Lock without another round trip. A waiter that vanished keeps such a
 // grant at most that second; the message also bounds the sleep of the
