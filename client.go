@@ -63,8 +63,9 @@ var (
 	// ErrInvalidArgument: a negative duration, a count out of range, an
 	// option out of range and similar misuse.
 	ErrInvalidArgument error
-	// ErrClosed: any call on a Client that was closed, and the cause of the
-	// contexts of the holds it had.
+	// ErrClosed: any call on a Client that was closed or on a handle it
+	// made, before any other error (making a handle after Close too), and
+	// the cause of the contexts of the holds it had.
 	ErrClosed error
 	// ErrWrongKind: the name is used by another kind of primitive (names are
 	// one namespace across kinds): every script refuses a foreign kind
@@ -347,7 +348,7 @@ func clientName(name string) string {
 func (c *Client) Rueidis() rueidis.Client { return c.core.Client }
 
 // Mutex returns the reentrant mutex called name. It makes no I/O; an invalid
-// name returns ErrInvalidName.
+// name returns ErrInvalidName, and a Client that was closed ErrClosed.
 func (c *Client) Mutex(name string) (*mutex.Mutex, error) {
 	return core.Make[*mutex.Mutex](c.core, "mutex", name)
 }

@@ -8,7 +8,7 @@ import (
 // RWLock returns the reentrant read-write lock called name; its Read and
 // Write methods return the two lockers. Options such as rwlock.PreferWriters
 // configure the handle. It makes no I/O; an invalid name returns
-// ErrInvalidName.
+// ErrInvalidName, and a Client that was closed ErrClosed.
 func (c *Client) RWLock(name string, opts ...rwlock.Option) (*rwlock.RWLock, error) {
 	o := make([]any, len(opts))
 	for i, x := range opts {

@@ -7,8 +7,8 @@ import (
 )
 
 // Semaphore returns the counting semaphore called name (Redisson's
-// RSemaphore). It makes no I/O; an invalid name returns ErrInvalidName. Its
-// calls on a name another kind uses, a PermitSemaphore's included, return
+// RSemaphore). It makes no I/O; an invalid name returns ErrInvalidName, and
+// a Client that was closed ErrClosed. Its calls on a name another kind uses, a PermitSemaphore's included, return
 // ErrWrongKind.
 func (c *Client) Semaphore(name string) (*semaphore.Semaphore, error) {
 	return core.Make[*semaphore.Semaphore](c.core, "semaphore", name)
@@ -17,14 +17,16 @@ func (c *Client) Semaphore(name string) (*semaphore.Semaphore, error) {
 // PermitSemaphore returns the permit-expiring semaphore called name
 // (Redisson's RPermitExpirableSemaphore), whose permits have ids and leases
 // renewed by the Client's watchdog. It makes no I/O; an invalid name returns
-// ErrInvalidName. Its calls on a name another kind uses, a counting
+// ErrInvalidName, and a Client that was closed ErrClosed. Its calls on a
+// name another kind uses, a counting
 // Semaphore's included, return ErrWrongKind.
 func (c *Client) PermitSemaphore(name string) (*semaphore.PermitSemaphore, error) {
 	return core.Make[*semaphore.PermitSemaphore](c.core, "permit semaphore", name)
 }
 
 // Latch returns the countdown latch called name (Redisson's RCountDownLatch).
-// It makes no I/O; an invalid name returns ErrInvalidName.
+// It makes no I/O; an invalid name returns ErrInvalidName, and a Client that
+// was closed ErrClosed.
 func (c *Client) Latch(name string) (*latch.Latch, error) {
 	return core.Make[*latch.Latch](c.core, "latch", name)
 }

@@ -13,8 +13,6 @@ import (
 var options distsync.Options
 
 func TestMain(m *testing.M) {
-	if s, err := redistest.SharedServer(); err == nil {
-		options = dstest.Options(s)
-	}
+	options = dstest.ExampleOptions(0)
 	redistest.Main(m)
 }

@@ -2,6 +2,7 @@ package distsync_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 
 // With Options.Spin, waiters never subscribe: they poll with back-off (a
 // spin lock, Redisson's RSpinLock), and still get the lock once it is free.
+// While a Spin waiter waits, no channel of the lock has a subscriber on the
+// server; a waiter of a Client without Spin, queued behind it, has one.
 func TestSpinWaitersNeverSubscribe(t *testing.T) {
 	t.Parallel()
 	spin := dstest.Client(t, func(o *distsync.Options) { o.Spin = distsync.Spin{Min: time.Millisecond, Max: 20 * time.Millisecond} })
@@ -29,26 +32,46 @@ func TestSpinWaitersNeverSubscribe(t *testing.T) {
 			require.NoError(t, err)
 			held, err := h.TryLock(ctx, 0, 0)
 			require.NoError(t, err)
-			got := make(chan error, 1)
-			go func() {
-				wctx, err := w.TryLock(ctx, 10*time.Second, 0)
+			got := make(chan error, 2)
+			wait := func(l distsync.Locker) {
+				wctx, err := l.TryLock(ctx, 10*time.Second, 0)
 				if err == nil {
-					err = w.Unlock(wctx)
+					err = l.Unlock(wctx)
 				}
 				got <- err
-			}()
-			// The waiter registers (a fair queue keeps its place) but has
-			// no subscription on the lock's channel.
+			}
+			// The waiter registers (a fair queue keeps its place) but no
+			// channel of the lock is subscribed to.
+			go wait(w)
 			dstest.WaitWaiters(t, holder, w.Key()+waiterSet[kind.Name], 1)
-			rc := holder.Rueidis()
-			subs, err := rc.Do(ctx, rc.B().PubsubNumsub().Channel(w.Key()+":ch").Build()).AsIntMap()
-			require.NoError(t, err)
-			assert.Zero(t, subs[w.Key()+":ch"], "no subscription")
+			assert.Empty(t, channels(t, holder, w.Key()), "no subscription while a Spin waiter waits")
+			// A waiter without Spin subscribes before it registers.
+			go wait(h)
+			dstest.WaitWaiters(t, holder, w.Key()+waiterSet[kind.Name], 2)
+			assert.NotEmpty(t, channels(t, holder, w.Key()), "a waiter without Spin subscribes")
 			require.NoError(t, h.Unlock(held))
 			require.NoError(t, <-got, "the spinning waiter gets the lock")
+			require.NoError(t, <-got)
 			assert.Zero(t, spin.Stats().NotifierMessages)
 		})
 	}
 	_, err := distsync.New(distsync.Options{Spin: distsync.Spin{Min: time.Second, Max: time.Millisecond}})
 	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
+}
+
+// channels returns the pub/sub channels with a subscriber on the server
+// whose names start with prefix (every channel of a primitive starts with
+// its key).
+func channels(t *testing.T, c *distsync.Client, prefix string) []string {
+	t.Helper()
+	rc := c.Rueidis()
+	all, err := rc.Do(context.Background(), rc.B().PubsubChannels().Build()).AsStrSlice()
+	require.NoError(t, err)
+	var mine []string
+	for _, ch := range all {
+		if strings.HasPrefix(ch, prefix) {
+			mine = append(mine, ch)
+		}
+	}
+	return mine
 }

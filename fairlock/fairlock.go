@@ -242,17 +242,10 @@ func (f *FairLock) IsLocked(ctx context.Context) (bool, error) { return f.s().Is
 // Holders returns how many owners hold the lock: 0 or 1 (one EXISTS).
 func (f *FairLock) Holders(ctx context.Context) (int, error) { return f.s().Holders(ctx) }
 
-// Waiting returns how many waiters are queued (one LLEN). Waiters that
-// vanished count until their window ends.
+// Waiting returns how many waiters are queued, not counting those whose
+// window ended (one round trip). Waiters that vanished count until then.
 func (f *FairLock) Waiting(ctx context.Context) (int, error) {
-	if err := f.c.Closed(); err != nil {
-		return 0, f.errorf(err)
-	}
-	n, err := f.c.Client.Do(ctx, f.c.Client.B().Llen().Key(f.queue).Build()).AsInt64()
-	if err != nil {
-		return 0, f.errorf(err)
-	}
-	return int(n), nil
+	return f.s().Waiting(ctx, core.WaiterSet, f.deadlines)
 }
 
 // HoldCount returns how many times the owner ctx carries holds the lock
@@ -267,7 +260,8 @@ func (f *FairLock) TTL(ctx context.Context) (time.Duration, error) { return f.s(
 // Token returns the fencing token of the hold that ctx (a context Lock
 // returned) carries. Tokens strictly increase with each new hold of a name,
 // across owners and processes; a re-entry keeps the hold's token. Token
-// makes no round trip; it returns ErrNotHeld if ctx carries no hold.
+// makes no round trip; it returns ErrNotHeld if ctx carries no hold
+// (ErrClosed after Client.Close).
 func (f *FairLock) Token(ctx context.Context) (int64, error) { return f.s().Token(ctx) }
 
 func (f *FairLock) what() string { return fmt.Sprintf("fair lock %q", f.name) }

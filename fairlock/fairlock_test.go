@@ -22,9 +22,7 @@ import (
 var _ distsync.Locker = (*fairlock.FairLock)(nil)
 
 func TestMain(m *testing.M) {
-	if s, err := redistest.SharedServer(); err == nil {
-		options = dstest.Options(s)
-	}
+	options = dstest.ExampleOptions(0)
 	redistest.Main(m)
 }
 
@@ -194,13 +192,7 @@ func TestHeadLeavingWakesNext(t *testing.T) {
 	// keep its place for a minute.
 	ghost := queueGhost(t, c, f, time.Minute)
 	timerBefore := acquire.Counters().Timer.Load()
-	got := make(chan context.Context, 1)
-	go func() {
-		h, err := f.Lock(ctx)
-		assert.NoError(t, err)
-		got <- h
-	}()
-	waitForQueue(t, f, 2)
+	got := lockQueued(t, f, 2)
 	f.Leave(ctx, ghost) // it gives up: the next waiter is woken at once
 	h := <-got
 	require.NoError(t, f.Unlock(h))
@@ -226,13 +218,7 @@ func TestVanishedWaiterSkipped(t *testing.T) {
 		vanished <- err
 	}()
 	waitForQueue(t, f, 1)
-	got := make(chan context.Context, 1)
-	go func() {
-		h, err := f.Lock(ctx)
-		assert.NoError(t, err)
-		got <- h
-	}()
-	waitForQueue(t, f, 2)
+	got := lockQueued(t, f, 2)
 	doomed.Close() // the head's process dies without leaving the queue
 	assert.ErrorIs(t, <-vanished, distsync.ErrClosed)
 
@@ -247,6 +233,30 @@ func TestVanishedWaiterSkipped(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, n, "the vanished waiter was dropped")
 	require.NoError(t, f.Unlock(h))
+}
+
+// Waiting counts the waiters whose window has not ended, as the mutex, the
+// read-write lock and Client.Inspect do: a waiter that vanished still
+// stands in the queue once its window ended, until an attempt drops it, but
+// no longer counts.
+func TestWaitingCountsLiveWaiters(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	f := newFair(t, c, dstest.Name(t))
+	ctx := context.Background()
+	held, err := f.Lock(ctx)
+	require.NoError(t, err)
+	got := lockQueued(t, f, 1)
+	queueGhost(t, c, f, -time.Minute) // its window ended a minute ago
+	require.Len(t, queue(t, c, f), 2, "the ended waiter is still queued")
+	n, err := f.Waiting(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "the ended waiter does not count")
+	info, err := c.Inspect(ctx, f.Name())
+	require.NoError(t, err)
+	assert.Len(t, info.Waiters, n, "as Inspect counts")
+	require.NoError(t, f.Unlock(held))
+	require.NoError(t, f.Unlock(<-got))
 }
 
 func TestReentrancy(t *testing.T) {
@@ -332,13 +342,7 @@ func TestForceUnlockWakesHead(t *testing.T) {
 	ctx := context.Background()
 	_, err := f.TryLock(ctx, 0, 10*time.Minute)
 	require.NoError(t, err)
-	got := make(chan context.Context, 1)
-	go func() {
-		h, err := f.Lock(ctx)
-		assert.NoError(t, err)
-		got <- h
-	}()
-	waitForQueue(t, f, 1)
+	got := lockQueued(t, f, 1)
 	ok, err := f.ForceUnlock(ctx)
 	require.NoError(t, err)
 	assert.True(t, ok)
@@ -363,6 +367,20 @@ func TestInvalidInput(t *testing.T) {
 	c.Close()
 	_, err = f.Lock(context.Background())
 	assert.ErrorIs(t, err, distsync.ErrClosed)
+}
+
+// lockQueued starts f.Lock in a goroutine and waits until n waiters are
+// queued, the last of them this one; its hold comes on the channel.
+func lockQueued(t *testing.T, f *fairlock.FairLock, n int) <-chan context.Context {
+	t.Helper()
+	got := make(chan context.Context, 1)
+	go func() {
+		h, err := f.Lock(context.Background())
+		assert.NoError(t, err)
+		got <- h
+	}()
+	waitForQueue(t, f, n)
+	return got
 }
 
 // waitForQueue waits until n waiters are queued.

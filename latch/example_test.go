@@ -6,12 +6,14 @@ import (
 	"sync"
 
 	"github.com/distsync/distsync"
-	"github.com/distsync/distsync/internal/dstest"
 )
 
+// options points the examples at the test server; in a program it would be
+// distsync.Options{Addrs: []string{"127.0.0.1:6379"}}.
+var options distsync.Options
+
 func ExampleLatch() {
-	// In a program: distsync.New(distsync.Options{Addrs: []string{"127.0.0.1:6379"}}).
-	c, err := distsync.New(dstest.ExampleOptions())
+	c, err := distsync.New(options)
 	if err != nil {
 		panic(err)
 	}

@@ -18,7 +18,10 @@ import (
 	"github.com/distsync/distsync/latch"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) {
+	options = dstest.ExampleOptions(0)
+	redistest.Main(m)
+}
 
 var nameSeq atomic.Int64
 

@@ -7,20 +7,23 @@ import (
 	"time"
 
 	"github.com/distsync/distsync"
-	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/multilock"
 )
 
-// Two locks on two Clients (in production often two servers, here two
-// databases of the test server) taken as one.
+// ordersServer and stockServer point the example at two servers (here two
+// databases of the test server); in a program they would be, say,
+// distsync.Options{Addrs: []string{"orders-redis:6379"}} and
+// distsync.Options{Addrs: []string{"stock-redis:6379"}}.
+var ordersServer, stockServer distsync.Options
+
+// Two locks on two servers, one Client each, taken as one.
 func Example() {
-	srv := dstest.Shared() // the test server; in production, your servers
-	orders, err := distsync.New(distsync.Options{Addrs: []string{srv.Addr()}, RESP2: srv.RESP2()})
+	orders, err := distsync.New(ordersServer)
 	if err != nil {
 		panic(err)
 	}
 	defer orders.Close()
-	stock, err := distsync.New(distsync.Options{Addrs: []string{srv.Addr()}, RESP2: srv.RESP2(), DB: 1})
+	stock, err := distsync.New(stockServer)
 	if err != nil {
 		panic(err)
 	}

@@ -46,19 +46,17 @@ type holdKey struct{ l *Lock }
 type hold struct{ compose.Hold }
 
 // New returns the multilock over lockers. It makes no I/O. It returns
-// ErrInvalidArgument when lockers is empty or contains nil.
+// ErrInvalidArgument when lockers is empty or contains a nil Locker, also a
+// nil pointer such as the *mutex.Mutex that Client.Mutex returns with an
+// error (so that a handle whose making failed is refused here, not met by a
+// panic later).
 //
 // Lockers are acquired in the order of their keys (Locker.Key); lockers with
 // equal keys (the same name on different servers) keep the order given here,
 // so give them in the same order everywhere.
 func New(lockers ...distsync.Locker) (*Lock, error) {
-	if len(lockers) == 0 {
-		return nil, fmt.Errorf("multilock: %w: no lockers", distsync.ErrInvalidArgument)
-	}
-	for i, lk := range lockers {
-		if lk == nil {
-			return nil, fmt.Errorf("multilock: %w: locker %d is nil", distsync.ErrInvalidArgument, i)
-		}
+	if err := errors.Join(compose.CheckLockers(lockers)...); err != nil {
+		return nil, fmt.Errorf("multilock: %w", err)
 	}
 	l := &Lock{lockers: slices.Clone(lockers), order: make([]int, len(lockers))}
 	for i := range l.order {

@@ -15,7 +15,10 @@ import (
 	"github.com/distsync/distsync/mutex"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) {
+	ordersServer, stockServer = dstest.ExampleOptions(0), dstest.ExampleOptions(1)
+	redistest.Main(m)
+}
 
 func newMutex(t testing.TB, c *distsync.Client, name string) *mutex.Mutex {
 	t.Helper()
@@ -215,6 +218,10 @@ func TestInvalidInput(t *testing.T) {
 	a := newMutex(t, c, dstest.Name(t))
 	_, err = multilock.New(a, nil)
 	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
+	bad, err := c.Mutex("bad{name}") // a nil *mutex.Mutex, with an error
+	require.ErrorIs(t, err, distsync.ErrInvalidName)
+	_, err = multilock.New(a, bad)
+	assert.ErrorIs(t, err, distsync.ErrInvalidArgument, "a typed nil is refused, not a panic")
 	ml := newMulti(t, a)
 	_, err = ml.TryLock(context.Background(), -time.Second, 0)
 	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)

@@ -175,10 +175,10 @@ func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (context
 // count of the owner; when it was the owner's last and nobody waits, the
 // lock is deleted. When someone waits, one waiter across all processes is
 // told, the oldest (one PUBLISH): if it has waited less than a millisecond
-// (core.DefaultStarveAfter) the lock is deleted and it is woken to try,
-// racing any running owner (barging, as with sync.Mutex); once it has
+// (sync.Mutex's starvation threshold) the lock is deleted and it is woken to
+// try, racing any running owner (barging, as with sync.Mutex); once it has
 // waited longer the lock is granted to it directly, with a fresh fencing
-// token and a lease of at most a second (core.DefaultHandoffLease) until its
+// token and a lease of at most a second (the hand-off lease) until its
 // watchdog renews it, and the message tells it that it holds, so it returns
 // from Lock without another round trip. A waiter that vanished keeps such a
 // grant at most that second; the message also bounds the sleep of the
@@ -265,11 +265,7 @@ func (m *Mutex) Holders(ctx context.Context) (int, error) { return m.s().Holders
 // Waiting returns how many waiters are registered, not counting those whose
 // window ended (one round trip). Waiters that vanished count until then.
 func (m *Mutex) Waiting(ctx context.Context) (int, error) {
-	n, err := m.c.Eval(ctx, waitingScript, core.SubKeys(m.key, entries), nil).AsInt64()
-	if err != nil {
-		return 0, m.errorf(err)
-	}
-	return int(n), nil
+	return m.s().Waiting(ctx, waitingScript, m.key+":"+entries)
 }
 
 // HoldCount returns how many times the owner ctx carries holds the lock
@@ -286,7 +282,8 @@ func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) { return m.s().T
 // across owners and processes, also after the name was idle; a re-entry keeps
 // the hold's token. Give it to the resource the lock protects so that it can
 // refuse writes from a holder that lost the lock (a stale, smaller token).
-// Token makes no round trip; it returns ErrNotHeld if ctx carries no hold.
+// Token makes no round trip; it returns ErrNotHeld if ctx carries no hold
+// (ErrClosed after Client.Close).
 func (m *Mutex) Token(ctx context.Context) (int64, error) { return m.s().Token(ctx) }
 
 func (m *Mutex) what() string { return fmt.Sprintf("mutex %q", m.name) }

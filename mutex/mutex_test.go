@@ -19,9 +19,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if s, err := redistest.SharedServer(); err == nil {
-		options = dstest.Options(s)
-	}
+	options = dstest.ExampleOptions(0)
 	redistest.Main(m)
 }
 

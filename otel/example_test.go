@@ -9,9 +9,12 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/distsync/distsync"
-	"github.com/distsync/distsync/internal/dstest"
 	distsyncotel "github.com/distsync/distsync/otel"
 )
+
+// options points the examples at the test server; in a program it would be
+// distsync.Options{Addrs: []string{"127.0.0.1:6379"}}.
+var options distsync.Options
 
 func ExampleNewObserver() {
 	// In a program the providers are the ones the process exports with
@@ -24,7 +27,7 @@ func ExampleNewObserver() {
 		panic(err)
 	}
 
-	opts := dstest.ExampleOptions() // distsync.Options{Addrs: []string{"127.0.0.1:6379"}}
+	opts := options
 	opts.Observer = obs
 	c, err := distsync.New(opts)
 	if err != nil {

@@ -21,7 +21,10 @@ import (
 	distsyncotel "github.com/distsync/distsync/otel"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) {
+	options = dstest.ExampleOptions(0)
+	redistest.Main(m)
+}
 
 // telemetry is an Observer whose metrics and spans the test reads back.
 type telemetry struct {

@@ -6,26 +6,28 @@ import (
 	"time"
 
 	"github.com/distsync/distsync"
-	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/redlock"
 )
 
+// masters point the example at three independent masters (here three
+// databases of the test server); in a program they would be, say,
+// distsync.Options{Addrs: []string{"redis-a:6379"}} and so on.
+var masters []distsync.Options
+
 // A Redlock over three masters: one Client and one mutex of the same name per
-// master. (Here the three "masters" are three databases of one test server;
-// in production they are independent servers.)
+// master.
 func Example() {
-	srv := dstest.Shared() // the test server; in production, your servers
-	var masters []distsync.Locker
-	for db := range 3 {
-		c, err := distsync.New(distsync.Options{Addrs: []string{srv.Addr()}, RESP2: srv.RESP2(), DB: db})
+	var lockers []distsync.Locker
+	for _, o := range masters {
+		c, err := distsync.New(o)
 		if err != nil {
 			panic(err)
 		}
 		defer c.Close()
 		m, _ := c.Mutex("example-invoice-run")
-		masters = append(masters, m)
+		lockers = append(lockers, m)
 	}
-	l, err := redlock.New(masters, redlock.WithMasterTimeout(time.Second))
+	l, err := redlock.New(lockers, redlock.WithMasterTimeout(time.Second))
 	if err != nil {
 		panic(err)
 	}

@@ -179,7 +179,9 @@ type hold struct {
 // Client (two lockers on one Client, or on replicas of one master, would
 // count one master twice). An odd N (3, 5) tolerates the most failures for
 // its size. New makes no I/O. It returns ErrInvalidArgument when lockers is
-// empty, contains nil, the keys differ, or an option is out of range.
+// empty, contains a nil Locker (also a nil pointer such as the *mutex.Mutex
+// that Client.Mutex returns with an error), the keys differ, or an option is
+// out of range.
 func New(lockers []distsync.Locker, opts ...Option) (*Lock, error) {
 	o := options{
 		driftFactor:   DefaultDriftFactor,
@@ -191,15 +193,13 @@ func New(lockers []distsync.Locker, opts ...Option) (*Lock, error) {
 	for _, f := range opts {
 		f(&o)
 	}
-	if len(lockers) == 0 {
-		o.errs = append(o.errs, fmt.Errorf("%w: no lockers", distsync.ErrInvalidArgument))
-	}
-	for i, lk := range lockers {
-		switch {
-		case lk == nil:
-			o.errs = append(o.errs, fmt.Errorf("%w: locker %d is nil", distsync.ErrInvalidArgument, i))
-		case lockers[0] != nil && lk.Key() != lockers[0].Key():
-			o.errs = append(o.errs, fmt.Errorf("%w: locker %d has key %q, locker 0 %q", distsync.ErrInvalidArgument, i, lk.Key(), lockers[0].Key()))
+	if errs := compose.CheckLockers(lockers); errs != nil {
+		o.errs = append(o.errs, errs...)
+	} else {
+		for i, lk := range lockers {
+			if lk.Key() != lockers[0].Key() {
+				o.errs = append(o.errs, fmt.Errorf("%w: locker %d has key %q, locker 0 %q", distsync.ErrInvalidArgument, i, lk.Key(), lockers[0].Key()))
+			}
 		}
 	}
 	if err := errors.Join(o.errs...); err != nil {
@@ -255,7 +255,9 @@ func (l *Lock) Lock(ctx context.Context) (context.Context, error) {
 // Quorum masters still hold the lock (renewals failed or keys vanished), and
 // with ErrReleased after Unlock. Locking again with it re-enters on every
 // master. A refusal wraps ErrNotAcquired; negative durations return
-// ErrInvalidArgument.
+// ErrInvalidArgument; when so many masters' Clients were closed that no
+// quorum can grant, it returns an error wrapping ErrClosed (before the
+// error of a ctx that is done).
 func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	if err := core.CheckDuration("wait", wait); err != nil {
 		return ctx, l.errorf(err)
@@ -286,7 +288,10 @@ func (l *Lock) lock(in context.Context, wait, lease time.Duration) (context.Cont
 		}
 	}()
 	for rounds := 1; ; rounds++ {
-		if err := ctx.Err(); err != nil {
+		// The first round is made even on a context that is done: its
+		// members then answer at once, with no I/O, and tell whether their
+		// Clients were closed, which is reported before the context's end.
+		if err := ctx.Err(); err != nil && rounds > 1 {
 			return in, err
 		}
 		if w != nil {
@@ -326,11 +331,11 @@ func (l *Lock) lock(in context.Context, wait, lease time.Duration) (context.Cont
 				c()
 			}
 		}
-		if err := ctx.Err(); err != nil {
-			return in, err
-		}
 		if err := l.closed(r.errs); err != nil {
 			return in, l.errorf(err)
+		}
+		if err := ctx.Err(); err != nil {
+			return in, err
 		}
 		why := fmt.Sprintf("%d of %d masters granted, %d needed", acquired, len(l.lockers), l.quorum)
 		if acquired >= l.quorum {

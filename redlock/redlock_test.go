@@ -15,7 +15,10 @@ import (
 	"github.com/distsync/distsync/redlock"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) {
+	masters = []distsync.Options{dstest.ExampleOptions(0), dstest.ExampleOptions(1), dstest.ExampleOptions(2)}
+	redistest.Main(m)
+}
 
 // startMasters starts n independent redis-servers.
 func startMasters(t testing.TB, n int) []*redistest.Server {
@@ -399,19 +402,23 @@ func TestInvalidInput(t *testing.T) {
 	require.NoError(t, err)
 	b, err := c.Mutex("other-" + dstest.Name(t))
 	require.NoError(t, err)
+	bad, err := c.Mutex("bad{name}") // a nil *mutex.Mutex, with an error
+	require.ErrorIs(t, err, distsync.ErrInvalidName)
 	for what, args := range map[string]struct {
 		ls   []distsync.Locker
 		opts []redlock.Option
 	}{
-		"no lockers":     {nil, nil},
-		"nil locker":     {[]distsync.Locker{a, nil}, nil},
-		"nil first":      {[]distsync.Locker{nil, a}, nil},
-		"different keys": {[]distsync.Locker{a, b}, nil},
-		"timeout":        {[]distsync.Locker{a}, []redlock.Option{redlock.WithMasterTimeout(0)}},
-		"drift":          {[]distsync.Locker{a}, []redlock.Option{redlock.WithDrift(1, 0)}},
-		"drift constant": {[]distsync.Locker{a}, []redlock.Option{redlock.WithDrift(0.01, -1)}},
-		"watchdog lease": {[]distsync.Locker{a}, []redlock.Option{redlock.WithWatchdogLease(-time.Second)}},
-		"retry delay":    {[]distsync.Locker{a}, []redlock.Option{redlock.WithRetryDelay(time.Second, time.Millisecond)}},
+		"no lockers":      {nil, nil},
+		"nil locker":      {[]distsync.Locker{a, nil}, nil},
+		"nil first":       {[]distsync.Locker{nil, a}, nil},
+		"typed nil":       {[]distsync.Locker{a, bad}, nil},
+		"typed nil first": {[]distsync.Locker{bad, a}, nil},
+		"different keys":  {[]distsync.Locker{a, b}, nil},
+		"timeout":         {[]distsync.Locker{a}, []redlock.Option{redlock.WithMasterTimeout(0)}},
+		"drift":           {[]distsync.Locker{a}, []redlock.Option{redlock.WithDrift(1, 0)}},
+		"drift constant":  {[]distsync.Locker{a}, []redlock.Option{redlock.WithDrift(0.01, -1)}},
+		"watchdog lease":  {[]distsync.Locker{a}, []redlock.Option{redlock.WithWatchdogLease(-time.Second)}},
+		"retry delay":     {[]distsync.Locker{a}, []redlock.Option{redlock.WithRetryDelay(time.Second, time.Millisecond)}},
 	} {
 		_, err := redlock.New(args.ls, args.opts...)
 		assert.ErrorIs(t, err, distsync.ErrInvalidArgument, what)

@@ -51,7 +51,7 @@ func ExampleRWLock() {
 // The writer may take the read lock and then release the write lock: it
 // keeps reading and other readers may join. A reader asking for the write
 // lock gets ErrUpgrade instead of waiting for itself.
-func ExampleLocker_downgrade() {
+func ExampleSide_downgrade() {
 	c, err := distsync.New(options)
 	if err != nil {
 		panic(err)

@@ -436,7 +436,9 @@ func (l *Side) Holders(ctx context.Context) (int, error) {
 // Waiting returns how many waiters for this side are registered, not
 // counting those whose window ended (one round trip). Waiters that vanished
 // count until then.
-func (l *Side) Waiting(ctx context.Context) (int, error) { return l.s().Waiting(ctx, l.waiters) }
+func (l *Side) Waiting(ctx context.Context) (int, error) {
+	return l.s().Waiting(ctx, core.WaiterSet, l.waiters)
+}
 
 // HoldCount returns how many times the owner ctx carries holds this side
 // (0 when it does not). Like Unlock it works on a cancelled context. One
@@ -458,7 +460,7 @@ func (l *Side) TTL(ctx context.Context) (time.Duration, error) {
 // returned) carries. Tokens strictly increase with each new hold of the
 // name, read or write, across owners and processes; a re-entry keeps the
 // hold's token. Token makes no round trip; it returns ErrNotHeld if ctx
-// carries no hold of this side.
+// carries no hold of this side (ErrClosed after Client.Close).
 func (l *Side) Token(ctx context.Context) (int64, error) { return l.s().Token(ctx) }
 
 func (l *Side) what() string { return fmt.Sprintf("%s lock %q", l.sideName(), l.rw.name) }

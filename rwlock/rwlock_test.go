@@ -23,9 +23,7 @@ import (
 var _ distsync.Locker = (*rwlock.Side)(nil)
 
 func TestMain(m *testing.M) {
-	if s, err := redistest.SharedServer(); err == nil {
-		options = dstest.Options(s)
-	}
+	options = dstest.ExampleOptions(0)
 	redistest.Main(m)
 }
 

@@ -9,9 +9,12 @@ import (
 	"github.com/distsync/distsync/internal/dstest"
 )
 
+// options points the examples at the test server; in a program it would be
+// distsync.Options{Addrs: []string{"127.0.0.1:6379"}}.
+var options = dstest.ExampleOptions(0)
+
 func ExampleSemaphore() {
-	// In a program: distsync.New(distsync.Options{Addrs: []string{"127.0.0.1:6379"}}).
-	c, err := distsync.New(dstest.ExampleOptions())
+	c, err := distsync.New(options)
 	if err != nil {
 		panic(err)
 	}
@@ -46,7 +49,7 @@ func ExampleSemaphore() {
 }
 
 func ExamplePermitSemaphore() {
-	c, err := distsync.New(dstest.ExampleOptions())
+	c, err := distsync.New(options)
 	if err != nil {
 		panic(err)
 	}

@@ -92,10 +92,11 @@ func (s Surface) Extend(ctx context.Context, lease time.Duration) error {
 	return s.wrap(s.H.Core().Extend(ctx, s.H.Key(), lease))
 }
 
-// Waiting returns how many waiters are registered in the sorted set key,
-// not counting those whose window ended (one round trip).
-func (s Surface) Waiting(ctx context.Context, key string) (int, error) {
-	n, err := s.H.Core().Waiting(ctx, key)
+// Waiting returns how many waiters are registered at key, not counting
+// those whose window ended, as count counts them (core.Waiting; one round
+// trip).
+func (s Surface) Waiting(ctx context.Context, count *core.Script, key string) (int, error) {
+	n, err := s.H.Core().Waiting(ctx, count, key)
 	return n, s.wrap(err)
 }
 

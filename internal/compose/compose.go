@@ -6,12 +6,43 @@ package compose
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/distsync/distsync/internal/core"
 )
+
+// CheckLockers returns what keeps lockers from making a composed lock,
+// each error wrapping ErrInvalidArgument: none given, or one that is nil,
+// also a nil pointer in a non-nil interface (the *mutex.Mutex that
+// Client.Mutex returns with an error, say), whose methods would panic.
+func CheckLockers[L any](lockers []L) []error {
+	if len(lockers) == 0 {
+		return []error{fmt.Errorf("%w: no lockers", core.ErrInvalidArgument)}
+	}
+	var errs []error
+	for i, lk := range lockers {
+		if isNil(lk) {
+			errs = append(errs, fmt.Errorf("%w: locker %d is nil (%T)", core.ErrInvalidArgument, i, lk))
+		}
+	}
+	return errs
+}
+
+// isNil reports whether v is nil or holds a nil pointer, map, slice,
+// function, channel or interface.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch r := reflect.ValueOf(v); r.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface, reflect.UnsafePointer:
+		return r.IsNil()
+	}
+	return false
+}
 
 // Hold is one acquisition of a composed lock: each member's own context (which
 // the member's Unlock needs) and the composed context's cancellation.

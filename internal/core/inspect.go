@@ -7,7 +7,8 @@ import (
 
 // What the locks that keep a hash of owner -> hold count under one key (the
 // mutex, the fair lock) answer about themselves. Each is one round trip, or
-// none for Token, and returns ErrClosed after Close.
+// none for Token and Release, and returns ErrClosed after Close (before any
+// other error).
 
 // LockExists reports whether key exists: whether any owner holds the lock
 // (one EXISTS).
@@ -58,6 +59,9 @@ func (c *Core) LockTTL(ctx context.Context, key string) (time.Duration, error) {
 // Token returns the fencing token of the hold of key that ctx carries, with
 // no round trip; ErrNotHeld when ctx carries none or it was released.
 func (c *Core) Token(ctx context.Context, key string) (int64, error) {
+	if err := c.Closed(); err != nil {
+		return 0, err
+	}
 	acq := c.Holds.Lookup(ctx, key)
 	if acq == nil || !acq.Held() {
 		return 0, ErrNotHeld
@@ -74,6 +78,9 @@ return #ds_ledger(KEYS[1], ARGV[1], ds_now_ms())
 // Release releases the acquisition of key that ctx carries (see Acq.Unlock);
 // ErrNotHeld when ctx carries none.
 func (c *Core) Release(ctx context.Context, key string) error {
+	if err := c.Closed(); err != nil {
+		return err
+	}
 	acq := c.Holds.Lookup(ctx, key)
 	if acq == nil {
 		return ErrNotHeld
@@ -123,18 +130,22 @@ func (c *Core) ExtendWith(ctx context.Context, key string, lease time.Duration, 
 	return acq.Extend(ctx, lease, func(ctx context.Context) (bool, error) { return send(ctx, owner, acq.ID) })
 }
 
-// Waiting returns how many waiters the waiter set at key holds whose window
-// has not ended by the server's clock (one round trip; changes nothing).
+// Waiting returns how many waiters are registered at key whose window has
+// not ended by the server's clock (one round trip; changes nothing): count
+// is the script that counts them, WaiterSet for a waiter set (a sorted set
+// of waiter -> end of its window), or a primitive's own for another layout.
 // Waiters that vanished count until their window ends.
-func (c *Core) Waiting(ctx context.Context, key string) (int, error) {
+func (c *Core) Waiting(ctx context.Context, count *Script, key string) (int, error) {
 	if err := c.Closed(); err != nil {
 		return 0, err
 	}
-	n, err := c.Eval(ctx, waitingScript, []string{key}, nil).AsInt64()
+	n, err := c.Eval(ctx, count, []string{key}, nil).AsInt64()
 	return int(n), err
 }
 
-var waitingScript = NewScript(`
+// WaiterSet counts, for Waiting, the waiters of a waiter set whose window
+// has not ended.
+var WaiterSet = NewScript(`
 -- How many waiters the waiter set KEYS[1] holds whose window has not ended
 -- (changes nothing).
 return redis.call('ZCOUNT', KEYS[1], '(' .. string.format('%d', ds_now_ms()), '+inf')

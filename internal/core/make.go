@@ -16,9 +16,13 @@ var makers sync.Map // kind -> Maker
 // (the packages export no constructor that takes internal types).
 func Register(kind string, m Maker) { makers.Store(kind, m) }
 
-// Make makes the primitive of kind called name on c.
+// Make makes the primitive of kind called name on c; after Close it makes
+// none and returns an error wrapping ErrClosed.
 func Make[T any](c *Core, kind, name string, opts ...any) (T, error) {
 	var zero T
+	if err := c.Closed(); err != nil {
+		return zero, fmt.Errorf("%s %q: %w", kind, name, err)
+	}
 	m, ok := makers.Load(kind)
 	if !ok {
 		return zero, fmt.Errorf("distsync: no %s registered", kind)

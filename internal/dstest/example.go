@@ -5,17 +5,17 @@ import (
 	"github.com/distsync/distsync/internal/redistest"
 )
 
-// Shared returns the shared test server for an Example, which gets no
-// testing.TB of its own; it panics where a test would fail. Main (in
-// TestMain) stops the server.
-func Shared() *redistest.Server {
+// ExampleOptions returns Client options for database db of the shared test
+// server. An Example's package declares the Options its Examples connect
+// with, as a program would, and its TestMain sets them with this; when no
+// server can be started they stay the zero Options, the Examples fail to
+// connect, and the tests say why. Main (in TestMain) stops the server.
+func ExampleOptions(db int) distsync.Options {
 	s, err := redistest.SharedServer()
 	if err != nil {
-		panic("redistest: shared server: " + err.Error())
+		return distsync.Options{}
 	}
-	return s
+	o := Options(s)
+	o.DB = db
+	return o
 }
-
-// ExampleOptions returns Client options for the shared test server, for
-// Examples. It panics if no server can be started.
-func ExampleOptions() distsync.Options { return Options(Shared()) }
