@@ -8,8 +8,8 @@ import (
 
 // Semaphore returns the counting semaphore called name (Redisson's
 // RSemaphore). It makes no I/O; an invalid name returns ErrInvalidName, and
-// a Client that was closed ErrClosed. Its calls on a name another kind uses, a PermitSemaphore's included, return
-// ErrWrongKind.
+// a Client that was closed ErrClosed. Its calls on a name another kind uses,
+// a PermitSemaphore's included, return ErrWrongKind.
 func (c *Client) Semaphore(name string) (*semaphore.Semaphore, error) {
 	return core.Make[*semaphore.Semaphore](c.core, "semaphore", name)
 }
@@ -18,8 +18,8 @@ func (c *Client) Semaphore(name string) (*semaphore.Semaphore, error) {
 // (Redisson's RPermitExpirableSemaphore), whose permits have ids and leases
 // renewed by the Client's watchdog. It makes no I/O; an invalid name returns
 // ErrInvalidName, and a Client that was closed ErrClosed. Its calls on a
-// name another kind uses, a counting
-// Semaphore's included, return ErrWrongKind.
+// name another kind uses, a counting Semaphore's included, return
+// ErrWrongKind.
 func (c *Client) PermitSemaphore(name string) (*semaphore.PermitSemaphore, error) {
 	return core.Make[*semaphore.PermitSemaphore](c.core, "permit semaphore", name)
 }
