@@ -6,12 +6,11 @@ import (
 	"fmt"
 
 	"github.com/distsync/distsync"
-	"github.com/distsync/distsync/internal/dstest"
 )
 
 // options points the examples at the test server; in a program it would be
 // distsync.Options{Addrs: []string{"127.0.0.1:6379"}}.
-var options = dstest.ExampleOptions(0)
+var options distsync.Options
 
 func ExampleSemaphore() {
 	c, err := distsync.New(options)

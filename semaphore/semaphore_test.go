@@ -20,7 +20,10 @@ import (
 	"github.com/distsync/distsync/semaphore"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) {
+	options = dstest.ExampleOptions(0)
+	redistest.Main(m)
+}
 
 // uniqueName is a name no other test or run uses, so that -count=N works.
 func uniqueName(t testing.TB) string {
