@@ -28,7 +28,7 @@ const aclRecipe = "ACL SETUSER distsync on >CHANGE-ME resetkeys ~distsync:* rese
 	" +set +del +exists +pttl +pexpire +time +type" +
 	" +hget +hset +hdel +hexists +hincrby +hmget +hgetall" +
 	" +llen +lindex +lpop +rpush +lrem +lrange" +
-	" +zadd +zrem +zcard +zscore +zrange +zrangebyscore +zremrangebyscore"
+	" +zadd +zrem +zcard +zcount +zscore +zrange +zrangebyscore +zremrangebyscore"
 
 func TestACLRecipeIsInREADME(t *testing.T) {
 	readme, err := os.ReadFile("../README.md")
