@@ -8,7 +8,9 @@
 -- ARGV[5] fencing counter lifetime ms  ARGV[6] acquisition id
 -- ARGV[7] 'w' (the watchdog renews it) or 'e' (an explicit lease)
 -- Reply: {token, hold count} when acquired or re-entered, or when this
---        acquisition was granted before (a repeated attempt);
+--        acquisition was granted before (a repeated attempt: its lease is
+--        then renewed from now, as a new grant's would be, so the caller
+--        may count it from this attempt's send);
 --        {0, ms after which to try again} when refused; a queued waiter must
 --        try again by then to keep its place;
 --        {-2, 0} when the acquisition was released or given up before.
@@ -17,8 +19,8 @@ ds_kind(KEYS[1], 'fairlock')
 local now = fl_prune(KEYS[2], KEYS[3])
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
   if ds_finished(KEYS[5], ARGV[6]) then return {-2, 0} end
-  local n, new = ds_enter(KEYS[1], ARGV[1], ARGV[6], ARGV[7], ARGV[2], now)
-  if new then ds_extend(KEYS[1], ARGV[2]) end
+  local n = ds_enter(KEYS[1], ARGV[1], ARGV[6], ARGV[7], ARGV[2], now, true)
+  ds_extend(KEYS[1], ARGV[2])
   return {tonumber(redis.call('HGET', KEYS[1], '#t')), n}
 end
 local head = redis.call('LINDEX', KEYS[2], 0)

@@ -57,10 +57,11 @@ end
 
 -- Grant acquisition id (mode 'w' or 'e') of hold m with a lease of lease
 -- ms from now (a new hold gets a fencing token); a repeated attempt of an
--- acquisition granted before changes nothing. The hold's lease is never
--- shortened. Returns {token, hold count}.
+-- acquisition granted before renews its lease from now, as a new grant's
+-- would be, so the caller may count it from that attempt's send. The
+-- hold's lease is never shortened. Returns {token, hold count}.
 local function rw_grant(h, l, m, now, lease, fence, fencettl, id, mode)
-  local n, new = ds_enter(h, m, id, mode, lease, now)
+  local n, new = ds_enter(h, m, id, mode, lease, now, true)
   local tok
   if n == 1 and new then
     tok = ds_token(fence, fencettl)
@@ -68,10 +69,10 @@ local function rw_grant(h, l, m, now, lease, fence, fencettl, id, mode)
   else
     tok = tonumber(redis.call('HGET', h, 't:' .. m))
   end
-  if new then
-    local e = now + tonumber(lease)
-    local cur = redis.call('ZSCORE', l, m)
-    if not cur or tonumber(cur) < e then redis.call('ZADD', l, rw_int(e), m) end
+  local e = now + tonumber(lease)
+  local cur = redis.call('ZSCORE', l, m)
+  if not cur or tonumber(cur) < e then
+    redis.call('ZADD', l, rw_int(e), m)
     rw_expire(h, l, now)
   end
   return {tok, n}

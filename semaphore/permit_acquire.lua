@@ -2,7 +2,9 @@
 -- its own new permit id with a lease, once per set of ids.
 -- ARGV[3] the permit ids, separated by spaces  ARGV[4] lease ms
 -- ARGV[5] waiter id ('' when the caller will not wait)  ARGV[6] waiter window ms
--- Reply: {1, 0} granted (now, or by an earlier attempt with the same ids);
+-- Reply: {1, 0} granted (now, or by an earlier attempt with the same ids,
+-- whose leases are then renewed from now, as a new grant's would be, so the
+-- caller may count them from this attempt's send);
 -- {0, ms} refused (the waiter is registered on the channel of its need),
 -- with the ms until the earliest held permit's lease ends, when trying again
 -- may succeed, or -1 when no permit is held; {-4, ms} likewise but the
@@ -11,7 +13,11 @@ local now = sem_prune()
 local ids = {}
 for id in string.gmatch(ARGV[3], '%S+') do ids[#ids + 1] = id end
 local n = #ids
-if redis.call('ZSCORE', KEYS[2], ids[1]) then return {1, 0} end
+if redis.call('ZSCORE', KEYS[2], ids[1]) then
+  local exp = now + tonumber(ARGV[4])
+  for _, id in ipairs(ids) do redis.call('ZADD', KEYS[2], 'GT', exp, id) end
+  return {1, 0}
+end
 if ds_finished(KEYS[5], ids[1]) then return {-2, 0} end
 local v = sem_avail()
 local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')

@@ -52,14 +52,15 @@ func (t *Track) Finish(ctx context.Context, err error, undo func()) error {
 }
 
 // SentAt is a lower bound for the server's start of the granted lease: the
-// send of the first attempt whose outcome was unknown (it may be the one
-// that granted), else of the granting one.
-func (t *Track) SentAt() time.Time {
-	if !t.unsure.IsZero() {
-		return t.unsure
-	}
-	return t.sentAt
-}
+// granting attempt's send (for a grant a release handed over, the bound the
+// waiter computed). An earlier attempt whose reply was lost may have been
+// the one that granted, but every primitive's attempt script renews the
+// lease of a repeated attempt from its own run, as a new grant's, so the
+// lease ends no earlier than the granting attempt's send plus the lease.
+// (Counting from the first unknown attempt instead refused, as late, every
+// grant that came more than a lease after a connection was lost, such as a
+// waiter's after a server restart.)
+func (t *Track) SentAt() time.Time { return t.sentAt }
 
 // Unknown reports whether some attempt's outcome was unknown: one may
 // still be on the wire.

@@ -50,7 +50,8 @@ func RetryAfter(ms int64) time.Duration {
 type GrantInfo struct {
 	once sync.Once
 	// SentAt is a lower bound of the start of the server's lease: the send
-	// of the earliest request that may have granted.
+	// of the granting request (a repeated attempt renews the lease from its
+	// own run).
 	SentAt time.Time
 	// Lease is the lease the grant left on the server from SentAt: the
 	// explicit or watchdog lease, or the shorter lease of a lock a release

@@ -157,8 +157,9 @@ type Grant struct {
 	Lock  Holdable
 	ID    string
 	Token int64
-	// SentAt is when the earliest request that may have granted was sent: a
-	// lower bound for the server's lease start.
+	// SentAt is when the granting request was sent (a repeated attempt
+	// renews the lease from its own run): a lower bound for the server's
+	// lease start.
 	SentAt time.Time
 	// Lease is the explicit lease, or 0 for the watchdog lease.
 	Lease time.Duration
