@@ -134,6 +134,12 @@ func Hold(ctx context.Context, l *Lock, h Handle, owner string, wait, lease time
 		if len(f) != 3 || f[0] != id || regSent.IsZero() {
 			return false
 		}
+		if c.AckReplicas > 0 {
+			// The releaser's grant was not acknowledged by replicas for this
+			// waiter: its attempt (a repeat of the handed grant, renewing
+			// it) runs with a WAIT that covers it.
+			return false
+		}
 		tok, err1 := strconv.ParseInt(f[1], 10, 64)
 		at, err2 := strconv.ParseInt(f[2], 10, 64)
 		if err1 != nil || err2 != nil {
