@@ -13,8 +13,11 @@ import (
 type Locker interface {
 	// TryLock acquires within wait (0: one try) with lease (0: the watchdog
 	// lease, renewed until Unlock). The returned context carries the hold and
-	// is cancelled when the lease is lost or the hold released. It returns an
-	// error wrapping ErrNotAcquired when the wait budget is spent.
+	// is cancelled when the lease is lost or the hold released. A hold and
+	// its context end together: when ctx ends, the hold is released; when ctx
+	// ends before the grant comes back, TryLock returns ctx.Err() and leaves
+	// nothing held. It returns an error wrapping ErrNotAcquired when the wait
+	// budget is spent.
 	TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error)
 	// Unlock releases the hold the context (one TryLock returned) carries.
 	Unlock(ctx context.Context) error

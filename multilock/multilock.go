@@ -93,7 +93,10 @@ func (l *Lock) Lock(ctx context.Context) (context.Context, error) {
 // The returned context carries the owner and the hold. It is cancelled when
 // any member's context ends: with a cause wrapping ErrLeaseLost when a
 // member's lease was lost, ErrLeaseExpired when an explicit lease ran out on
-// the first member, and ErrReleased after Unlock. Locking again with it
+// the first member, and ErrReleased after Unlock. A hold and its context end
+// together: when ctx ends, every member releases its acquisition (see the
+// members' Lock), and when ctx ends before every grant came back, TryLock
+// returns ctx.Err() and leaves nothing held. Locking again with it
 // re-enters every member. Negative durations return ErrInvalidArgument.
 func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	if err := core.CheckDuration("wait", wait); err != nil {

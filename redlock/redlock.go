@@ -253,8 +253,11 @@ func (l *Lock) Lock(ctx context.Context) (context.Context, error) {
 // The returned context carries the owner and the hold; Grant reports the
 // validity. It is cancelled with a cause wrapping ErrLeaseLost when fewer than
 // Quorum masters still hold the lock (renewals failed or keys vanished), and
-// with ErrReleased after Unlock. Locking again with it re-enters on every
-// master. A refusal wraps ErrNotAcquired; negative durations return
+// with ErrReleased after Unlock. A hold and its context end together: when
+// ctx ends, every member releases its acquisition, and when ctx ends before
+// a quorum's grants came back, TryLock returns ctx.Err() and leaves nothing
+// held. Locking again with it re-enters on every master. A refusal wraps
+// ErrNotAcquired; negative durations return
 // ErrInvalidArgument; when so many masters' Clients were closed that no
 // quorum can grant, it returns an error wrapping ErrClosed (before the
 // error of a ctx that is done).
