@@ -32,17 +32,27 @@ COMMAND STRING runs with sh -c.
 
 COMMAND never runs without the hold. It runs in a process group of its own,
 with its children; signals distsync receives (SIGINT, SIGTERM, SIGHUP,
-SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH) go to the whole group, so a Ctrl-C
-reaches COMMAND once. If the lease is lost (the key was deleted, the server
-lost it, renewals failed for a whole lease), the group is sent SIGTERM, then
-SIGKILL after --grace, and distsync exits 70. If distsync dies, even by
-SIGKILL, the group is killed at once. When COMMAND exits, what it left
-running in its group is killed before the hold is released. Ctrl-Z (SIGTSTP)
-stops COMMAND's group and distsync; continued, distsync first checks that it
-still has the hold (a stopped distsync renews nothing), else stops COMMAND as
-for a lost lease. COMMAND does not own the terminal: one that reads it is
-stopped, as a background job is; redirect its input. (Outside Linux, killing distsync's helper process alone
-leaves COMMAND running; elsewhere than Unix, signals reach COMMAND only.)
+SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH) go to the whole group, once; a stopped
+group is then continued for SIGINT, SIGTERM, SIGHUP and SIGQUIT. If the
+lease is lost (the key was deleted, the server lost it, renewals failed for
+a whole lease), the group is sent SIGTERM, then SIGKILL after --grace, and
+distsync exits 70. If distsync dies, even by SIGKILL, the group is killed at
+once. When COMMAND exits, what it left running in its group is killed before
+the hold is released. (Outside Linux, killing distsync's helper process
+alone leaves COMMAND running; elsewhere than Unix, signals reach COMMAND
+only.)
+
+The terminal: when distsync's standard input is its terminal, distsync is in
+the foreground and its output is not a pipe, COMMAND's group becomes the
+terminal's foreground job, as a shell makes it: COMMAND reads the terminal,
+and Ctrl-C, Ctrl-\ and window changes reach it from the terminal, once.
+Ctrl-Z stops COMMAND's group and distsync and gives the terminal back;
+continued (fg), distsync first checks that it still has the hold (a stopped
+distsync renews nothing), else stops COMMAND as for a lost lease. Otherwise
+(distsync in the background, or its output into a pipe, whose reader may
+want the terminal: run ... | less) COMMAND is a background job: one that
+reads the terminal is stopped until a signal ends it. To give a pipeline the
+terminal, make it COMMAND: -c 'make | less'.
 
 --wait, --lease and --grace take seconds (5, 0.5) or durations (1m30s). With
 -v, distsync reports every second of its wait who holds NAME.
@@ -232,6 +242,11 @@ wait:
 				}
 			default:
 				p.signal(s)
+				if stopping(s) {
+					// A COMMAND stopped on the terminal (a background
+					// job that read it) acts on it only once continued.
+					p.resume()
+				}
 			}
 		case <-held.Done():
 			lost = true
@@ -394,7 +409,7 @@ func (c *cli) resumeIfHeld(p *group, g guard, held context.Context) bool {
 		ok, err := g.holds(held)
 		if err == nil {
 			if ok {
-				p.resume()
+				p.resumeJob()
 			}
 			return ok
 		}
