@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,6 +45,9 @@ var benchScenarios = []benchScenario{
 	{"handoff", benchHandoff},
 }
 
+// maxBenchWorkers bounds --workers: each is a goroutine locking in a loop.
+const maxBenchWorkers = 10000
+
 type benchEnv struct {
 	a, b    *distsync.Client
 	name    string // a name of this run's own
@@ -54,8 +58,8 @@ func (c *cli) bench(args []string) error {
 	f := newFlags("bench", benchUsage)
 	var cf connFlags
 	cf.register(f)
-	duration := f.Duration("duration", 3*time.Second, "how long each scenario runs")
-	workers := f.Int("workers", 8, "workers of the contended scenario")
+	dflag := f.durationVar("duration", 3*time.Second, "the `time` each scenario runs, e.g. 3 or 500ms")
+	workers := f.Int("workers", 8, "workers of the contended scenario, 2 to "+strconv.Itoa(maxBenchWorkers))
 	var names []string
 	for _, s := range benchScenarios {
 		names = append(names, s.name)
@@ -68,8 +72,12 @@ func (c *cli) bench(args []string) error {
 	if len(pos) > 0 {
 		return usageErrorf("bench", "unexpected argument %q", pos[0])
 	}
-	if *duration <= 0 || *workers < 2 {
-		return usageErrorf("bench", "--duration must be > 0 and --workers at least 2")
+	duration := &dflag.d
+	switch {
+	case *duration <= 0:
+		return usageErrorf("bench", "--duration must be more than 0")
+	case *workers < 2 || *workers > maxBenchWorkers:
+		return usageErrorf("bench", "--workers %d: give 2 to %d", *workers, maxBenchWorkers)
 	}
 	var run []benchScenario
 	for _, n := range splitList(*list) {
@@ -78,6 +86,9 @@ func (c *cli) bench(args []string) error {
 			return usageErrorf("bench", "unknown scenario %q (known: %s)", n, strings.Join(names, ", "))
 		}
 		run = append(run, benchScenarios[i])
+	}
+	if len(run) == 0 {
+		return usageErrorf("bench", "--scenarios names no scenario (known: %s)", strings.Join(names, ", "))
 	}
 
 	o, err := cf.options(c)

@@ -134,6 +134,9 @@ func (cf *connFlags) options(c *cli) (distsync.Options, error) {
 	if o.Password == "" {
 		o.Password = c.getenv(envPassword)
 	}
+	if o.DB < 0 || o.DB > math.MaxInt32 {
+		return o, withCode(exitUsage, fmt.Errorf("database %d: a database is numbered 0 to the server's \"databases\" setting - 1", o.DB))
+	}
 	var err error
 	if o.TLS, err = cf.tlsConfig(urlTLS); err != nil {
 		return o, withCode(exitUsage, err)
@@ -226,7 +229,8 @@ func (cf *connFlags) logger(w io.Writer) *slog.Logger {
 }
 
 // connect returns a Client for o; failing to connect is exit code 69, options
-// the library refuses are 64.
+// the library refuses are 64, and so is a database the server does not have
+// (--db): a bad argument, which trying again does not mend.
 func connect(o distsync.Options) (*distsync.Client, error) {
 	c, err := distsync.New(o)
 	switch {
@@ -234,8 +238,27 @@ func connect(o distsync.Options) (*distsync.Client, error) {
 		return c, nil
 	case errors.Is(err, distsync.ErrInvalidArgument):
 		return nil, withCode(exitUsage, err)
+	case isNoSuchDB(err):
+		return nil, withCode(exitUsage, fmt.Errorf("database %d: %s has no such database (%s); they are numbered 0 to its \"databases\" setting - 1",
+			o.DB, describeAddrs(o), strings.TrimPrefix(rueidisMessage(err), "ERR ")))
 	}
 	return nil, withCode(exitUnavailable, fmt.Errorf("cannot connect to %s: %s", describeAddrs(o), connectCause(err, o.TLS != nil)))
+}
+
+// isNoSuchDB reports whether the server refused the database SELECT asked
+// for: "DB index is out of range" (Redis 6 and later) or "invalid DB index".
+func isNoSuchDB(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "DB index is out of range") || strings.Contains(msg, "invalid DB index")
+}
+
+// rueidisMessage is the server's error message in err, or err's text.
+func rueidisMessage(err error) string {
+	var re *rueidis.RedisError
+	if errors.As(err, &re) {
+		return re.Error()
+	}
+	return err.Error()
 }
 
 // connectCause explains a failure to connect in an operator's terms.

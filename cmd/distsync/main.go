@@ -28,7 +28,7 @@ import (
 const (
 	exitOK          = 0
 	exitFailure     = 1   // any other failure (a Redis error, a refused confirmation)
-	exitUsage       = 64  // EX_USAGE: bad flags or arguments
+	exitUsage       = 64  // EX_USAGE: bad flags or arguments (a NAME of another kind, a --db the server lacks)
 	exitUnavailable = 69  // EX_UNAVAILABLE: cannot connect to Redis
 	exitLeaseLost   = 70  // EX_SOFTWARE: run lost its lease; the command was stopped
 	exitNotAcquired = 75  // EX_TEMPFAIL: the lock or permit was not had within --wait (run -E changes it)
@@ -39,7 +39,8 @@ const (
 const exitCodesHelp = `Exit codes:
   0     success
   1     failure (a Redis error, a declined confirmation)
-  64    usage error (bad flags or arguments)
+  64    usage error: bad flags or arguments, a NAME that holds another kind
+        of primitive, a database (--db) the server does not have
   69    cannot connect to Redis
   70    run: the lease was lost while the command ran; the command was stopped
   75    run: not acquired within --wait (taken, with -n or --wait 0); -E sets another

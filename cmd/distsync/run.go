@@ -90,6 +90,10 @@ const (
 	envPermitID     = "DISTSYNC_PERMIT_ID"     // --semaphore: the permit's id
 )
 
+// minRunLease is the shortest --lease: renewed every third of it, a lease
+// much shorter is lost at the first late renewal, even on a local server.
+const minRunLease = 100 * time.Millisecond
+
 // runFlags are run's own flags.
 type runFlags struct {
 	lock, rwlock, sem string
@@ -120,7 +124,7 @@ func (c *cli) runCmd(args []string) error {
 	f.alias("E", "conflict-exit-code")
 	f.StringVar(&rf.command, "command", "", "run `STRING` with sh -c instead of COMMAND [ARG...]")
 	f.alias("c", "command")
-	rf.lease = f.durationVar("lease", distsync.DefaultLease, "the watchdog lease `time`, renewed every lease/3 while COMMAND runs")
+	rf.lease = f.durationVar("lease", distsync.DefaultLease, "the watchdog lease `time`, renewed every lease/3 while COMMAND runs; at least "+minRunLease.String())
 	rf.grace = f.durationVar("grace", 10*time.Second, "the `time` COMMAND has between SIGTERM and SIGKILL after a lost lease")
 	cf.register(f)
 	argv, err := f.parse(c, args, false)
@@ -296,8 +300,8 @@ func (rf *runFlags) check(f *flags, argv *[]string) error {
 		return usageErrorf("run", "-c needs a command string")
 	case !f.set("command") && len(*argv) == 0:
 		return usageErrorf("run", "no COMMAND to run")
-	case rf.lease.d < 3*time.Millisecond:
-		return usageErrorf("run", "--lease %v is too short", rf.lease.d)
+	case rf.lease.d < minRunLease:
+		return usageErrorf("run", "--lease %v is too short: at least %v, as it is renewed every third of it", rf.lease.d, minRunLease)
 	}
 	if f.set("command") {
 		*argv = []string{"sh", "-c", rf.command}
@@ -341,20 +345,11 @@ func unwrapPathError(err error) error {
 	return err
 }
 
-// checkKind refuses a name that holds another kind of primitive: a --lock
-// on a semaphore would otherwise fail on its keys.
+// checkKind refuses a name that holds another kind of primitive (64): a
+// --lock on a semaphore would otherwise fail on its keys.
 func checkKind(ctx context.Context, c *distsync.Client, g guard) error {
-	info, err := c.Inspect(ctx, g.name())
-	switch {
-	case errors.Is(err, distsync.ErrWrongKind):
-		return withCode(exitUsage, err)
-	case err != nil:
-		return err
-	}
-	if err := verifyKind(info, g.kind()); err != nil {
-		return withCode(exitUsage, err)
-	}
-	return nil
+	_, _, err := lookup(ctx, c, g.name(), g.kind())
+	return err
 }
 
 // reportWait prints, for -v, who holds what run waits for.
