@@ -33,7 +33,9 @@ indicator on stderr and a table of throughput and latency percentiles on stdout:
 Use a server nobody else relies on: the contended scenario keeps it busy.
 `
 
-// benchScenario is one measurement; run records each operation until ctx ends.
+// benchScenario is one measurement; run records each operation until ctx
+// ends (its duration, or a signal), and makes every call under ctx, so a
+// signal ends it even while the server does not answer.
 type benchScenario struct {
 	name string
 	run  func(ctx context.Context, b *benchEnv, rec *recorder) error
@@ -121,7 +123,15 @@ func (c *cli) bench(args []string) error {
 		sctx, cancel := context.WithTimeout(ctx, *duration)
 		prog := startProgress(c.stderr, s.name, *duration, rec)
 		start := time.Now()
-		err := s.run(sctx, env, rec)
+		ran := make(chan error, 1)
+		go func() { ran <- s.run(sctx, env, rec) }()
+		var err error
+		select {
+		case err = <-ran:
+		case <-ctx.Done():
+			// Do not wait for the scenario: a release retries for seconds
+			// while the server does not answer. Closing the Clients ends it.
+		}
 		elapsed := time.Since(start)
 		cancel()
 		prog.stop()
@@ -148,16 +158,25 @@ func benchUncontended(ctx context.Context, b *benchEnv, rec *recorder) error {
 	}
 	for ctx.Err() == nil {
 		start := time.Now()
-		held, err := m.Lock(context.Background())
+		held, err := m.Lock(ctx)
 		if err != nil {
-			return err
+			return unlessDone(ctx, err)
 		}
 		if err := m.Unlock(held); err != nil {
-			return err
+			return unlessDone(ctx, err)
 		}
 		rec.add(time.Since(start))
 	}
 	return nil
+}
+
+// unlessDone returns err unless ctx has ended: the end of a scenario cuts
+// its calls short.
+func unlessDone(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
 }
 
 // benchContended: workers on two Clients lock and unlock one name; each
@@ -182,14 +201,16 @@ func benchContended(ctx context.Context, b *benchEnv, rec *recorder) error {
 				start := time.Now()
 				held, err := m.Lock(ctx)
 				if err != nil {
-					if ctx.Err() == nil {
+					if err := unlessDone(ctx, err); err != nil {
 						errs <- err
 					}
 					return
 				}
 				rec.add(time.Since(start))
 				if err := m.Unlock(held); err != nil {
-					errs <- err
+					if err := unlessDone(ctx, err); err != nil {
+						errs <- err
+					}
 					return
 				}
 			}
@@ -213,9 +234,10 @@ func benchHandoff(ctx context.Context, b *benchEnv, rec *recorder) error {
 		}
 		ms[i] = m
 	}
-	held, err := ms[0].Lock(context.Background())
+	// The holds are ctx's: when it ends, distsync releases them.
+	held, err := ms[0].Lock(ctx)
 	if err != nil {
-		return err
+		return unlessDone(ctx, err)
 	}
 	holder := 0
 	type grant struct {
@@ -227,17 +249,17 @@ func benchHandoff(ctx context.Context, b *benchEnv, rec *recorder) error {
 		next := 1 - holder
 		got := make(chan grant, 1)
 		go func() {
-			h, err := ms[next].Lock(context.Background())
+			h, err := ms[next].Lock(ctx)
 			got <- grant{h, time.Now(), err}
 		}()
 		// Wait until the waiter is registered (it subscribed and was refused).
 		waiting := false
 		for !waiting && ctx.Err() == nil {
-			n, err := ms[0].Waiting(context.Background())
+			n, err := ms[0].Waiting(ctx)
 			if err != nil {
 				ms[holder].Unlock(held)
 				<-got
-				return err
+				return unlessDone(ctx, err)
 			}
 			if waiting = n > 0; !waiting {
 				time.Sleep(100 * time.Microsecond)
@@ -246,18 +268,18 @@ func benchHandoff(ctx context.Context, b *benchEnv, rec *recorder) error {
 		released := time.Now()
 		if err := ms[holder].Unlock(held); err != nil {
 			<-got
-			return err
+			return unlessDone(ctx, err)
 		}
 		g := <-got
 		if g.err != nil {
-			return g.err
+			return unlessDone(ctx, g.err)
 		}
 		if waiting {
 			rec.add(g.at.Sub(released))
 		}
 		held, holder = g.ctx, next
 	}
-	return ms[holder].Unlock(held)
+	return unlessDone(ctx, ms[holder].Unlock(held))
 }
 
 // recorder collects operation latencies.

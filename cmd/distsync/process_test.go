@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/distsync/distsync/internal/dstest"
+	"github.com/distsync/distsync/internal/redistest"
 )
 
 func init() {
@@ -36,6 +37,7 @@ func init() {
 		{"VerboseReportsWait", (*binEnv).testVerboseWait},
 		{"InterruptedBenchKeepsResults", (*binEnv).testBenchInterrupted},
 		{"InterruptedDemoExits130", (*binEnv).testDemoInterrupted},
+		{"InterruptedBenchWhileServerDown", (*binEnv).testBenchInterruptedServerDown},
 	}...)
 }
 
@@ -257,9 +259,11 @@ func (e *binEnv) testVerboseWait(t *testing.T) {
 	assert.Equal(t, 0, exitCodeOf(t, cmd.Wait()))
 }
 
-func (e *binEnv) testBenchInterrupted(t *testing.T) {
-	t.Parallel()
-	cmd := e.command("bench", "--duration", "1500ms", "--workers", "2")
+// startBench starts the bench cmd and returns once it reports that the
+// scenario has begun, with what it writes on stdout; the rest of its stderr
+// is drained in the background.
+func startBench(t *testing.T, cmd *exec.Cmd, scenario string) *bytes.Buffer {
+	t.Helper()
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
 	stderr, err := cmd.StderrPipe()
@@ -267,16 +271,54 @@ func (e *binEnv) testBenchInterrupted(t *testing.T) {
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { cmd.Process.Kill() })
 	lines := bufio.NewScanner(stderr)
-	for lines.Scan() && !strings.HasPrefix(lines.Text(), "bench: contended for") {
+	for lines.Scan() && !strings.HasPrefix(lines.Text(), "bench: "+scenario+" for") {
 	}
+	go io.Copy(io.Discard, stderr) //nolint:errcheck // ends when the pipe closes at Wait
+	return &stdout
+}
+
+func (e *binEnv) testBenchInterrupted(t *testing.T) {
+	t.Parallel()
+	cmd := e.command("bench", "--duration", "1500ms", "--workers", "2")
+	stdout := startBench(t, cmd, "contended")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
-	for lines.Scan() {
-	}
-	assert.Equal(t, 130, exitCodeOf(t, cmd.Wait()))
+	assert.Equal(t, 130, waitExit(t, cmd))
 	out := stdout.String()
 	assert.Regexp(t, `\nuncontended +1 +[1-9][0-9]* `, out, "the finished scenario's row")
 	assert.Regexp(t, `\n(contended|handoff)\* +2 +[0-9]+ `, out, "the interrupted scenario's partial row")
 	assert.Contains(t, out, "* interrupted after")
+}
+
+// testBenchInterruptedServerDown: a Ctrl-C ends bench while its server does
+// not answer (its calls wait for it), with the partial row.
+func (e *binEnv) testBenchInterruptedServerDown(t *testing.T) {
+	t.Parallel()
+	s := redistest.Start(t)
+	redistest.RequireProcess(t, s)
+	cmd := e.commandOn(s, "bench", "--duration", "60", "--scenarios", "uncontended")
+	stdout := startBench(t, cmd, "uncontended")
+	s.Kill() // bench's next call waits for a server that is gone
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	assert.Equal(t, 130, waitExit(t, cmd))
+	assert.Regexp(t, `\nuncontended\* +1 +[0-9]+ `, stdout.String(), "the partial row")
+	assert.Contains(t, stdout.String(), "* interrupted after")
+}
+
+// waitExit waits for cmd's exit and returns its code; after 10s it fails.
+func waitExit(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
+	select {
+	case err := <-done:
+		return exitCodeOf(t, err)
+	case <-timeout.C:
+		cmd.Process.Kill()
+		t.Fatalf("%s did not exit", cmd.Args[0])
+		return -1
+	}
 }
 
 func (e *binEnv) testDemoInterrupted(t *testing.T) {

@@ -132,23 +132,6 @@ func (tm *terminal) foreground() int {
 	return pgrp
 }
 
-// waitExit waits for cmd's exit and returns its code; after 10s it fails.
-func waitExit(t *testing.T, cmd *exec.Cmd) int {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	timeout := time.NewTimer(10 * time.Second)
-	defer timeout.Stop()
-	select {
-	case err := <-done:
-		return exitCodeOf(t, err)
-	case <-timeout.C:
-		cmd.Process.Kill()
-		t.Fatalf("%s did not exit", cmd.Args[0])
-		return -1
-	}
-}
-
 // testTerminalRead: COMMAND reads a line typed on the terminal, and the
 // terminal is its shell's again once it ends. distsync runs as a command of
 // a script, in the script shell's process group: without job control, that
