@@ -331,6 +331,7 @@ func TestConnectionURL(t *testing.T) {
 // saying so, once prefixed.
 func TestConnectNotRedis(t *testing.T) {
 	t.Parallel()
+	awaitRueidisRefresh(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	served := make(chan struct{})
