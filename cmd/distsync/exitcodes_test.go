@@ -64,7 +64,7 @@ func (e *binEnv) testBadArguments(t *testing.T) {
 		{[]string{"unlock", "--force", "--yes", sem.Name()}, "is a permitsemaphore, which has no holds to delete"},
 		{[]string{"delete", "--yes", "--kind", "latch", sem.Name()}, "holds a permitsemaphore, not a latch"},
 		{[]string{"delete", "--yes", mutex}, "delete takes a semaphore or a latch"},
-		{[]string{"inspect", str}, "is a string that fits no known kind"},
+		{[]string{"inspect", str}, "the name is used by another kind of primitive: distsync:{" + str + "} is a string that fits no known kind"},
 		{[]string{"run", "--lock", str, "--", "true"}, "is a string that fits no known kind"},
 		{[]string{"delete", "--yes", str}, "is a string that fits no known kind"},
 	} {
@@ -73,7 +73,11 @@ func (e *binEnv) testBadArguments(t *testing.T) {
 		cmd.Stderr = &stderr
 		assert.Equal(t, exitUsage, exitCodeOf(t, cmd.Run()), "%q: %s", c.args, stderr.String())
 		assert.Contains(t, stderr.String(), c.want, "%q", c.args)
-		assert.True(t, strings.HasPrefix(stderr.String(), "distsync "+c.args[0]+": "), "%q: %s", c.args, stderr.String())
+		// One prefix: not the library's "distsync: ", nor the command again.
+		msg, ok := strings.CutPrefix(stderr.String(), "distsync "+c.args[0]+": ")
+		assert.True(t, ok, "%q: %s", c.args, stderr.String())
+		assert.NotContains(t, msg, "distsync: ", "%q", c.args)
+		assert.False(t, strings.HasPrefix(msg, c.args[0]+" "), "%q: %s", c.args, msg)
 	}
 	// Nothing was deleted on the way.
 	n, err := sem.Available(ctx)

@@ -131,7 +131,9 @@ func lookup(ctx context.Context, c *distsync.Client, name, forced string) (*repo
 	info, err := c.Inspect(ctx, name)
 	switch {
 	case errors.Is(err, distsync.ErrWrongKind):
-		return nil, nil, withCode(exitUsage, err)
+		// Without Inspect's "inspect NAME: ", which repeats the command.
+		msg := strings.TrimPrefix(errText(err), fmt.Sprintf("inspect %q: ", name))
+		return nil, nil, withCode(exitUsage, reworded{msg, err})
 	case err != nil:
 		return nil, nil, err
 	}

@@ -195,9 +195,24 @@ func (c *cli) exit(name string, err error) int {
 	case errors.Is(err, distsync.ErrInvalidName), errors.Is(err, distsync.ErrInvalidArgument):
 		code = exitUsage
 	}
-	fmt.Fprintf(c.stderr, "distsync %s: %s\n", name, strings.TrimPrefix(err.Error(), "distsync: "))
+	fmt.Fprintf(c.stderr, "distsync %s: %s\n", name, errText(err))
 	return code
 }
+
+// errText is err's message for a line that begins "distsync COMMAND: ":
+// without the "distsync: " that the library's errors begin with, at any
+// depth of wrapping, so that the line has one prefix.
+func errText(err error) string { return strings.ReplaceAll(err.Error(), "distsync: ", "") }
+
+// reworded is an error with another message that still wraps the cause.
+type reworded struct {
+	msg string
+	err error
+}
+
+func (r reworded) Error() string { return r.msg }
+
+func (r reworded) Unwrap() error { return r.err }
 
 // version is the module version the binary was built from ("(devel)" for a
 // build in a work tree), with the VCS revision when the build recorded one.

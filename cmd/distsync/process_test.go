@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -210,7 +211,8 @@ func (e *binEnv) testLostLeaseKillsGroup(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 1, n, "the lock was not held")
 	assert.Equal(t, exitLeaseLost, exitCodeOf(t, cmd.Wait()))
-	assert.Contains(t, stderr.String(), "lease of lock")
+	q := regexp.QuoteMeta(name)
+	assert.Regexp(t, `^distsync run: lease of lock "`+q+`" lost \(mutex "`+q+`": gone or held by another owner\); stopping sh \(process group [0-9]+\)\n$`, stderr.String())
 	// distsync exits after the SIGKILL of the group: they are gone or going.
 	requireGone(t, time.Now().Add(time.Second), "after the grace period", pids...)
 }

@@ -254,8 +254,8 @@ wait:
 			}
 		case <-held.Done():
 			lost = true
-			fmt.Fprintf(c.stderr, "distsync run: lease of %v lost (%v); stopping %s (process group %d)\n",
-				g, context.Cause(held), argv[0], p.pid())
+			fmt.Fprintf(c.stderr, "distsync run: lease of %v lost (%s); stopping %s (process group %d)\n",
+				g, strings.TrimPrefix(errText(context.Cause(held)), "lease lost: "), argv[0], p.pid())
 			terminate(p, rf.grace.d)
 			break wait
 		}
@@ -268,7 +268,7 @@ wait:
 		// Lost after the command ended, or before the watchdog noticed.
 		return withCode(exitLeaseLost, fmt.Errorf("%v was no longer held when %s exited: %w", g, argv[0], err))
 	} else if err != nil {
-		fmt.Fprintf(c.stderr, "distsync run: releasing %v: %v (its lease expires by itself)\n", g, err)
+		fmt.Fprintf(c.stderr, "distsync run: releasing %v: %s (its lease expires by itself)\n", g, errText(err))
 	}
 	return withCode(p.status(), nil)
 }
@@ -358,7 +358,7 @@ func (c *cli) reportWait(ctx context.Context, client *distsync.Client, g guard, 
 	defer cancel()
 	who := "its holders are unknown"
 	if r, _, err := lookup(ctx, client, g.name(), g.kind()); err != nil {
-		who = "cannot inspect it: " + err.Error()
+		who = "cannot inspect it: " + errText(err)
 	} else {
 		who = r.holders()
 	}
@@ -408,7 +408,7 @@ func (c *cli) resumeIfHeld(p *group, g guard, held context.Context) bool {
 			}
 			return ok
 		}
-		fmt.Fprintf(c.stderr, "distsync run: cannot check %v after a stop (%v); the command stays stopped\n", g, err)
+		fmt.Fprintf(c.stderr, "distsync run: cannot check %v after a stop (%s); the command stays stopped\n", g, errText(err))
 		t := time.NewTimer(time.Second)
 		select {
 		case <-held.Done():
