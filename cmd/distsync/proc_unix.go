@@ -56,8 +56,12 @@ import (
 //     until a signal distsync passes on ends it: distsync continues the
 //     group after passing on SIGINT, SIGTERM, SIGHUP or SIGQUIT.
 //
-// What remains: a COMMAND that leaves the group, and the window between a
-// SIGKILL of distsync and the guard's reaction (a pipe read, microseconds).
+// What remains: a COMMAND that leaves the group; the window between a
+// SIGKILL of distsync and the guard's reaction (a pipe read, microseconds);
+// and a SIGKILL of distsync and the guard at once (pkill -9 -f distsync):
+// on Linux the kernel then kills COMMAND (its parent-death signal), and
+// elsewhere COMMAND runs on; either way nothing is left to kill COMMAND's
+// own children, which run on without the lock.
 
 // guardCommand is the hidden subcommand that runs the guard:
 // distsync __guard PATH ARGV0 [ARG...], with the lifeline as descriptor 3.

@@ -31,7 +31,8 @@ func init() {
 		name string
 		test func(e *binEnv, t *testing.T)
 	}{
-		{"KillNineKillsCommandAndChildren", (*binEnv).testKillNine},
+		{"KillNineKillsCommandAndChildren", func(e *binEnv, t *testing.T) { e.testKillNine(t, false) }},
+		{"KillNineOfGuardKillsCommandAndChildren", func(e *binEnv, t *testing.T) { e.testKillNine(t, true) }},
 		{"GroupSIGINTReachesCommandOnce", (*binEnv).testGroupSIGINT},
 		{"LostLeaseKillsTheGroup", (*binEnv).testLostLeaseKillsGroup},
 		{"LeftoversKilledBeforeRelease", (*binEnv).testLeftovers},
@@ -123,7 +124,9 @@ func requireGone(t *testing.T, deadline time.Time, what string, pids ...int) {
 	}
 }
 
-func (e *binEnv) testKillNine(t *testing.T) {
+// testKillNine kills distsync, or its guard, with SIGKILL while COMMAND
+// runs: COMMAND and its child go at once.
+func (e *binEnv) testKillNine(t *testing.T, guard bool) {
 	t.Parallel()
 	for _, m := range guardModes {
 		t.Run(m.name, func(t *testing.T) {
@@ -142,6 +145,13 @@ func (e *binEnv) testKillNine(t *testing.T) {
 			pids = append(pids, pgid) // the guard leads the group
 
 			killed := time.Now()
+			if guard {
+				require.NoError(t, syscall.Kill(pgid, syscall.SIGKILL))
+				// distsync reports the guard's end as COMMAND's.
+				assert.Equal(t, 128+int(syscall.SIGKILL), exitCodeOf(t, cmd.Wait()))
+				requireGone(t, killed.Add(time.Second), "after kill -9 of the guard", pids...)
+				return
+			}
 			require.NoError(t, cmd.Process.Kill())
 			assert.ErrorContains(t, cmd.Wait(), "signal: killed")
 			requireGone(t, killed.Add(time.Second), "after kill -9 of distsync", pids...)

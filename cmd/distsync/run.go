@@ -30,17 +30,22 @@ distsync frees it within one lease. COMMAND gets the hold's fencing token in
 $DISTSYNC_FENCING_TOKEN, or the permit's id in $DISTSYNC_PERMIT_ID. With -c,
 COMMAND STRING runs with sh -c.
 
-COMMAND never runs without the hold. It runs in a process group of its own,
-with its children; signals distsync receives (SIGINT, SIGTERM, SIGHUP,
-SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH) go to the whole group, once; a stopped
-group is then continued for SIGINT, SIGTERM, SIGHUP and SIGQUIT. If the
-lease is lost (the key was deleted, the server lost it, renewals failed for
-a whole lease), the group is sent SIGTERM, then SIGKILL after --grace, and
-distsync exits 70. If distsync dies, even by SIGKILL, the group is killed at
-once. When COMMAND exits, what it left running in its group is killed before
-the hold is released. (Outside Linux, killing distsync's helper process
-alone leaves COMMAND running; elsewhere than Unix, signals reach COMMAND
-only.)
+COMMAND never runs without the hold. It runs under a guard process
+(distsync __guard) in a process group of its own, with its children. Signals
+distsync receives (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2,
+SIGWINCH) go to the whole group, once; a stopped group is then continued for
+SIGINT, SIGTERM, SIGHUP and SIGQUIT. If the lease is lost (the key was
+deleted, the server lost it, renewals failed for a whole lease), the group
+is sent SIGTERM, then SIGKILL after --grace, and distsync exits 70. If
+distsync dies, even by SIGKILL, the guard kills the group at once; if the
+guard dies, distsync kills the group. When COMMAND exits, what it left
+running in its group is killed before the hold is released. Limits: a
+process that leaves the group (setsid) is out of reach; if distsync and its
+guard are killed by SIGKILL together (pkill -9 -f distsync), COMMAND's
+children run on without the hold (on Linux the kernel kills COMMAND itself;
+elsewhere COMMAND runs on too); outside Unix there is no guard: signals and
+a lost lease's stop reach COMMAND only, and COMMAND outlives a killed
+distsync.
 
 The terminal: when distsync's standard input is its terminal, distsync is in
 the foreground and its output is not a pipe, COMMAND's group becomes the
