@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,6 +21,7 @@ func init() {
 	}{
 		{"BadArgumentsExit64", (*binEnv).testBadArguments},
 		{"DurationsTakeBareSeconds", (*binEnv).testBareSeconds},
+		{"CannotExecuteSaysWhy", (*binEnv).testCannotExecute},
 	}...)
 }
 
@@ -100,4 +103,18 @@ func (e *binEnv) testBareSeconds(t *testing.T) {
 	cmd.Stderr = &stderr
 	assert.Equal(t, exitUsage, exitCodeOf(t, cmd.Run()))
 	assert.Contains(t, stderr.String(), "--lease 20ms is too short")
+}
+
+// testCannotExecute: an executable file that is neither a program nor a
+// script with #! is 126, with the reason and the name as given.
+func (e *binEnv) testCannotExecute(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "badexec"), []byte("echo no shebang\n"), 0o755))
+	cmd := e.command("run", "--lock", dstest.Name(t), "--", "./badexec")
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	assert.Equal(t, exitCannotExec, exitCodeOf(t, cmd.Run()))
+	assert.Equal(t, "distsync run: ./badexec: cannot execute: exec format error\n", stderr.String())
 }

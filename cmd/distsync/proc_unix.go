@@ -315,7 +315,8 @@ func guardMain(args []string) int {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = commandAttr()
 	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(os.Stderr, "distsync run: %v\n", err)
+		// Not Go's "fork/exec PATH: ...": the name as given, as lookPath says it.
+		fmt.Fprintf(os.Stderr, "distsync run: %s: cannot execute: %v\n", args[1], unwrapPathError(err))
 		if errors.Is(err, os.ErrNotExist) {
 			return exitNotFound
 		}
