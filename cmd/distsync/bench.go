@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,7 +33,9 @@ indicator on stderr and a table of throughput and latency percentiles on stdout:
 Use a server nobody else relies on: the contended scenario keeps it busy.
 `
 
-// benchScenario is one measurement; run records each operation until ctx ends.
+// benchScenario is one measurement; run records each operation until ctx
+// ends (its duration, or a signal), and makes every call under ctx, so a
+// signal ends it even while the server does not answer.
 type benchScenario struct {
 	name string
 	run  func(ctx context.Context, b *benchEnv, rec *recorder) error
@@ -44,6 +47,9 @@ var benchScenarios = []benchScenario{
 	{"handoff", benchHandoff},
 }
 
+// maxBenchWorkers bounds --workers: each is a goroutine locking in a loop.
+const maxBenchWorkers = 10000
+
 type benchEnv struct {
 	a, b    *distsync.Client
 	name    string // a name of this run's own
@@ -54,8 +60,8 @@ func (c *cli) bench(args []string) error {
 	f := newFlags("bench", benchUsage)
 	var cf connFlags
 	cf.register(f)
-	duration := f.Duration("duration", 3*time.Second, "how long each scenario runs")
-	workers := f.Int("workers", 8, "workers of the contended scenario")
+	dflag := f.durationVar("duration", 3*time.Second, "the `time` each scenario runs, e.g. 3 or 500ms")
+	workers := f.Int("workers", 8, "workers of the contended scenario, 2 to "+strconv.Itoa(maxBenchWorkers))
 	var names []string
 	for _, s := range benchScenarios {
 		names = append(names, s.name)
@@ -68,8 +74,12 @@ func (c *cli) bench(args []string) error {
 	if len(pos) > 0 {
 		return usageErrorf("bench", "unexpected argument %q", pos[0])
 	}
-	if *duration <= 0 || *workers < 2 {
-		return usageErrorf("bench", "--duration must be > 0 and --workers at least 2")
+	duration := &dflag.d
+	switch {
+	case *duration <= 0:
+		return usageErrorf("bench", "--duration must be more than 0")
+	case *workers < 2 || *workers > maxBenchWorkers:
+		return usageErrorf("bench", "--workers %d: give 2 to %d", *workers, maxBenchWorkers)
 	}
 	var run []benchScenario
 	for _, n := range splitList(*list) {
@@ -78,6 +88,9 @@ func (c *cli) bench(args []string) error {
 			return usageErrorf("bench", "unknown scenario %q (known: %s)", n, strings.Join(names, ", "))
 		}
 		run = append(run, benchScenarios[i])
+	}
+	if len(run) == 0 {
+		return usageErrorf("bench", "--scenarios names no scenario (known: %s)", strings.Join(names, ", "))
 	}
 
 	o, err := cf.options(c)
@@ -110,7 +123,15 @@ func (c *cli) bench(args []string) error {
 		sctx, cancel := context.WithTimeout(ctx, *duration)
 		prog := startProgress(c.stderr, s.name, *duration, rec)
 		start := time.Now()
-		err := s.run(sctx, env, rec)
+		ran := make(chan error, 1)
+		go func() { ran <- s.run(sctx, env, rec) }()
+		var err error
+		select {
+		case err = <-ran:
+		case <-ctx.Done():
+			// Do not wait for the scenario: a release retries for seconds
+			// while the server does not answer. Closing the Clients ends it.
+		}
 		elapsed := time.Since(start)
 		cancel()
 		prog.stop()
@@ -137,16 +158,25 @@ func benchUncontended(ctx context.Context, b *benchEnv, rec *recorder) error {
 	}
 	for ctx.Err() == nil {
 		start := time.Now()
-		held, err := m.Lock(context.Background())
+		held, err := m.Lock(ctx)
 		if err != nil {
-			return err
+			return unlessDone(ctx, err)
 		}
 		if err := m.Unlock(held); err != nil {
-			return err
+			return unlessDone(ctx, err)
 		}
 		rec.add(time.Since(start))
 	}
 	return nil
+}
+
+// unlessDone returns err unless ctx has ended: the end of a scenario cuts
+// its calls short.
+func unlessDone(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
 }
 
 // benchContended: workers on two Clients lock and unlock one name; each
@@ -171,14 +201,16 @@ func benchContended(ctx context.Context, b *benchEnv, rec *recorder) error {
 				start := time.Now()
 				held, err := m.Lock(ctx)
 				if err != nil {
-					if ctx.Err() == nil {
+					if err := unlessDone(ctx, err); err != nil {
 						errs <- err
 					}
 					return
 				}
 				rec.add(time.Since(start))
 				if err := m.Unlock(held); err != nil {
-					errs <- err
+					if err := unlessDone(ctx, err); err != nil {
+						errs <- err
+					}
 					return
 				}
 			}
@@ -202,9 +234,10 @@ func benchHandoff(ctx context.Context, b *benchEnv, rec *recorder) error {
 		}
 		ms[i] = m
 	}
-	held, err := ms[0].Lock(context.Background())
+	// The holds are ctx's: when it ends, distsync releases them.
+	held, err := ms[0].Lock(ctx)
 	if err != nil {
-		return err
+		return unlessDone(ctx, err)
 	}
 	holder := 0
 	type grant struct {
@@ -216,17 +249,17 @@ func benchHandoff(ctx context.Context, b *benchEnv, rec *recorder) error {
 		next := 1 - holder
 		got := make(chan grant, 1)
 		go func() {
-			h, err := ms[next].Lock(context.Background())
+			h, err := ms[next].Lock(ctx)
 			got <- grant{h, time.Now(), err}
 		}()
 		// Wait until the waiter is registered (it subscribed and was refused).
 		waiting := false
 		for !waiting && ctx.Err() == nil {
-			n, err := ms[0].Waiting(context.Background())
+			n, err := ms[0].Waiting(ctx)
 			if err != nil {
 				ms[holder].Unlock(held)
 				<-got
-				return err
+				return unlessDone(ctx, err)
 			}
 			if waiting = n > 0; !waiting {
 				time.Sleep(100 * time.Microsecond)
@@ -235,18 +268,18 @@ func benchHandoff(ctx context.Context, b *benchEnv, rec *recorder) error {
 		released := time.Now()
 		if err := ms[holder].Unlock(held); err != nil {
 			<-got
-			return err
+			return unlessDone(ctx, err)
 		}
 		g := <-got
 		if g.err != nil {
-			return g.err
+			return unlessDone(ctx, g.err)
 		}
 		if waiting {
 			rec.add(g.at.Sub(released))
 		}
 		held, holder = g.ctx, next
 	}
-	return ms[holder].Unlock(held)
+	return unlessDone(ctx, ms[holder].Unlock(held))
 }
 
 // recorder collects operation latencies.

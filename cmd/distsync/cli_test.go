@@ -202,28 +202,28 @@ func TestInspectKindIsVerified(t *testing.T) {
 	_, err = s.TrySetPermits(ctx, 2)
 	require.NoError(t, err)
 	code, _, errOut := invoke(t, "", "inspect", "--kind", "mutex", sname)
-	assert.Equal(t, exitFailure, code)
+	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "distsync:{"+sname+"} holds a permitsemaphore, not a mutex")
 	code, _, errOut = invoke(t, "", "inspect", "--kind", "semaphore", sname)
-	assert.Equal(t, exitFailure, code)
+	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "holds a permitsemaphore, not a semaphore", "the two semaphores are two kinds")
 	p, err := s.TryAcquire(ctx, 0, 0)
 	require.NoError(t, err)
 	defer s.Release(ctx, p)
 	code, _, errOut = invoke(t, "", "inspect", "--kind", "latch", sname)
-	assert.Equal(t, exitFailure, code)
+	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "not a latch")
 
 	lockIn(t, c, mname)
 	for _, k := range []string{"rwlock", "semaphore"} {
 		code, _, errOut = invoke(t, "", "inspect", "--kind", k, mname)
-		assert.Equal(t, exitFailure, code, k)
+		assert.Equal(t, exitUsage, code, k)
 		assert.Contains(t, errOut, "not a "+k, k)
 	}
 	// The kind is the one stored: a mutex is not a fair lock, even without
 	// waiters (when their keys are alike).
 	code, _, errOut = invoke(t, "", "inspect", "--kind", "fairlock", mname)
-	assert.Equal(t, exitFailure, code)
+	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "holds a mutex, not a fairlock")
 	assert.Equal(t, "mutex", inspectJSON(t, "--kind", "mutex", mname).Kind)
 }
@@ -270,7 +270,7 @@ func TestDelete(t *testing.T) {
 	_, err = cs.TrySetPermits(ctx, 3)
 	require.NoError(t, err)
 	code, _, errOut = invoke(t, "", "delete", "--yes", "--kind", "permitsemaphore", cs.Name())
-	assert.Equal(t, exitFailure, code)
+	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "holds a semaphore, not a permitsemaphore")
 	code, out, errOut = invoke(t, "", "delete", "--yes", "--kind", "semaphore", cs.Name())
 	require.Equal(t, exitOK, code, errOut)
@@ -283,7 +283,7 @@ func TestDelete(t *testing.T) {
 	_, err = l.TrySetCount(ctx, 2)
 	require.NoError(t, err)
 	code, _, errOut = invoke(t, "", "delete", "--yes", "--kind", "semaphore", l.Name())
-	assert.Equal(t, exitFailure, code, "--kind is checked against the marker")
+	assert.Equal(t, exitUsage, code, "--kind is checked against the marker")
 	assert.Contains(t, errOut, "not a semaphore")
 	awaited := make(chan error, 1)
 	go func() { awaited <- l.Await(ctx) }()
@@ -295,7 +295,7 @@ func TestDelete(t *testing.T) {
 	// Locks are unlock --force's.
 	lockIn(t, c, base+"-mutex")
 	code, _, errOut = invoke(t, "", "delete", "--yes", base+"-mutex")
-	assert.Equal(t, exitFailure, code)
+	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "unlock --force")
 }
 
@@ -331,6 +331,7 @@ func TestConnectionURL(t *testing.T) {
 // saying so, once prefixed.
 func TestConnectNotRedis(t *testing.T) {
 	t.Parallel()
+	awaitRueidisRefresh(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	served := make(chan struct{})

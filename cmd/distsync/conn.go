@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
 	"net/url"
 	"os"
 	"strconv"
@@ -134,6 +136,9 @@ func (cf *connFlags) options(c *cli) (distsync.Options, error) {
 	if o.Password == "" {
 		o.Password = c.getenv(envPassword)
 	}
+	if o.DB < 0 || o.DB > math.MaxInt32 {
+		return o, withCode(exitUsage, fmt.Errorf("database %d: a database is numbered 0 to the server's \"databases\" setting - 1", o.DB))
+	}
 	var err error
 	if o.TLS, err = cf.tlsConfig(urlTLS); err != nil {
 		return o, withCode(exitUsage, err)
@@ -226,7 +231,8 @@ func (cf *connFlags) logger(w io.Writer) *slog.Logger {
 }
 
 // connect returns a Client for o; failing to connect is exit code 69, options
-// the library refuses are 64.
+// the library refuses are 64, and so is a database the server does not have
+// (--db): a bad argument, which trying again does not mend.
 func connect(o distsync.Options) (*distsync.Client, error) {
 	c, err := distsync.New(o)
 	switch {
@@ -234,13 +240,38 @@ func connect(o distsync.Options) (*distsync.Client, error) {
 		return c, nil
 	case errors.Is(err, distsync.ErrInvalidArgument):
 		return nil, withCode(exitUsage, err)
+	case isNoSuchDB(err):
+		return nil, withCode(exitUsage, fmt.Errorf("database %d: %s has no such database (%s); they are numbered 0 to its \"databases\" setting - 1",
+			o.DB, describeAddrs(o), strings.TrimPrefix(rueidisMessage(err), "ERR ")))
 	}
-	return nil, withCode(exitUnavailable, fmt.Errorf("cannot connect to %s: %s", describeAddrs(o), connectCause(err, o.TLS != nil)))
+	return nil, withCode(exitUnavailable, fmt.Errorf("cannot connect to %s: %s", describeAddrs(o), connectCause(err, o)))
 }
 
-// connectCause explains a failure to connect in an operator's terms.
-func connectCause(err error, withTLS bool) string {
+// isNoSuchDB reports whether the server refused the database SELECT asked
+// for: "DB index is out of range" (Redis 6 and later) or "invalid DB index".
+func isNoSuchDB(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "DB index is out of range") || strings.Contains(msg, "invalid DB index")
+}
+
+// rueidisMessage is the server's error message in err, or err's text.
+func rueidisMessage(err error) string {
+	var re *rueidis.RedisError
+	if errors.As(err, &re) {
+		return re.Error()
+	}
+	return err.Error()
+}
+
+// connectCause explains a failure to connect to o in an operator's terms.
+func connectCause(err error, o distsync.Options) string {
+	withTLS := o.TLS != nil
 	msg := strings.TrimPrefix(err.Error(), "distsync: connect: ")
+	if withTLS && isTimeout(err) && len(o.Addrs) == 1 && o.MasterName == "" && acceptsTCP(o.Addrs[0]) {
+		// A Redis port without TLS reads the handshake as the start of a
+		// command and waits for the rest: the dial runs out of time.
+		return msg + " (the server accepts connections but did not answer the TLS handshake: is this a port without TLS? then drop --tls, or use redis://)"
+	}
 	for _, garbled := range []string{"received unknown message type: ", "received unexpected number byte: ", "received unexpected simple string message"} {
 		i := strings.Index(msg, garbled)
 		if i < 0 {
@@ -263,6 +294,22 @@ func connectCause(err error, withTLS bool) string {
 		return msg + " (the server closed the connection: does it want a client certificate (--cert, --key)?)"
 	}
 	return msg
+}
+
+// isTimeout reports whether err is a dial or handshake that ran out of time.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
+
+// acceptsTCP reports whether addr accepts a TCP connection within a second.
+func acceptsTCP(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }
 
 func describeAddrs(o distsync.Options) string {

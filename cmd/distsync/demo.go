@@ -42,7 +42,8 @@ func (c *cli) demo(args []string) error {
 	f := newFlags("demo", demoUsage)
 	var cf connFlags
 	cf.register(f)
-	lease := f.Duration("lease", 1500*time.Millisecond, "watchdog lease of the tour's clients")
+	lflag := f.durationVar("lease", 1500*time.Millisecond, "the watchdog lease `time` of the tour's clients, e.g. 1.5 or 900ms")
+	lease := &lflag.d
 	pos, err := f.parse(c, args, true)
 	if err != nil {
 		return err

@@ -28,7 +28,7 @@ import (
 const (
 	exitOK          = 0
 	exitFailure     = 1   // any other failure (a Redis error, a refused confirmation)
-	exitUsage       = 64  // EX_USAGE: bad flags or arguments
+	exitUsage       = 64  // EX_USAGE: bad flags or arguments (a NAME of another kind, a --db the server lacks)
 	exitUnavailable = 69  // EX_UNAVAILABLE: cannot connect to Redis
 	exitLeaseLost   = 70  // EX_SOFTWARE: run lost its lease; the command was stopped
 	exitNotAcquired = 75  // EX_TEMPFAIL: the lock or permit was not had within --wait (run -E changes it)
@@ -39,7 +39,8 @@ const (
 const exitCodesHelp = `Exit codes:
   0     success
   1     failure (a Redis error, a declined confirmation)
-  64    usage error (bad flags or arguments)
+  64    usage error: bad flags or arguments, a NAME that holds another kind
+        of primitive, a database (--db) the server does not have
   69    cannot connect to Redis
   70    run: the lease was lost while the command ran; the command was stopped
   75    run: not acquired within --wait (taken, with -n or --wait 0); -E sets another
@@ -194,9 +195,24 @@ func (c *cli) exit(name string, err error) int {
 	case errors.Is(err, distsync.ErrInvalidName), errors.Is(err, distsync.ErrInvalidArgument):
 		code = exitUsage
 	}
-	fmt.Fprintf(c.stderr, "distsync %s: %s\n", name, strings.TrimPrefix(err.Error(), "distsync: "))
+	fmt.Fprintf(c.stderr, "distsync %s: %s\n", name, errText(err))
 	return code
 }
+
+// errText is err's message for a line that begins "distsync COMMAND: ":
+// without the "distsync: " that the library's errors begin with, at any
+// depth of wrapping, so that the line has one prefix.
+func errText(err error) string { return strings.ReplaceAll(err.Error(), "distsync: ", "") }
+
+// reworded is an error with another message that still wraps the cause.
+type reworded struct {
+	msg string
+	err error
+}
+
+func (r reworded) Error() string { return r.msg }
+
+func (r reworded) Unwrap() error { return r.err }
 
 // version is the module version the binary was built from ("(devel)" for a
 // build in a work tree), with the VCS revision when the build recorded one.

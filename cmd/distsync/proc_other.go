@@ -61,6 +61,8 @@ func (p *group) suspend() {}
 
 func (p *group) resume() {}
 
+func (p *group) resumeJob() {}
+
 func (p *group) exited() <-chan struct{} { return p.done }
 
 func (p *group) status() int { return exitStatus(p.waitErr) }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/distsync/distsync/internal/dstest"
+	"github.com/distsync/distsync/internal/redistest"
 )
 
 func init() {
@@ -29,13 +31,15 @@ func init() {
 		name string
 		test func(e *binEnv, t *testing.T)
 	}{
-		{"KillNineKillsCommandAndChildren", (*binEnv).testKillNine},
+		{"KillNineKillsCommandAndChildren", func(e *binEnv, t *testing.T) { e.testKillNine(t, false) }},
+		{"KillNineOfGuardKillsCommandAndChildren", func(e *binEnv, t *testing.T) { e.testKillNine(t, true) }},
 		{"GroupSIGINTReachesCommandOnce", (*binEnv).testGroupSIGINT},
 		{"LostLeaseKillsTheGroup", (*binEnv).testLostLeaseKillsGroup},
 		{"LeftoversKilledBeforeRelease", (*binEnv).testLeftovers},
 		{"VerboseReportsWait", (*binEnv).testVerboseWait},
 		{"InterruptedBenchKeepsResults", (*binEnv).testBenchInterrupted},
 		{"InterruptedDemoExits130", (*binEnv).testDemoInterrupted},
+		{"InterruptedBenchWhileServerDown", (*binEnv).testBenchInterruptedServerDown},
 	}...)
 }
 
@@ -120,7 +124,9 @@ func requireGone(t *testing.T, deadline time.Time, what string, pids ...int) {
 	}
 }
 
-func (e *binEnv) testKillNine(t *testing.T) {
+// testKillNine kills distsync, or its guard, with SIGKILL while COMMAND
+// runs: COMMAND and its child go at once.
+func (e *binEnv) testKillNine(t *testing.T, guard bool) {
 	t.Parallel()
 	for _, m := range guardModes {
 		t.Run(m.name, func(t *testing.T) {
@@ -139,6 +145,13 @@ func (e *binEnv) testKillNine(t *testing.T) {
 			pids = append(pids, pgid) // the guard leads the group
 
 			killed := time.Now()
+			if guard {
+				require.NoError(t, syscall.Kill(pgid, syscall.SIGKILL))
+				// distsync reports the guard's end as COMMAND's.
+				assert.Equal(t, 128+int(syscall.SIGKILL), exitCodeOf(t, cmd.Wait()))
+				requireGone(t, killed.Add(time.Second), "after kill -9 of the guard", pids...)
+				return
+			}
 			require.NoError(t, cmd.Process.Kill())
 			assert.ErrorContains(t, cmd.Wait(), "signal: killed")
 			requireGone(t, killed.Add(time.Second), "after kill -9 of distsync", pids...)
@@ -190,27 +203,46 @@ func waitLines(t *testing.T, path string, want ...string) {
 	assert.Equal(t, want, lines[:len(want)])
 }
 
+// testLostLeaseKillsGroup: after a lost lease and --grace, SIGKILL reaches
+// COMMAND and its child, which both ignore SIGTERM, for every kind of hold.
+// The hold is lost to the operator's command that deletes it.
 func (e *binEnv) testLostLeaseKillsGroup(t *testing.T) {
 	t.Parallel()
-	name := dstest.Name(t)
-	dir := t.TempDir()
-	child, grandchild := filepath.Join(dir, "child"), filepath.Join(dir, "grandchild")
-	// Both ignore SIGTERM, so only the grace period's SIGKILL stops them.
-	script := `trap '' TERM; sh -c 'echo $$ > "$1"; while :; do sleep 0.05; done' sh "$1" & echo $$ > "$2"; echo ready; wait`
-	cmd := e.command("run", "--lock", name, "--lease", "600ms", "--grace", "0.3", "--", "sh", "-c", script, "sh", grandchild, child)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	startReady(t, cmd)
-	pids := []int{readPid(t, child), readPid(t, grandchild)}
+	deleteHold := map[string][]string{ // by guard mode
+		"lock":      {"unlock", "--force", "--yes"},
+		"semaphore": {"delete", "--yes"},
+		"shared":    {"unlock", "--force", "--yes"},
+	}
+	held := map[string]string{ // how run names the hold, by guard mode
+		"lock": `lock "%s"`, "semaphore": `a permit of semaphore "%s"`, "shared": `read lock "%s"`,
+	}
+	for _, m := range guardModes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			name := dstest.Name(t)
+			dir := t.TempDir()
+			child, grandchild := filepath.Join(dir, "child"), filepath.Join(dir, "grandchild")
+			// Both ignore SIGTERM, so only the grace period's SIGKILL stops them.
+			script := `trap '' TERM; sh -c 'echo $$ > "$1"; while :; do sleep 0.05; done' sh "$1" & echo $$ > "$2"; echo ready; wait`
+			args := append(m.args(name), "--lease", "600ms", "--grace", "0.3", "--", "sh", "-c", script, "sh", grandchild, child)
+			cmd := e.command("run", args...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			startReady(t, cmd)
+			pids := []int{readPid(t, child), readPid(t, grandchild)}
 
-	rc := e.s.Client(t)
-	n, err := rc.Do(context.Background(), rc.B().Del().Key("distsync:{"+name+"}").Build()).AsInt64()
-	require.NoError(t, err)
-	require.EqualValues(t, 1, n, "the lock was not held")
-	assert.Equal(t, exitLeaseLost, exitCodeOf(t, cmd.Wait()))
-	assert.Contains(t, stderr.String(), "lease of lock")
-	// distsync exits after the SIGKILL of the group: they are gone or going.
-	requireGone(t, time.Now().Add(time.Second), "after the grace period", pids...)
+			del := deleteHold[m.name]
+			out, err := e.command(del[0], append(del[1:], name)...).CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			require.Contains(t, string(out), "deleted", "the hold was not there")
+			assert.Equal(t, exitLeaseLost, exitCodeOf(t, cmd.Wait()))
+			what := regexp.QuoteMeta(fmt.Sprintf(held[m.name], name))
+			assert.Regexp(t, `^distsync run: lease of `+what+` lost \(.+\); stopping sh \(process group [0-9]+\)\n$`, stderr.String())
+			assert.NotContains(t, stderr.String(), "distsync: ")
+			// distsync exits after the SIGKILL of the group: they are gone or going.
+			requireGone(t, time.Now().Add(time.Second), "after the grace period", pids...)
+		})
+	}
 }
 
 func (e *binEnv) testLeftovers(t *testing.T) {
@@ -257,9 +289,11 @@ func (e *binEnv) testVerboseWait(t *testing.T) {
 	assert.Equal(t, 0, exitCodeOf(t, cmd.Wait()))
 }
 
-func (e *binEnv) testBenchInterrupted(t *testing.T) {
-	t.Parallel()
-	cmd := e.command("bench", "--duration", "1500ms", "--workers", "2")
+// startBench starts the bench cmd and returns once it reports that the
+// scenario has begun, with what it writes on stdout; the rest of its stderr
+// is drained in the background.
+func startBench(t *testing.T, cmd *exec.Cmd, scenario string) *bytes.Buffer {
+	t.Helper()
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
 	stderr, err := cmd.StderrPipe()
@@ -267,16 +301,54 @@ func (e *binEnv) testBenchInterrupted(t *testing.T) {
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { cmd.Process.Kill() })
 	lines := bufio.NewScanner(stderr)
-	for lines.Scan() && !strings.HasPrefix(lines.Text(), "bench: contended for") {
+	for lines.Scan() && !strings.HasPrefix(lines.Text(), "bench: "+scenario+" for") {
 	}
+	go io.Copy(io.Discard, stderr) //nolint:errcheck // ends when the pipe closes at Wait
+	return &stdout
+}
+
+func (e *binEnv) testBenchInterrupted(t *testing.T) {
+	t.Parallel()
+	cmd := e.command("bench", "--duration", "1500ms", "--workers", "2")
+	stdout := startBench(t, cmd, "contended")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
-	for lines.Scan() {
-	}
-	assert.Equal(t, 130, exitCodeOf(t, cmd.Wait()))
+	assert.Equal(t, 130, waitExit(t, cmd))
 	out := stdout.String()
 	assert.Regexp(t, `\nuncontended +1 +[1-9][0-9]* `, out, "the finished scenario's row")
 	assert.Regexp(t, `\n(contended|handoff)\* +2 +[0-9]+ `, out, "the interrupted scenario's partial row")
 	assert.Contains(t, out, "* interrupted after")
+}
+
+// testBenchInterruptedServerDown: a Ctrl-C ends bench while its server does
+// not answer (its calls wait for it), with the partial row.
+func (e *binEnv) testBenchInterruptedServerDown(t *testing.T) {
+	t.Parallel()
+	s := redistest.Start(t)
+	redistest.RequireProcess(t, s)
+	cmd := e.commandOn(s, "bench", "--duration", "60", "--scenarios", "uncontended")
+	stdout := startBench(t, cmd, "uncontended")
+	s.Kill() // bench's next call waits for a server that is gone
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	assert.Equal(t, 130, waitExit(t, cmd))
+	assert.Regexp(t, `\nuncontended\* +1 +[0-9]+ `, stdout.String(), "the partial row")
+	assert.Contains(t, stdout.String(), "* interrupted after")
+}
+
+// waitExit waits for cmd's exit and returns its code; after 10s it fails.
+func waitExit(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
+	select {
+	case err := <-done:
+		return exitCodeOf(t, err)
+	case <-timeout.C:
+		cmd.Process.Kill()
+		t.Fatalf("%s did not exit", cmd.Args[0])
+		return -1
+	}
 }
 
 func (e *binEnv) testDemoInterrupted(t *testing.T) {

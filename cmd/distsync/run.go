@@ -30,19 +30,34 @@ distsync frees it within one lease. COMMAND gets the hold's fencing token in
 $DISTSYNC_FENCING_TOKEN, or the permit's id in $DISTSYNC_PERMIT_ID. With -c,
 COMMAND STRING runs with sh -c.
 
-COMMAND never runs without the hold. It runs in a process group of its own,
-with its children; signals distsync receives (SIGINT, SIGTERM, SIGHUP,
-SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH) go to the whole group, so a Ctrl-C
-reaches COMMAND once. If the lease is lost (the key was deleted, the server
-lost it, renewals failed for a whole lease), the group is sent SIGTERM, then
-SIGKILL after --grace, and distsync exits 70. If distsync dies, even by
-SIGKILL, the group is killed at once. When COMMAND exits, what it left
-running in its group is killed before the hold is released. Ctrl-Z (SIGTSTP)
-stops COMMAND's group and distsync; continued, distsync first checks that it
-still has the hold (a stopped distsync renews nothing), else stops COMMAND as
-for a lost lease. COMMAND does not own the terminal: one that reads it is
-stopped, as a background job is; redirect its input. (Outside Linux, killing distsync's helper process alone
-leaves COMMAND running; elsewhere than Unix, signals reach COMMAND only.)
+COMMAND never runs without the hold. It runs under a guard process
+(distsync __guard) in a process group of its own, with its children. Signals
+distsync receives (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2,
+SIGWINCH) go to the whole group, once; a stopped group is then continued for
+SIGINT, SIGTERM, SIGHUP and SIGQUIT. If the lease is lost (the key was
+deleted, the server lost it, renewals failed for a whole lease), the group
+is sent SIGTERM, then SIGKILL after --grace, and distsync exits 70. If
+distsync dies, even by SIGKILL, the guard kills the group at once; if the
+guard dies, distsync kills the group. When COMMAND exits, what it left
+running in its group is killed before the hold is released. Limits: a
+process that leaves the group (setsid) is out of reach; if distsync and its
+guard are killed by SIGKILL together (pkill -9 -f distsync), COMMAND's
+children run on without the hold (on Linux the kernel kills COMMAND itself;
+elsewhere COMMAND runs on too); outside Unix there is no guard: signals and
+a lost lease's stop reach COMMAND only, and COMMAND outlives a killed
+distsync.
+
+The terminal: when distsync's standard input is its terminal, distsync is in
+the foreground and its output is not a pipe, COMMAND's group becomes the
+terminal's foreground job, as a shell makes it: COMMAND reads the terminal,
+and Ctrl-C, Ctrl-\ and window changes reach it from the terminal, once.
+Ctrl-Z stops COMMAND's group and distsync and gives the terminal back;
+continued (fg), distsync first checks that it still has the hold (a stopped
+distsync renews nothing), else stops COMMAND as for a lost lease. Otherwise
+(distsync in the background, or its output into a pipe, whose reader may
+want the terminal: run ... | less) COMMAND is a background job: one that
+reads the terminal is stopped until a signal ends it. To give a pipeline the
+terminal, make it COMMAND: -c 'make | less'.
 
 --wait, --lease and --grace take seconds (5, 0.5) or durations (1m30s). With
 -v, distsync reports every second of its wait who holds NAME.
@@ -80,6 +95,10 @@ const (
 	envPermitID     = "DISTSYNC_PERMIT_ID"     // --semaphore: the permit's id
 )
 
+// minRunLease is the shortest --lease: renewed every third of it, a lease
+// much shorter is lost at the first late renewal, even on a local server.
+const minRunLease = 100 * time.Millisecond
+
 // runFlags are run's own flags.
 type runFlags struct {
 	lock, rwlock, sem string
@@ -110,7 +129,7 @@ func (c *cli) runCmd(args []string) error {
 	f.alias("E", "conflict-exit-code")
 	f.StringVar(&rf.command, "command", "", "run `STRING` with sh -c instead of COMMAND [ARG...]")
 	f.alias("c", "command")
-	rf.lease = f.durationVar("lease", distsync.DefaultLease, "the watchdog lease `time`, renewed every lease/3 while COMMAND runs")
+	rf.lease = f.durationVar("lease", distsync.DefaultLease, "the watchdog lease `time`, renewed every lease/3 while COMMAND runs; at least "+minRunLease.String())
 	rf.grace = f.durationVar("grace", 10*time.Second, "the `time` COMMAND has between SIGTERM and SIGKILL after a lost lease")
 	cf.register(f)
 	argv, err := f.parse(c, args, false)
@@ -232,11 +251,16 @@ wait:
 				}
 			default:
 				p.signal(s)
+				if stopping(s) {
+					// A COMMAND stopped on the terminal (a background
+					// job that read it) acts on it only once continued.
+					p.resume()
+				}
 			}
 		case <-held.Done():
 			lost = true
-			fmt.Fprintf(c.stderr, "distsync run: lease of %v lost (%v); stopping %s (process group %d)\n",
-				g, context.Cause(held), argv[0], p.pid())
+			fmt.Fprintf(c.stderr, "distsync run: lease of %v lost (%s); stopping %s (process group %d)\n",
+				g, strings.TrimPrefix(errText(context.Cause(held)), "lease lost: "), argv[0], p.pid())
 			terminate(p, rf.grace.d)
 			break wait
 		}
@@ -249,7 +273,7 @@ wait:
 		// Lost after the command ended, or before the watchdog noticed.
 		return withCode(exitLeaseLost, fmt.Errorf("%v was no longer held when %s exited: %w", g, argv[0], err))
 	} else if err != nil {
-		fmt.Fprintf(c.stderr, "distsync run: releasing %v: %v (its lease expires by itself)\n", g, err)
+		fmt.Fprintf(c.stderr, "distsync run: releasing %v: %s (its lease expires by itself)\n", g, errText(err))
 	}
 	return withCode(p.status(), nil)
 }
@@ -281,8 +305,8 @@ func (rf *runFlags) check(f *flags, argv *[]string) error {
 		return usageErrorf("run", "-c needs a command string")
 	case !f.set("command") && len(*argv) == 0:
 		return usageErrorf("run", "no COMMAND to run")
-	case rf.lease.d < 3*time.Millisecond:
-		return usageErrorf("run", "--lease %v is too short", rf.lease.d)
+	case rf.lease.d < minRunLease:
+		return usageErrorf("run", "--lease %v is too short: at least %v, as it is renewed every third of it", rf.lease.d, minRunLease)
 	}
 	if f.set("command") {
 		*argv = []string{"sh", "-c", rf.command}
@@ -326,20 +350,11 @@ func unwrapPathError(err error) error {
 	return err
 }
 
-// checkKind refuses a name that holds another kind of primitive: a --lock
-// on a semaphore would otherwise fail on its keys.
+// checkKind refuses a name that holds another kind of primitive (64): a
+// --lock on a semaphore would otherwise fail on its keys.
 func checkKind(ctx context.Context, c *distsync.Client, g guard) error {
-	info, err := c.Inspect(ctx, g.name())
-	switch {
-	case errors.Is(err, distsync.ErrWrongKind):
-		return withCode(exitUsage, err)
-	case err != nil:
-		return err
-	}
-	if err := verifyKind(info, g.kind()); err != nil {
-		return withCode(exitUsage, err)
-	}
-	return nil
+	_, _, err := lookup(ctx, c, g.name(), g.kind())
+	return err
 }
 
 // reportWait prints, for -v, who holds what run waits for.
@@ -348,7 +363,7 @@ func (c *cli) reportWait(ctx context.Context, client *distsync.Client, g guard, 
 	defer cancel()
 	who := "its holders are unknown"
 	if r, _, err := lookup(ctx, client, g.name(), g.kind()); err != nil {
-		who = "cannot inspect it: " + err.Error()
+		who = "cannot inspect it: " + errText(err)
 	} else {
 		who = r.holders()
 	}
@@ -394,11 +409,11 @@ func (c *cli) resumeIfHeld(p *group, g guard, held context.Context) bool {
 		ok, err := g.holds(held)
 		if err == nil {
 			if ok {
-				p.resume()
+				p.resumeJob()
 			}
 			return ok
 		}
-		fmt.Fprintf(c.stderr, "distsync run: cannot check %v after a stop (%v); the command stays stopped\n", g, err)
+		fmt.Fprintf(c.stderr, "distsync run: cannot check %v after a stop (%s); the command stays stopped\n", g, errText(err))
 		t := time.NewTimer(time.Second)
 		select {
 		case <-held.Done():
