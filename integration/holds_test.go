@@ -105,6 +105,16 @@ func eachKind(t *testing.T, kinds []lockKind, body func(t *testing.T, k lockKind
 	}
 }
 
+// heldNow returns a Rule.Then asserting that l is held on the server: that
+// the command the fault hit was applied before the fault took its reply.
+func heldNow(t *testing.T, l lockish, why string) func() {
+	return func() {
+		locked, err := l.IsLocked(context.Background())
+		assert.NoError(t, err)
+		assert.True(t, locked, why)
+	}
+}
+
 // freeWithin asserts that another Client gets the lock within wait, much
 // less than the lease an abandoned grant would keep it for, and releases it.
 func freeWithin(t *testing.T, other lockish, wait time.Duration, why string) {
@@ -222,6 +232,7 @@ func TestCloseRacingAnAcquisition(t *testing.T) {
 		cctx, err := canary.TryLock(context.Background(), 0, 0)
 		require.NoError(t, err)
 		f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.Hook, Times: 1, Then: func() {
+			heldNow(t, l, "the grant was applied before Close")()
 			go c.Close()
 			<-cctx.Done() // Close has abandoned the holds
 		}})
@@ -239,6 +250,7 @@ func TestCloseRacingAnAcquisition(t *testing.T) {
 		cctx, err := canary.Lock(context.Background())
 		require.NoError(t, err)
 		f.Inject(&dstest.Rule{Match: dstest.Script("Take n permits of the permit semaphore"), Fault: dstest.Hook, Times: 1, Then: func() {
+			permitsHeld(t, ps, 1, "the grant was applied before Close")()
 			go c.Close()
 			<-cctx.Done()
 		}})
@@ -249,6 +261,16 @@ func TestCloseRacingAnAcquisition(t *testing.T) {
 		require.NoError(t, err)
 		assert.Zero(t, held, "the permit granted during Close was returned")
 	})
+}
+
+// permitsHeld returns a Rule.Then asserting that n permits of ps are held
+// on the server.
+func permitsHeld(t *testing.T, ps *semaphore.PermitSemaphore, n int64, why string) func() {
+	return func() {
+		held, err := ps.Held(context.Background())
+		assert.NoError(t, err)
+		assert.Equal(t, n, held, why)
+	}
 }
 
 // permitSem returns the permit semaphore name on c with n permits.
@@ -292,9 +314,12 @@ func TestRetriedReleaseIsExact(t *testing.T) {
 		require.ErrorIs(t, err, dstest.ErrInjected)
 		require.Error(t, cc.Err(), "a failed Unlock ends the context all the same")
 		f.Clear()
+		n, err := l.HoldCount(a)
+		require.NoError(t, err)
+		require.Equal(t, 2, n, "the release whose reply was lost was applied")
 		require.NoError(t, l.Unlock(b))
 		require.NoError(t, l.Unlock(cc), "the retry learns that the first attempt was applied")
-		n, err := l.HoldCount(a)
+		n, err = l.HoldCount(a)
 		require.NoError(t, err)
 		assert.Equal(t, 1, n, "the retry released no other acquisition's count")
 		require.NoError(t, a.Err())
@@ -326,9 +351,12 @@ func TestRetriedPermitReleaseIsExact(t *testing.T) {
 	require.ErrorIs(t, ps.Release(ctx, p), dstest.ErrInjected)
 	require.Error(t, p.Context().Err(), "a failed Release ends the permit's context")
 	f.Clear()
+	avail, err := ps.Available(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), avail, "the release whose reply was lost was applied")
 	require.NoError(t, ps.Release(ctx, p), "the retry learns that the first attempt was applied")
 	assert.ErrorIs(t, ps.Release(ctx, p), distsync.ErrNotHeld)
-	avail, err := ps.Available(ctx)
+	avail, err = ps.Available(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), avail, "returned once: the other permit is still held")
 	require.NoError(t, keep.Context().Err())
@@ -420,12 +448,12 @@ func TestLostGrantReply(t *testing.T) {
 	eachKind(t, lockKinds, func(t *testing.T, k lockKind, c *distsync.Client, f *dstest.Faulty, l, other lockish) {
 		ctx := context.Background()
 
-		f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.LoseReply, Times: 1})
+		f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.LoseReply, Times: 1, Then: heldNow(t, l, "the grant whose reply is lost was applied")})
 		_, err := l.TryLock(ctx, 0, 0)
 		require.ErrorIs(t, err, dstest.ErrInjected)
 		freeWithin(t, other, 5*time.Second, "the grant whose reply was lost was given back")
 
-		f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.LoseReply, Times: 1})
+		f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.LoseReply, Times: 1, Then: heldNow(t, l, "the grant whose reply is lost was applied")})
 		held, err := l.TryLock(ctx, 5*time.Second, 0)
 		require.NoError(t, err, "the repeated attempt returns the grant")
 		n, err := l.HoldCount(held)
@@ -437,7 +465,7 @@ func TestLostGrantReply(t *testing.T) {
 		assert.False(t, locked)
 
 		// A reply that comes after the attempt's deadline: the same.
-		f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.LateReply, Delay: time.Hour, Times: 1})
+		f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.LateReply, Delay: time.Hour, Times: 1, Then: heldNow(t, l, "the grant whose reply is late was applied")})
 		tctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 		_, err = l.TryLock(tctx, time.Minute, 0)
 		cancel()
@@ -449,7 +477,7 @@ func TestLostGrantReply(t *testing.T) {
 		c, f := faultyClient(t, s, 0)
 		ps := permitSem(t, c, dstest.Name(t), 1)
 		ctx := context.Background()
-		f.Inject(&dstest.Rule{Match: dstest.Script("Take n permits of the permit semaphore"), Fault: dstest.LoseReply, Times: 1})
+		f.Inject(&dstest.Rule{Match: dstest.Script("Take n permits of the permit semaphore"), Fault: dstest.LoseReply, Times: 1, Then: permitsHeld(t, ps, 1, "the grant whose reply is lost was applied")})
 		_, err := ps.TryAcquire(ctx, 0, 0)
 		require.ErrorIs(t, err, dstest.ErrInjected)
 		ps2 := permitSem(t, dstest.ClientOn(t, s), dstest.Name(t), 1)
@@ -458,7 +486,7 @@ func TestLostGrantReply(t *testing.T) {
 		require.NoError(t, p.Context().Err())
 		require.NoError(t, ps2.Release(ctx, p))
 
-		f.Inject(&dstest.Rule{Match: dstest.Script("Take n permits of the permit semaphore"), Fault: dstest.LoseReply, Times: 1})
+		f.Inject(&dstest.Rule{Match: dstest.Script("Take n permits of the permit semaphore"), Fault: dstest.LoseReply, Times: 1, Then: permitsHeld(t, ps, 1, "the grant whose reply is lost was applied")})
 		p, err = ps.TryAcquire(ctx, 5*time.Second, 0)
 		require.NoError(t, err)
 		held, err := ps.Held(ctx)
@@ -471,12 +499,17 @@ func TestLostGrantReply(t *testing.T) {
 		c, f := faultyClient(t, s, 0)
 		sem := countingSem(t, c, dstest.Name(t), 1)
 		ctx := context.Background()
-		f.Inject(&dstest.Rule{Match: dstest.Script("Take n permits from the counting semaphore"), Fault: dstest.LoseReply, Times: 1})
+		taken := func() {
+			avail, err := sem.Available(ctx)
+			assert.NoError(t, err)
+			assert.Zero(t, avail, "the take whose reply is lost was applied")
+		}
+		f.Inject(&dstest.Rule{Match: dstest.Script("Take n permits from the counting semaphore"), Fault: dstest.LoseReply, Times: 1, Then: taken})
 		require.ErrorIs(t, sem.TryAcquire(ctx, 1, 0), dstest.ErrInjected)
 		require.NoError(t, countingSem(t, dstest.ClientOn(t, s), dstest.Name(t), 1).TryAcquire(ctx, 1, 5*time.Second), "the permit came back")
 		require.NoError(t, sem.Release(ctx, 1))
 
-		f.Inject(&dstest.Rule{Match: dstest.Script("Take n permits from the counting semaphore"), Fault: dstest.LoseReply, Times: 1})
+		f.Inject(&dstest.Rule{Match: dstest.Script("Take n permits from the counting semaphore"), Fault: dstest.LoseReply, Times: 1, Then: taken})
 		require.NoError(t, sem.TryAcquire(ctx, 1, 5*time.Second))
 		avail, err := sem.Available(ctx)
 		require.NoError(t, err)
@@ -507,7 +540,10 @@ func TestContextEndsHold(t *testing.T) {
 	t.Parallel()
 	eachKind(t, lockKinds, func(t *testing.T, k lockKind, c *distsync.Client, f *dstest.Faulty, l, other lockish) {
 		ctx, cancel := context.WithCancel(context.Background())
-		f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.Hook, Times: 1, Then: cancel})
+		f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.Hook, Times: 1, Then: func() {
+			heldNow(t, l, "the grant was applied before ctx ended")()
+			cancel()
+		}})
 		_, err := l.TryLock(ctx, 0, 0)
 		require.ErrorIs(t, err, context.Canceled)
 		freeWithin(t, other, 5*time.Second, "the grant that came back after ctx ended was given back")
