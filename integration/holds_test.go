@@ -74,6 +74,19 @@ var lockKinds = []lockKind{
 	}, "Acquire or re-enter a read hold", "Release one read acquisition"},
 }
 
+// rival makes, on c, the lock of the given name that a hold of kind k keeps
+// out: the same kind, but a writer for the read kind, since readers share.
+func (k lockKind) rival(t *testing.T, c *distsync.Client, name string) lockish {
+	if k.name == "rwlock-read" {
+		for _, w := range lockKinds {
+			if w.name == "rwlock-write" {
+				return w.make(t, c, name)
+			}
+		}
+	}
+	return k.make(t, c, name)
+}
+
 // faultyClient returns a Client on s whose commands pass through a Faulty
 // layer, with the watchdog lease; both are closed at cleanup.
 func faultyClient(t *testing.T, s *redistest.Server, lease time.Duration) (*distsync.Client, *dstest.Faulty) {
@@ -92,7 +105,8 @@ func faultyClient(t *testing.T, s *redistest.Server, lease time.Duration) (*dist
 
 // eachKind runs body as a parallel subtest for each of kinds, with the lock
 // of the subtest's name on a Client whose commands pass through a Faulty
-// layer (c, f, l) and the same lock on another Client (other).
+// layer (c, f, l) and, on another Client, the lock of that name that a hold
+// of l keeps out (other, see lockKind.rival).
 func eachKind(t *testing.T, kinds []lockKind, body func(t *testing.T, k lockKind, c *distsync.Client, f *dstest.Faulty, l, other lockish)) {
 	t.Helper()
 	s := redistest.Shared(t)
@@ -100,7 +114,7 @@ func eachKind(t *testing.T, kinds []lockKind, body func(t *testing.T, k lockKind
 		t.Run(k.name, func(t *testing.T) {
 			t.Parallel()
 			c, f := faultyClient(t, s, 0)
-			body(t, k, c, f, k.make(t, c, dstest.Name(t)), k.make(t, dstest.ClientOn(t, s), dstest.Name(t)))
+			body(t, k, c, f, k.make(t, c, dstest.Name(t)), k.rival(t, dstest.ClientOn(t, s), dstest.Name(t)))
 		})
 	}
 }
@@ -169,7 +183,7 @@ func TestMixedLeasesKeepTheirLifetimes(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			t.Parallel()
 			c := dstest.ClientOn(t, s, func(o *distsync.Options) { o.Lease = 3 * time.Second })
-			other := k.make(t, dstest.ClientOn(t, s), dstest.Name(t))
+			other := k.rival(t, dstest.ClientOn(t, s), dstest.Name(t))
 			l := k.make(t, c, dstest.Name(t))
 			ctx := context.Background()
 
