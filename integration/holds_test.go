@@ -2,7 +2,10 @@ package integration_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"net"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -755,34 +758,94 @@ func TestWaiterSurvivesRestartAndCut(t *testing.T) {
 }
 
 // Finding 13: a grant a paused master applies after its round was decided
-// is released once the master answers again.
+// is released once the master answers again. The master is paused during a
+// round. The grant's request waits on its connection until its deadline,
+// which closes that connection; a release sent to that master meanwhile
+// needs a new connection, whose handshake the paused master does not answer
+// either, and is given up. When it resumes, the master still reads the
+// grant it had queued and applies it: only a release retried until then
+// frees the lock before its 30 s lease ends.
 func TestRedlockLateGrantReleased(t *testing.T) {
 	t.Parallel()
 	masters := []*redistest.Server{redistest.Start(t), redistest.Start(t), redistest.Start(t)}
 	redistest.RequireProcess(t, masters[2])
-	var lockers []distsync.Locker
-	var clients []*distsync.Client
-	for _, s := range masters {
-		c := dstest.ClientOn(t, s)
-		clients = append(clients, c)
-		lockers = append(lockers, mutexOf(t, c, "red"))
-	}
-	rl, err := redlock.New(lockers)
-	require.NoError(t, err)
 	ctx := context.Background()
+	// A round on other Clients caches the scripts on every master: a queued
+	// EVALSHA would otherwise get NOSCRIPT when the master resumes, and no
+	// late grant would ever be applied.
+	var lockers []distsync.Locker
+	for _, s := range masters {
+		lockers = append(lockers, mutexOf(t, dstest.ClientOn(t, s), "red"))
+	}
+	warm, err := redlock.New(lockers)
+	require.NoError(t, err)
+	held, err := warm.TryLock(ctx, 0, 0)
+	require.NoError(t, err)
+	require.NoError(t, warm.Unlock(held))
+
+	// The paused master's Client is made as New makes one, on connections
+	// the test sees (conns, in the order they opened).
+	var mu sync.Mutex
+	var conns []net.Conn
+	opt := masters[2].ClientOption()
+	opt.DisableAutoPipelining = true
+	opt.DialCtxFn = func(ctx context.Context, addr string, d *net.Dialer, _ *tls.Config) (net.Conn, error) {
+		conn, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			mu.Lock()
+			conns = append(conns, conn)
+			mu.Unlock()
+		}
+		return conn, err
+	}
+	rc, err := rueidis.NewClient(opt)
+	require.NoError(t, err)
+	t.Cleanup(rc.Close)
+	c, err := distsync.FromClient(rc, distsync.Options{})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	paused := mutexOf(t, c, "red")
+	// One lone call opens the pooled connection the grant's request takes.
+	_, err = paused.IsLocked(ctx)
+	require.NoError(t, err)
+	mu.Lock()
+	opened := slices.Clone(conns)
+	mu.Unlock()
+	require.Len(t, opened, 2, "the pipelined connection and the pooled one")
+	// The pipelined connection goes, as one the master dropped: a release
+	// sent during the pause then finds no connection open and needs a new
+	// one, as in the finding. (Left open, it could carry a release that
+	// reaches the master before or after the grant, by chance.)
+	require.NoError(t, opened[0].Close())
+	rl, err := redlock.New([]distsync.Locker{lockers[0], lockers[1], paused})
+	require.NoError(t, err)
+
+	raw, err := rueidis.NewClient(masters[2].ClientOption())
+	require.NoError(t, err)
+	defer raw.Close()
+	fence := rl.Key() + ":fence" // written by every grant
+	get := func() (string, error) {
+		return raw.Do(ctx, raw.B().Get().Key(fence).Build()).ToString()
+	}
+	before, err := get()
+	require.NoError(t, err)
+
 	masters[2].Pause()
-	held, err := rl.TryLock(ctx, 0, 0)
+	held, err = rl.TryLock(ctx, 0, 0)
 	require.NoError(t, err, "granted by the two that answer")
 	require.NoError(t, rl.Unlock(held))
-	// Paused for longer than a request waits (5 s) twice over, so that the
-	// grant's request and a release sent after it have both been given up
-	// by their senders when the master resumes and applies the grant.
-	time.Sleep(11 * time.Second)
+	// The length of the pause: longer than a request waits (5 s) twice
+	// over, so that the grant's request and a release sent after it have
+	// both been given up by their senders when the master resumes.
+	time.Sleep(12 * time.Second)
 	masters[2].Resume()
-	m := mutexOf(t, clients[2], "red")
 	require.Eventually(t, func() bool {
-		locked, err := m.IsLocked(ctx)
-		return err == nil && !locked
+		after, err := get()
+		return err == nil && after != before
+	}, 5*time.Second, 10*time.Millisecond, "the resumed master applied the late grant")
+	require.Eventually(t, func() bool {
+		n, err := raw.Do(ctx, raw.B().Exists().Key(rl.Key()).Build()).AsInt64()
+		return err == nil && n == 0
 	}, 15*time.Second, 10*time.Millisecond, "the late grant on the resumed master is released, long before its 30 s lease")
 }
 
