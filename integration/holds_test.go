@@ -2,7 +2,10 @@ package integration_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"net"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -74,6 +77,19 @@ var lockKinds = []lockKind{
 	}, "Acquire or re-enter a read hold", "Release one read acquisition"},
 }
 
+// rival makes, on c, the lock of the given name that a hold of kind k keeps
+// out: the same kind, but a writer for the read kind, since readers share.
+func (k lockKind) rival(t *testing.T, c *distsync.Client, name string) lockish {
+	if k.name == "rwlock-read" {
+		for _, w := range lockKinds {
+			if w.name == "rwlock-write" {
+				return w.make(t, c, name)
+			}
+		}
+	}
+	return k.make(t, c, name)
+}
+
 // faultyClient returns a Client on s whose commands pass through a Faulty
 // layer, with the watchdog lease; both are closed at cleanup.
 func faultyClient(t *testing.T, s *redistest.Server, lease time.Duration) (*distsync.Client, *dstest.Faulty) {
@@ -92,7 +108,8 @@ func faultyClient(t *testing.T, s *redistest.Server, lease time.Duration) (*dist
 
 // eachKind runs body as a parallel subtest for each of kinds, with the lock
 // of the subtest's name on a Client whose commands pass through a Faulty
-// layer (c, f, l) and the same lock on another Client (other).
+// layer (c, f, l) and, on another Client, the lock of that name that a hold
+// of l keeps out (other, see lockKind.rival).
 func eachKind(t *testing.T, kinds []lockKind, body func(t *testing.T, k lockKind, c *distsync.Client, f *dstest.Faulty, l, other lockish)) {
 	t.Helper()
 	s := redistest.Shared(t)
@@ -100,8 +117,18 @@ func eachKind(t *testing.T, kinds []lockKind, body func(t *testing.T, k lockKind
 		t.Run(k.name, func(t *testing.T) {
 			t.Parallel()
 			c, f := faultyClient(t, s, 0)
-			body(t, k, c, f, k.make(t, c, dstest.Name(t)), k.make(t, dstest.ClientOn(t, s), dstest.Name(t)))
+			body(t, k, c, f, k.make(t, c, dstest.Name(t)), k.rival(t, dstest.ClientOn(t, s), dstest.Name(t)))
 		})
+	}
+}
+
+// heldNow returns a Rule.Then asserting that l is held on the server: that
+// the command the fault hit was applied before the fault took its reply.
+func heldNow(t *testing.T, l lockish, why string) func() {
+	return func() {
+		locked, err := l.IsLocked(context.Background())
+		assert.NoError(t, err)
+		assert.True(t, locked, why)
 	}
 }
 
@@ -159,7 +186,7 @@ func TestMixedLeasesKeepTheirLifetimes(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			t.Parallel()
 			c := dstest.ClientOn(t, s, func(o *distsync.Options) { o.Lease = 3 * time.Second })
-			other := k.make(t, dstest.ClientOn(t, s), dstest.Name(t))
+			other := k.rival(t, dstest.ClientOn(t, s), dstest.Name(t))
 			l := k.make(t, c, dstest.Name(t))
 			ctx := context.Background()
 
@@ -222,6 +249,7 @@ func TestCloseRacingAnAcquisition(t *testing.T) {
 		cctx, err := canary.TryLock(context.Background(), 0, 0)
 		require.NoError(t, err)
 		f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.Hook, Times: 1, Then: func() {
+			heldNow(t, l, "the grant was applied before Close")()
 			go c.Close()
 			<-cctx.Done() // Close has abandoned the holds
 		}})
@@ -239,6 +267,7 @@ func TestCloseRacingAnAcquisition(t *testing.T) {
 		cctx, err := canary.Lock(context.Background())
 		require.NoError(t, err)
 		f.Inject(&dstest.Rule{Match: dstest.Script("Take n permits of the permit semaphore"), Fault: dstest.Hook, Times: 1, Then: func() {
+			permitsHeld(t, ps, 1, "the grant was applied before Close")()
 			go c.Close()
 			<-cctx.Done()
 		}})
@@ -249,6 +278,16 @@ func TestCloseRacingAnAcquisition(t *testing.T) {
 		require.NoError(t, err)
 		assert.Zero(t, held, "the permit granted during Close was returned")
 	})
+}
+
+// permitsHeld returns a Rule.Then asserting that n permits of ps are held
+// on the server.
+func permitsHeld(t *testing.T, ps *semaphore.PermitSemaphore, n int64, why string) func() {
+	return func() {
+		held, err := ps.Held(context.Background())
+		assert.NoError(t, err)
+		assert.Equal(t, n, held, why)
+	}
 }
 
 // permitSem returns the permit semaphore name on c with n permits.
@@ -292,9 +331,12 @@ func TestRetriedReleaseIsExact(t *testing.T) {
 		require.ErrorIs(t, err, dstest.ErrInjected)
 		require.Error(t, cc.Err(), "a failed Unlock ends the context all the same")
 		f.Clear()
+		n, err := l.HoldCount(a)
+		require.NoError(t, err)
+		require.Equal(t, 2, n, "the release whose reply was lost was applied")
 		require.NoError(t, l.Unlock(b))
 		require.NoError(t, l.Unlock(cc), "the retry learns that the first attempt was applied")
-		n, err := l.HoldCount(a)
+		n, err = l.HoldCount(a)
 		require.NoError(t, err)
 		assert.Equal(t, 1, n, "the retry released no other acquisition's count")
 		require.NoError(t, a.Err())
@@ -326,9 +368,12 @@ func TestRetriedPermitReleaseIsExact(t *testing.T) {
 	require.ErrorIs(t, ps.Release(ctx, p), dstest.ErrInjected)
 	require.Error(t, p.Context().Err(), "a failed Release ends the permit's context")
 	f.Clear()
+	avail, err := ps.Available(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), avail, "the release whose reply was lost was applied")
 	require.NoError(t, ps.Release(ctx, p), "the retry learns that the first attempt was applied")
 	assert.ErrorIs(t, ps.Release(ctx, p), distsync.ErrNotHeld)
-	avail, err := ps.Available(ctx)
+	avail, err = ps.Available(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), avail, "returned once: the other permit is still held")
 	require.NoError(t, keep.Context().Err())
@@ -420,12 +465,12 @@ func TestLostGrantReply(t *testing.T) {
 	eachKind(t, lockKinds, func(t *testing.T, k lockKind, c *distsync.Client, f *dstest.Faulty, l, other lockish) {
 		ctx := context.Background()
 
-		f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.LoseReply, Times: 1})
+		f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.LoseReply, Times: 1, Then: heldNow(t, l, "the grant whose reply is lost was applied")})
 		_, err := l.TryLock(ctx, 0, 0)
 		require.ErrorIs(t, err, dstest.ErrInjected)
 		freeWithin(t, other, 5*time.Second, "the grant whose reply was lost was given back")
 
-		f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.LoseReply, Times: 1})
+		f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.LoseReply, Times: 1, Then: heldNow(t, l, "the grant whose reply is lost was applied")})
 		held, err := l.TryLock(ctx, 5*time.Second, 0)
 		require.NoError(t, err, "the repeated attempt returns the grant")
 		n, err := l.HoldCount(held)
@@ -437,7 +482,7 @@ func TestLostGrantReply(t *testing.T) {
 		assert.False(t, locked)
 
 		// A reply that comes after the attempt's deadline: the same.
-		f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.LateReply, Delay: time.Hour, Times: 1})
+		f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.LateReply, Delay: time.Hour, Times: 1, Then: heldNow(t, l, "the grant whose reply is late was applied")})
 		tctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 		_, err = l.TryLock(tctx, time.Minute, 0)
 		cancel()
@@ -449,7 +494,7 @@ func TestLostGrantReply(t *testing.T) {
 		c, f := faultyClient(t, s, 0)
 		ps := permitSem(t, c, dstest.Name(t), 1)
 		ctx := context.Background()
-		f.Inject(&dstest.Rule{Match: dstest.Script("Take n permits of the permit semaphore"), Fault: dstest.LoseReply, Times: 1})
+		f.Inject(&dstest.Rule{Match: dstest.Script("Take n permits of the permit semaphore"), Fault: dstest.LoseReply, Times: 1, Then: permitsHeld(t, ps, 1, "the grant whose reply is lost was applied")})
 		_, err := ps.TryAcquire(ctx, 0, 0)
 		require.ErrorIs(t, err, dstest.ErrInjected)
 		ps2 := permitSem(t, dstest.ClientOn(t, s), dstest.Name(t), 1)
@@ -458,7 +503,7 @@ func TestLostGrantReply(t *testing.T) {
 		require.NoError(t, p.Context().Err())
 		require.NoError(t, ps2.Release(ctx, p))
 
-		f.Inject(&dstest.Rule{Match: dstest.Script("Take n permits of the permit semaphore"), Fault: dstest.LoseReply, Times: 1})
+		f.Inject(&dstest.Rule{Match: dstest.Script("Take n permits of the permit semaphore"), Fault: dstest.LoseReply, Times: 1, Then: permitsHeld(t, ps, 1, "the grant whose reply is lost was applied")})
 		p, err = ps.TryAcquire(ctx, 5*time.Second, 0)
 		require.NoError(t, err)
 		held, err := ps.Held(ctx)
@@ -471,12 +516,17 @@ func TestLostGrantReply(t *testing.T) {
 		c, f := faultyClient(t, s, 0)
 		sem := countingSem(t, c, dstest.Name(t), 1)
 		ctx := context.Background()
-		f.Inject(&dstest.Rule{Match: dstest.Script("Take n permits from the counting semaphore"), Fault: dstest.LoseReply, Times: 1})
+		taken := func() {
+			avail, err := sem.Available(ctx)
+			assert.NoError(t, err)
+			assert.Zero(t, avail, "the take whose reply is lost was applied")
+		}
+		f.Inject(&dstest.Rule{Match: dstest.Script("Take n permits from the counting semaphore"), Fault: dstest.LoseReply, Times: 1, Then: taken})
 		require.ErrorIs(t, sem.TryAcquire(ctx, 1, 0), dstest.ErrInjected)
 		require.NoError(t, countingSem(t, dstest.ClientOn(t, s), dstest.Name(t), 1).TryAcquire(ctx, 1, 5*time.Second), "the permit came back")
 		require.NoError(t, sem.Release(ctx, 1))
 
-		f.Inject(&dstest.Rule{Match: dstest.Script("Take n permits from the counting semaphore"), Fault: dstest.LoseReply, Times: 1})
+		f.Inject(&dstest.Rule{Match: dstest.Script("Take n permits from the counting semaphore"), Fault: dstest.LoseReply, Times: 1, Then: taken})
 		require.NoError(t, sem.TryAcquire(ctx, 1, 5*time.Second))
 		avail, err := sem.Available(ctx)
 		require.NoError(t, err)
@@ -507,7 +557,10 @@ func TestContextEndsHold(t *testing.T) {
 	t.Parallel()
 	eachKind(t, lockKinds, func(t *testing.T, k lockKind, c *distsync.Client, f *dstest.Faulty, l, other lockish) {
 		ctx, cancel := context.WithCancel(context.Background())
-		f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.Hook, Times: 1, Then: cancel})
+		f.Inject(&dstest.Rule{Match: dstest.Script(k.acquire), Fault: dstest.Hook, Times: 1, Then: func() {
+			heldNow(t, l, "the grant was applied before ctx ended")()
+			cancel()
+		}})
 		_, err := l.TryLock(ctx, 0, 0)
 		require.ErrorIs(t, err, context.Canceled)
 		freeWithin(t, other, 5*time.Second, "the grant that came back after ctx ended was given back")
@@ -705,34 +758,94 @@ func TestWaiterSurvivesRestartAndCut(t *testing.T) {
 }
 
 // Finding 13: a grant a paused master applies after its round was decided
-// is released once the master answers again.
+// is released once the master answers again. The master is paused during a
+// round. The grant's request waits on its connection until its deadline,
+// which closes that connection; a release sent to that master meanwhile
+// needs a new connection, whose handshake the paused master does not answer
+// either, and is given up. When it resumes, the master still reads the
+// grant it had queued and applies it: only a release retried until then
+// frees the lock before its 30 s lease ends.
 func TestRedlockLateGrantReleased(t *testing.T) {
 	t.Parallel()
 	masters := []*redistest.Server{redistest.Start(t), redistest.Start(t), redistest.Start(t)}
 	redistest.RequireProcess(t, masters[2])
-	var lockers []distsync.Locker
-	var clients []*distsync.Client
-	for _, s := range masters {
-		c := dstest.ClientOn(t, s)
-		clients = append(clients, c)
-		lockers = append(lockers, mutexOf(t, c, "red"))
-	}
-	rl, err := redlock.New(lockers)
-	require.NoError(t, err)
 	ctx := context.Background()
+	// A round on other Clients caches the scripts on every master: a queued
+	// EVALSHA would otherwise get NOSCRIPT when the master resumes, and no
+	// late grant would ever be applied.
+	var lockers []distsync.Locker
+	for _, s := range masters {
+		lockers = append(lockers, mutexOf(t, dstest.ClientOn(t, s), "red"))
+	}
+	warm, err := redlock.New(lockers)
+	require.NoError(t, err)
+	held, err := warm.TryLock(ctx, 0, 0)
+	require.NoError(t, err)
+	require.NoError(t, warm.Unlock(held))
+
+	// The paused master's Client is made as New makes one, on connections
+	// the test sees (conns, in the order they opened).
+	var mu sync.Mutex
+	var conns []net.Conn
+	opt := masters[2].ClientOption()
+	opt.DisableAutoPipelining = true
+	opt.DialCtxFn = func(ctx context.Context, addr string, d *net.Dialer, _ *tls.Config) (net.Conn, error) {
+		conn, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			mu.Lock()
+			conns = append(conns, conn)
+			mu.Unlock()
+		}
+		return conn, err
+	}
+	rc, err := rueidis.NewClient(opt)
+	require.NoError(t, err)
+	t.Cleanup(rc.Close)
+	c, err := distsync.FromClient(rc, distsync.Options{})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	paused := mutexOf(t, c, "red")
+	// One lone call opens the pooled connection the grant's request takes.
+	_, err = paused.IsLocked(ctx)
+	require.NoError(t, err)
+	mu.Lock()
+	opened := slices.Clone(conns)
+	mu.Unlock()
+	require.Len(t, opened, 2, "the pipelined connection and the pooled one")
+	// The pipelined connection goes, as one the master dropped: a release
+	// sent during the pause then finds no connection open and needs a new
+	// one, as in the finding. (Left open, it could carry a release that
+	// reaches the master before or after the grant, by chance.)
+	require.NoError(t, opened[0].Close())
+	rl, err := redlock.New([]distsync.Locker{lockers[0], lockers[1], paused})
+	require.NoError(t, err)
+
+	raw, err := rueidis.NewClient(masters[2].ClientOption())
+	require.NoError(t, err)
+	defer raw.Close()
+	fence := rl.Key() + ":fence" // written by every grant
+	get := func() (string, error) {
+		return raw.Do(ctx, raw.B().Get().Key(fence).Build()).ToString()
+	}
+	before, err := get()
+	require.NoError(t, err)
+
 	masters[2].Pause()
-	held, err := rl.TryLock(ctx, 0, 0)
+	held, err = rl.TryLock(ctx, 0, 0)
 	require.NoError(t, err, "granted by the two that answer")
 	require.NoError(t, rl.Unlock(held))
-	// Paused for longer than a request waits (5 s) twice over, so that the
-	// grant's request and a release sent after it have both been given up
-	// by their senders when the master resumes and applies the grant.
-	time.Sleep(11 * time.Second)
+	// The length of the pause: longer than a request waits (5 s) twice
+	// over, so that the grant's request and a release sent after it have
+	// both been given up by their senders when the master resumes.
+	time.Sleep(12 * time.Second)
 	masters[2].Resume()
-	m := mutexOf(t, clients[2], "red")
 	require.Eventually(t, func() bool {
-		locked, err := m.IsLocked(ctx)
-		return err == nil && !locked
+		after, err := get()
+		return err == nil && after != before
+	}, 5*time.Second, 10*time.Millisecond, "the resumed master applied the late grant")
+	require.Eventually(t, func() bool {
+		n, err := raw.Do(ctx, raw.B().Exists().Key(rl.Key()).Build()).AsInt64()
+		return err == nil && n == 0
 	}, 15*time.Second, 10*time.Millisecond, "the late grant on the resumed master is released, long before its 30 s lease")
 }
 

@@ -23,19 +23,28 @@ type Script struct {
 func NewScript(body string) *Script {
 	src := lib + body
 	s := &Script{lua: rueidis.NewLuaScript(src), src: src, sha: shaOf(src)}
-	bodies.Store(s.sha, body)
+	scripts.Store(s.sha, s)
 	return s
 }
 
-// bodies maps the SHA of every script to its body, for ScriptBody.
-var bodies sync.Map
+// scripts maps the SHA of every script to the script, for ScriptBySHA.
+var scripts sync.Map
+
+// ScriptBySHA returns the script whose SHA is sha, or nil: tests use it to
+// recognise scripts on the wire and to resend an EVALSHA as EVAL.
+func ScriptBySHA(sha string) *Script {
+	v, _ := scripts.Load(sha)
+	s, _ := v.(*Script)
+	return s
+}
 
 // ScriptBody returns the body (without the shared library) of the script
-// whose SHA is sha, or "": tests use it to recognise scripts on the wire.
+// whose SHA is sha, or "".
 func ScriptBody(sha string) string {
-	b, _ := bodies.Load(sha)
-	s, _ := b.(string)
-	return s
+	if s := ScriptBySHA(sha); s != nil {
+		return s.src[len(lib):]
+	}
+	return ""
 }
 
 // Exec runs the script once: one round trip when the server has it cached.

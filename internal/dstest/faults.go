@@ -2,6 +2,8 @@ package dstest
 
 import (
 	"context"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -46,8 +48,12 @@ type Rule struct {
 	Match func(cmd []string) bool
 	Fault Fault
 	Delay time.Duration // LateReply: how long the reply is held back
-	Then  func()        // Hook: what runs between the apply and the reply
 	Times int           // how many matching commands it hits (0: every one)
+	// Then runs after the server applied the command and before the reply
+	// is returned, lost or held back (with LoseRequest: when the request is
+	// dropped). Hook needs it; with the other faults it may check what the
+	// command did on the server.
+	Then func()
 
 	mu   sync.Mutex
 	hits int
@@ -128,7 +134,14 @@ func (f *Faulty) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisRes
 	if r == nil {
 		return f.Client.Do(ctx, cmd)
 	}
-	return f.inject(ctx, r, func() rueidis.RedisResult { return f.Client.Do(ctx, cmd) })
+	e := evalOf(cmd)
+	return f.inject(ctx, r, func() rueidis.RedisResult {
+		res := f.Client.Do(ctx, cmd)
+		if e != nil && core.IsNoScript(res.Error()) {
+			res = f.Client.Do(ctx, e.build(f.Client))
+		}
+		return res
+	})
 }
 
 // DoMulti sends cmds; a rule that matches one of them hits the whole batch.
@@ -142,9 +155,18 @@ func (f *Faulty) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueid
 	if r == nil {
 		return f.Client.DoMulti(ctx, cmds...)
 	}
+	evals := make([]*evalCmd, len(cmds))
+	for i, c := range cmds {
+		evals[i] = evalOf(c)
+	}
 	var res []rueidis.RedisResult
 	one := f.inject(ctx, r, func() rueidis.RedisResult {
 		res = f.Client.DoMulti(ctx, cmds...)
+		for i, e := range evals {
+			if e != nil && core.IsNoScript(res[i].Error()) {
+				res[i] = f.Client.Do(ctx, e.build(f.Client))
+			}
+		}
 		return rueidis.RedisResult{}
 	})
 	if err := one.Error(); err != nil || res == nil {
@@ -157,15 +179,31 @@ func (f *Faulty) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueid
 	return res
 }
 
+// inject applies r's fault to a command that send sends. A script command
+// the fault lets through is applied whether or not the server has the
+// script cached: send resends an EVALSHA answered NOSCRIPT as EVAL, as the
+// library's own fallback would have had the fault not taken the reply. So
+// LoseReply, LateReply and Hook always hit a command the server ran, on a
+// fresh server as on one that earlier tests warmed. (Loading the library's
+// scripts when Faulty is made would not do: a restart or SCRIPT FLUSH, or a
+// Cluster node that joins later, empties the cache again.)
 func (f *Faulty) inject(ctx context.Context, r *Rule, send func() rueidis.RedisResult) rueidis.RedisResult {
+	then := func() {
+		if r.Then != nil {
+			r.Then()
+		}
+	}
 	switch r.Fault {
 	case LoseRequest:
+		then()
 		return rueidis.NewErrorResult(ErrInjected)
 	case LoseReply:
 		send()
+		then()
 		return rueidis.NewErrorResult(ErrInjected)
 	case LateReply:
 		res := send()
+		then()
 		t := time.NewTimer(r.Delay)
 		defer t.Stop()
 		select {
@@ -176,9 +214,45 @@ func (f *Faulty) inject(ctx context.Context, r *Rule, send func() rueidis.RedisR
 		}
 	default:
 		res := send()
-		r.Then()
+		then()
 		return res
 	}
+}
+
+// evalCmd is an EVALSHA of one of the library's scripts, taken apart so
+// that it can be sent again as EVAL (rueidis recycles a command once sent).
+type evalCmd struct {
+	script     *core.Script
+	keys, args []string
+	pipe       bool
+}
+
+// evalOf takes cmd apart if it is an EVALSHA of a known script, else nil.
+func evalOf(cmd rueidis.Completed) *evalCmd {
+	c := cmd.Commands()
+	if len(c) < 3 || !strings.EqualFold(c[0], "EVALSHA") {
+		return nil
+	}
+	s := core.ScriptBySHA(c[1])
+	n, err := strconv.Atoi(c[2])
+	if s == nil || err != nil || n < 0 || 3+n > len(c) {
+		return nil
+	}
+	return &evalCmd{
+		script: s,
+		keys:   slices.Clone(c[3 : 3+n]),
+		args:   slices.Clone(c[3+n:]),
+		pipe:   cmd.IsPipe(),
+	}
+}
+
+// build returns the EVAL carrying the script's source.
+func (e *evalCmd) build(c rueidis.CommandClient) rueidis.Completed {
+	cmd := e.script.Eval(c, e.keys, e.args)
+	if e.pipe {
+		cmd = cmd.ToPipe()
+	}
+	return cmd
 }
 
 // Script matches a script command (EVALSHA or EVAL) whose body contains
