@@ -1,0 +1,226 @@
+package integration_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/dstest"
+	"github.com/distsync/distsync/internal/redistest"
+)
+
+// The fault matrix: the cells of primitive × path × fault that the tests of
+// holds_test.go leave open, each driven through its fault and its outcome
+// checked. Every test that faults a script runs the same operation once
+// without a fault on the same server first, so that the server has the
+// script and the faulted command is really applied (or really not).
+
+// waitCase is a primitive a waiter can wait on, for the waiter's side of a
+// fault: block makes it refuse waiters, waiter waits for it.
+type waitCase struct {
+	name string
+	set  string // the waiter set's suffix: distsync:{name}:<set>
+	// block makes the primitive called name on c refuse a waiter (a
+	// holder with a 2 s lease, where the primitive has leases) and returns
+	// what lets the waiter in.
+	block func(t *testing.T, c *distsync.Client, name string) (unblock func() error)
+	// refill restores what a restart without persistence took that the
+	// waiter needs besides a free lock (the semaphores' permits), or nil.
+	refill func(c *distsync.Client, name string) error
+	// waiter returns a wait for the primitive on c, at most budget long,
+	// which gives back what it got.
+	waiter func(t *testing.T, c *distsync.Client, name string) (wait func(budget time.Duration) error)
+}
+
+// lockWaitCase is the waitCase of a lock-like kind of lockKinds: blocked by
+// a holder of blocker (the same kind, or for a side of the read-write lock
+// the other side).
+func lockWaitCase(k lockKind, set string, blocker lockKind) waitCase {
+	return waitCase{
+		name: k.name,
+		set:  set,
+		block: func(t *testing.T, c *distsync.Client, name string) func() error {
+			l := blocker.make(t, c, name)
+			held, err := l.TryLock(context.Background(), 0, 2*time.Second)
+			require.NoError(t, err)
+			return func() error { return l.Unlock(held) }
+		},
+		waiter: func(t *testing.T, c *distsync.Client, name string) func(time.Duration) error {
+			l := k.make(t, c, name)
+			return func(budget time.Duration) error {
+				held, err := l.TryLock(context.Background(), budget, 0)
+				if err != nil {
+					return err
+				}
+				return l.Unlock(held)
+			}
+		},
+	}
+}
+
+// kindNamed returns the kind of lockKinds called name.
+func kindNamed(name string) lockKind {
+	for _, k := range lockKinds {
+		if k.name == name {
+			return k
+		}
+	}
+	panic("no lock kind " + name)
+}
+
+// waitCases are the primitives whose waiters share acquire.Do with the
+// mutex's (TestWaiterSurvivesRestartAndCut covers the mutex).
+var waitCases = []waitCase{
+	lockWaitCase(kindNamed("fairlock"), "deadlines", kindNamed("fairlock")),
+	lockWaitCase(kindNamed("rwlock-write"), "wwaiters", kindNamed("rwlock-read")),
+	lockWaitCase(kindNamed("rwlock-read"), "rwaiters", kindNamed("rwlock-write")),
+	{
+		name: "semaphore",
+		set:  "waiters",
+		block: func(t *testing.T, c *distsync.Client, name string) func() error {
+			sem := countingSem(t, c, name, 1)
+			require.NoError(t, sem.TryAcquire(context.Background(), 1, 0))
+			return func() error { return sem.Release(context.Background(), 1) }
+		},
+		refill: func(c *distsync.Client, name string) error {
+			sem, err := c.Semaphore(name)
+			if err == nil {
+				_, err = sem.TrySetPermits(context.Background(), 1)
+			}
+			return err
+		},
+		waiter: func(t *testing.T, c *distsync.Client, name string) func(time.Duration) error {
+			sem, err := c.Semaphore(name)
+			require.NoError(t, err)
+			return func(budget time.Duration) error {
+				if err := sem.TryAcquire(context.Background(), 1, budget); err != nil {
+					return err
+				}
+				return sem.Release(context.Background(), 1)
+			}
+		},
+	},
+	{
+		name: "permit",
+		set:  "waiters",
+		block: func(t *testing.T, c *distsync.Client, name string) func() error {
+			ps := permitSem(t, c, name, 1)
+			p, err := ps.TryAcquire(context.Background(), 0, 2*time.Second)
+			require.NoError(t, err)
+			return func() error { return ps.Release(context.Background(), p) }
+		},
+		refill: func(c *distsync.Client, name string) error {
+			ps, err := c.PermitSemaphore(name)
+			if err == nil {
+				_, err = ps.TrySetPermits(context.Background(), 1)
+			}
+			return err
+		},
+		waiter: func(t *testing.T, c *distsync.Client, name string) func(time.Duration) error {
+			ps, err := c.PermitSemaphore(name)
+			require.NoError(t, err)
+			return func(budget time.Duration) error {
+				p, err := ps.TryAcquire(context.Background(), budget, 0)
+				if err != nil {
+					return err
+				}
+				return ps.Release(context.Background(), p)
+			}
+		},
+	},
+	{
+		name: "latch",
+		set:  "waiters",
+		block: func(t *testing.T, c *distsync.Client, name string) func() error {
+			l, err := c.Latch(name)
+			require.NoError(t, err)
+			set, err := l.TrySetCount(context.Background(), 1)
+			require.NoError(t, err)
+			require.True(t, set)
+			return func() error {
+				_, err := l.CountDown(context.Background())
+				return err
+			}
+		},
+		waiter: func(t *testing.T, c *distsync.Client, name string) func(time.Duration) error {
+			l, err := c.Latch(name)
+			require.NoError(t, err)
+			return func(budget time.Duration) error {
+				ctx, cancel := context.WithTimeout(context.Background(), budget)
+				defer cancel()
+				return l.Await(ctx)
+			}
+		},
+	},
+}
+
+// waitersKey is the key of the waiter set of case wc for the primitive
+// called name (the default key prefix).
+func waitersKey(wc waitCase, name string) string {
+	return fmt.Sprintf("distsync:{%s}:%s", name, wc.set)
+}
+
+// C2 (finding 7 beyond the mutex): a waiter of every primitive rides out a
+// server restart, and a cut with severed connections, within its budget,
+// and then gets what it waited for. Every primitive waits on one server,
+// through one fault.
+func TestWaitersSurviveRestartAndCut(t *testing.T) {
+	t.Parallel()
+	// A budget far shorter than the sleep of a waiter that missed the
+	// fault's wake-up (half the 30 s waiter window).
+	const budget = 10 * time.Second
+	// start blocks every primitive on holder, starts a waiter of each on
+	// w, waits until each is registered and returns the outcomes and what
+	// unblocks each.
+	start := func(t *testing.T, s *redistest.Server, holder, w *distsync.Client) (map[string]<-chan error, map[string]func() error) {
+		got := map[string]<-chan error{}
+		unblock := map[string]func() error{}
+		for _, wc := range waitCases {
+			name := dstest.Name(t) + "-" + wc.name
+			unblock[wc.name] = wc.block(t, holder, name)
+			wait := wc.waiter(t, w, name)
+			ch := make(chan error, 1)
+			go func() { ch <- wait(budget) }()
+			got[wc.name] = ch
+			dstest.WaitWaiters(t, holder, waitersKey(wc, name), 1)
+		}
+		return got, unblock
+	}
+	t.Run("restart", func(t *testing.T) {
+		t.Parallel()
+		s := redistest.Start(t)
+		redistest.RequireProcess(t, s)
+		holder := dstest.ClientOn(t, s)
+		got, _ := start(t, s, holder, dstest.ClientOn(t, s))
+		s.Restart(t) // no persistence: every hold is gone, and every connection
+		for _, wc := range waitCases {
+			if wc.refill != nil { // as an operator would, retried while the connection comes back
+				require.NoError(t, retry(func() error { return wc.refill(holder, dstest.Name(t)+"-"+wc.name) }))
+			}
+		}
+		for _, wc := range waitCases {
+			assert.NoError(t, receive(t, got[wc.name], wc.name), "%s: the waiter rides out the restart", wc.name)
+		}
+	})
+	t.Run("cut", func(t *testing.T) {
+		t.Parallel()
+		s := redistest.Start(t)
+		p := startCutProxy(t, s.Addr())
+		got, unblock := start(t, s, dstest.ClientOn(t, s), connect(t, distsync.Options{Addrs: []string{p.Addr()}}))
+		p.cut()
+		p.sever()
+		time.Sleep(200 * time.Millisecond) // the length of the cut
+		for _, wc := range waitCases {
+			require.NoError(t, unblock[wc.name](), wc.name)
+		}
+		p.heal()
+		for _, wc := range waitCases {
+			assert.NoError(t, receive(t, got[wc.name], wc.name), "%s: the waiter rides out the cut", wc.name)
+		}
+	})
+}
