@@ -224,3 +224,124 @@ func TestWaitersSurviveRestartAndCut(t *testing.T) {
 		}
 	})
 }
+
+// renewCase is a hold the watchdog renews, for the renew path through
+// faults, with a rival acquisition on another Client that the hold excludes.
+type renewCase struct {
+	name  string
+	renew string // the text of the renewal script (dstest.Script)
+	// hold takes the hold called name on c with the watchdog lease; ttl
+	// reads its server lease, release releases it.
+	hold func(t *testing.T, c *distsync.Client, name string) (held context.Context, ttl func() (time.Duration, error), release func() error)
+	// rival returns an acquisition of name on c, within wait, that the
+	// hold excludes; it returns what releases it.
+	rival func(t *testing.T, c *distsync.Client, name string) func(wait time.Duration) (release func() error, err error)
+}
+
+var renewCases = []renewCase{
+	{
+		name:  "rwlock-read",
+		renew: renewScript["rwlock-read"],
+		hold: func(t *testing.T, c *distsync.Client, name string) (context.Context, func() (time.Duration, error), func() error) {
+			l := kindNamed("rwlock-read").make(t, c, name)
+			held, err := l.TryLock(context.Background(), 0, 0)
+			require.NoError(t, err)
+			return held, func() (time.Duration, error) { return l.TTL(context.Background()) }, func() error { return l.Unlock(held) }
+		},
+		rival: func(t *testing.T, c *distsync.Client, name string) func(time.Duration) (func() error, error) {
+			w := kindNamed("rwlock-write").make(t, c, name) // a writer: another reader would share
+			return func(wait time.Duration) (func() error, error) {
+				held, err := w.TryLock(context.Background(), wait, 0)
+				return func() error { return w.Unlock(held) }, err
+			}
+		},
+	},
+	{
+		name:  "permit",
+		renew: "Extend a held permit's lease",
+		hold: func(t *testing.T, c *distsync.Client, name string) (context.Context, func() (time.Duration, error), func() error) {
+			ps := permitSem(t, c, name, 1)
+			p, err := ps.TryAcquire(context.Background(), 0, 0)
+			require.NoError(t, err)
+			return p.Context(), func() (time.Duration, error) { return p.TTL(context.Background()) },
+				func() error { return ps.Release(context.Background(), p) }
+		},
+		rival: func(t *testing.T, c *distsync.Client, name string) func(time.Duration) (func() error, error) {
+			ps, err := c.PermitSemaphore(name)
+			require.NoError(t, err)
+			return func(wait time.Duration) (func() error, error) {
+				p, err := ps.TryAcquire(context.Background(), wait, 0)
+				return func() error { return ps.Release(context.Background(), p) }, err
+			}
+		},
+	},
+}
+
+// awaitRenewal waits until the server lease ttl reads rises: a renewal got
+// through.
+func awaitRenewal(t *testing.T, ttl func() (time.Duration, error)) {
+	t.Helper()
+	var prev time.Duration
+	require.Eventually(t, func() bool {
+		d, err := ttl()
+		if err != nil {
+			return false
+		}
+		rose := prev > 0 && d > prev
+		prev = d
+		return rose
+	}, 10*time.Second, time.Millisecond, "no renewal seen")
+}
+
+// C1: the renew path of read holds and of permits through faults, as
+// TestRenewalFaults drives the exclusive kinds: a renewal whose reply is
+// lost (the server applied it), whose request is lost or whose reply is
+// late is retried and the hold lives on; renewals that never get through
+// end the holder's context with ErrLeaseLost, and the rival is granted only
+// after that.
+func TestRenewalFaultsReadAndPermit(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	const lease = 1500 * time.Millisecond // as TestRenewalFaults
+	for _, rc := range renewCases {
+		t.Run(rc.name, func(t *testing.T) {
+			t.Parallel()
+			c, f := faultyClient(t, s, lease)
+			rival := rc.rival(t, dstest.ClientOn(t, s), dstest.Name(t))
+			held, ttl, release := rc.hold(t, c, dstest.Name(t))
+			awaitRenewal(t, ttl) // one renewal without a fault: the server has the script
+			match := dstest.Script(rc.renew)
+			lost := f.Inject(&dstest.Rule{Match: match, Fault: dstest.LoseReply, Times: 1})
+			dropped := f.Inject(&dstest.Rule{Match: match, Fault: dstest.LoseRequest, Times: 1})
+			late := f.Inject(&dstest.Rule{Match: match, Fault: dstest.LateReply, Delay: lease / 10, Times: 1})
+			select {
+			case <-late.Hit():
+			case <-held.Done():
+				t.Fatalf("the hold ended under the faults: %v", context.Cause(held))
+			}
+			time.Sleep(2 * lease) // two leases after the faults: only renewals keep it
+			require.NoError(t, held.Err(), "the hold outlives a lost reply, a lost request and a late reply")
+			assert.Equal(t, []int{1, 1, 1}, []int{lost.Hits(), dropped.Hits(), late.Hits()}, "each fault hit one renewal")
+			_, err := rival(0)
+			require.ErrorIs(t, err, distsync.ErrNotAcquired, "the server still has the hold")
+
+			type grant struct {
+				release  func() error
+				err      error
+				holderOK bool // the holder's context was alive when the rival was granted
+			}
+			got := make(chan grant, 1)
+			go func() {
+				release, err := rival(10 * time.Second)
+				got <- grant{release, err, held.Err() == nil}
+			}()
+			f.Inject(&dstest.Rule{Match: match, Fault: dstest.LoseRequest})
+			awaitLoss(t, held)
+			g := receive(t, got, "rival")
+			require.NoError(t, g.err)
+			assert.False(t, g.holderOK, "the rival was granted while the holder's context was alive")
+			require.NoError(t, g.release())
+			assert.ErrorIs(t, release(), distsync.ErrNotHeld)
+		})
+	}
+}
