@@ -2,10 +2,14 @@ package integration_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -344,4 +348,194 @@ func TestRenewalFaultsReadAndPermit(t *testing.T) {
 			assert.ErrorIs(t, release(), distsync.ErrNotHeld)
 		})
 	}
+}
+
+// beforeSend is a rueidis client, for distsync.FromClient, that runs before
+// with the words of each command Do sends, ahead of sending it: to know
+// that a request is on its way, or to hold it back (a request that reaches
+// the server late).
+type beforeSend struct {
+	rueidis.Client
+	before func(cmd []string)
+}
+
+func (b *beforeSend) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	b.before(cmd.Commands())
+	return b.Client.Do(ctx, cmd)
+}
+
+// beforeSendClient returns a Client on addr whose commands pass through
+// before; both are closed at cleanup.
+func beforeSendClient(t *testing.T, addr string, before func(cmd []string)) *distsync.Client {
+	t.Helper()
+	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
+	require.NoError(t, err)
+	c, err := distsync.FromClient(&beforeSend{Client: rc, before: before}, distsync.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		c.Close()
+		rc.Close()
+	})
+	return c
+}
+
+// twoHolds is two acquisitions of one primitive by one Client (a re-entry,
+// or two permits), for the release path: count reads how many of them the
+// server still holds, and rival checks that another Client gets the
+// primitive at once (and releases it): nothing is left held.
+type twoHolds struct {
+	unlockA, unlockB func() error
+	count            func() (int64, error)
+	rival            func() error
+}
+
+// releaseCase is a primitive whose acquisitions are released by id.
+type releaseCase struct {
+	name    string
+	release string // the text of the release script
+	take    func(t *testing.T, c, other *distsync.Client, name string) twoHolds
+}
+
+// releaseCases are the lock kinds and permits.
+var releaseCases = func() []releaseCase {
+	var out []releaseCase
+	for _, k := range lockKinds {
+		rival := k
+		if k.name == "rwlock-read" {
+			rival = kindNamed("rwlock-write") // a reader would share
+		}
+		out = append(out, releaseCase{k.name, k.release, func(t *testing.T, c, other *distsync.Client, name string) twoHolds {
+			l := k.make(t, c, name)
+			ctx := context.Background()
+			a, err := l.TryLock(ctx, 0, 0)
+			require.NoError(t, err)
+			b, err := l.TryLock(a, 0, 0)
+			require.NoError(t, err)
+			r := rival.make(t, other, name)
+			return twoHolds{
+				unlockA: func() error { return l.Unlock(a) },
+				unlockB: func() error { return l.Unlock(b) },
+				count: func() (int64, error) {
+					n, err := l.HoldCount(a)
+					return int64(n), err
+				},
+				rival: func() error { return freeNow(r) },
+			}
+		}})
+	}
+	return append(out, releaseCase{"permit", "Return a permit to the pool", func(t *testing.T, c, other *distsync.Client, name string) twoHolds {
+		ps := permitSem(t, c, name, 2)
+		ctx := context.Background()
+		a, err := ps.TryAcquire(ctx, 0, 0)
+		require.NoError(t, err)
+		b, err := ps.TryAcquire(ctx, 0, 0)
+		require.NoError(t, err)
+		r, err := other.PermitSemaphore(name)
+		require.NoError(t, err)
+		return twoHolds{
+			unlockA: func() error { return ps.Release(ctx, a) },
+			unlockB: func() error { return ps.Release(ctx, b) },
+			count:   func() (int64, error) { return ps.Held(ctx) },
+			rival: func() error {
+				// Both permits: one left held would refuse the second.
+				got, err := r.TryAcquireN(ctx, 2, 0, 0)
+				if err != nil {
+					return err
+				}
+				return errors.Join(r.Release(ctx, got[0]), r.Release(ctx, got[1]))
+			},
+		}
+	}})
+}()
+
+// freeNow takes l at once and releases it.
+func freeNow(l lockish) error {
+	held, err := l.TryLock(context.Background(), 0, 0)
+	if err != nil {
+		return err
+	}
+	return l.Unlock(held)
+}
+
+// C3/C4: a release under a dropped connection and under a reply that comes
+// after the release's own deadline (core.ReleaseTimeout, 5 s) is exact:
+// Unlock returns nil if and only if the release was applied (a retry after
+// an unknown outcome learns it), it never releases another acquisition's
+// count, a further Unlock says ErrNotHeld, and nothing is left held.
+func TestReleaseUnderDropAndLateReply(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	// Late: the kinds at once, as each release waits out its 5 s deadline.
+	t.Run("late", func(t *testing.T) {
+		t.Parallel()
+		c, f := faultyClient(t, s, 0)
+		other := dstest.ClientOn(t, s)
+		holds := make([]twoHolds, len(releaseCases))
+		for i, rc := range releaseCases {
+			warm := rc.take(t, c, other, dstest.Name(t)+"-warm-"+rc.name) // the server gets the release script
+			require.NoError(t, errors.Join(warm.unlockB(), warm.unlockA()))
+			holds[i] = rc.take(t, c, other, dstest.Name(t)+"-"+rc.name)
+			f.Inject(&dstest.Rule{Match: dstest.Script(rc.release), Fault: dstest.LateReply, Delay: time.Hour, Times: 1})
+		}
+		errs := make([]error, len(holds))
+		var wg sync.WaitGroup
+		for i, h := range holds {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = h.unlockB()
+			}()
+		}
+		wg.Wait()
+		for i, rc := range releaseCases {
+			t.Run(rc.name, func(t *testing.T) {
+				require.ErrorIs(t, errs[i], context.DeadlineExceeded, "no answer within the release's deadline")
+				require.NoError(t, holds[i].unlockB(), "the retry learns that the late release was applied")
+				exactRelease(t, holds[i])
+			})
+		}
+	})
+	for _, rc := range releaseCases {
+		t.Run(rc.name+"/drop", func(t *testing.T) {
+			t.Parallel()
+			ds := redistest.Start(t)
+			p := startCutProxy(t, ds.Addr())
+			var armed atomic.Bool
+			sent := make(chan struct{})
+			c := beforeSendClient(t, p.Addr(), func(cmd []string) {
+				if dstest.Script(rc.release)(cmd) && armed.CompareAndSwap(true, false) {
+					close(sent)
+				}
+			})
+			warm := rc.take(t, c, dstest.ClientOn(t, ds), dstest.Name(t)+"-warm")
+			require.NoError(t, errors.Join(warm.unlockB(), warm.unlockA()))
+			h := rc.take(t, c, dstest.ClientOn(t, ds), dstest.Name(t))
+			armed.Store(true)
+			p.cut()
+			got := make(chan error, 1)
+			go func() { got <- h.unlockB() }()
+			<-sent
+			p.sever()                          // the request is dropped with its connection
+			time.Sleep(200 * time.Millisecond) // the length of the cut
+			p.heal()
+			require.NoError(t, receive(t, got, "unlock"), "the release is retried on a new connection")
+			exactRelease(t, h)
+		})
+	}
+}
+
+// exactRelease checks, after h's second acquisition was released: one is
+// left, the second says ErrNotHeld, and once the first is released too
+// nothing is held.
+func exactRelease(t *testing.T, h twoHolds) {
+	t.Helper()
+	var n int64
+	require.NoError(t, retry(func() (err error) { // a connection the fault cut fails once
+		n, err = h.count()
+		return err
+	}))
+	assert.Equal(t, int64(1), n, "released once, and no other acquisition's count")
+	assert.ErrorIs(t, h.unlockB(), distsync.ErrNotHeld)
+	require.NoError(t, h.unlockA())
+	require.NoError(t, h.rival(), "nothing is left held")
 }
