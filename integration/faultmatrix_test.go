@@ -364,11 +364,16 @@ func (b *beforeSend) Do(ctx context.Context, cmd rueidis.Completed) rueidis.Redi
 	return b.Client.Do(ctx, cmd)
 }
 
-// beforeSendClient returns a Client on addr whose commands pass through
-// before; both are closed at cleanup.
-func beforeSendClient(t *testing.T, addr string, before func(cmd []string)) *distsync.Client {
+// beforeSendClient returns a Client on s, through addr when it is not ""
+// (a proxy's), whose commands pass through before; both are closed at
+// cleanup.
+func beforeSendClient(t *testing.T, s *redistest.Server, addr string, before func(cmd []string)) *distsync.Client {
 	t.Helper()
-	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
+	o := s.ClientOption()
+	if addr != "" {
+		o.InitAddress = []string{addr}
+	}
+	rc, err := rueidis.NewClient(o)
 	require.NoError(t, err)
 	c, err := distsync.FromClient(&beforeSend{Client: rc, before: before}, distsync.Options{})
 	require.NoError(t, err)
@@ -502,7 +507,7 @@ func TestReleaseUnderDropAndLateReply(t *testing.T) {
 			p := startCutProxy(t, ds.Addr())
 			var armed atomic.Bool
 			sent := make(chan struct{})
-			c := beforeSendClient(t, p.Addr(), func(cmd []string) {
+			c := beforeSendClient(t, ds, p.Addr(), func(cmd []string) {
 				if dstest.Script(rc.release)(cmd) && armed.CompareAndSwap(true, false) {
 					close(sent)
 				}
@@ -538,4 +543,102 @@ func exactRelease(t *testing.T, h twoHolds) {
 	assert.ErrorIs(t, h.unlockB(), distsync.ErrNotHeld)
 	require.NoError(t, h.unlockA())
 	require.NoError(t, h.rival(), "nothing is left held")
+}
+
+// C5, finding 12 for permits: a context cancelled while the granting
+// attempt is on the wire gets context.Canceled and leaves no permit held; a
+// context that ends while the permit is held returns it.
+func TestContextEndsPermit(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	c, f := faultyClient(t, s, 0)
+	ps := permitSem(t, c, dstest.Name(t), 1)
+	rival := permitSem(t, dstest.ClientOn(t, s), dstest.Name(t), 1)
+	free := func(why string) { // the rival gets the one permit well within the 30 s lease
+		t.Helper()
+		p, err := rival.TryAcquire(context.Background(), 5*time.Second, 0)
+		require.NoError(t, err, why)
+		require.NoError(t, rival.Release(context.Background(), p))
+	}
+	free("the server gets the acquire script")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	rule := f.Inject(&dstest.Rule{Match: dstest.Script("Take n permits of the permit semaphore"), Fault: dstest.Hook, Times: 1, Then: cancel})
+	_, err := ps.TryAcquire(ctx, 0, 0)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, 1, rule.Hits())
+	free("the permit granted after ctx ended was returned")
+
+	ctx, cancel = context.WithCancel(context.Background())
+	p, err := ps.TryAcquire(ctx, 0, 0)
+	require.NoError(t, err)
+	cancel()
+	<-p.Context().Done()
+	free("the permit whose context ended was returned")
+	assert.NoError(t, ps.Release(context.Background(), p), "Release reports the return distsync made")
+	assert.ErrorIs(t, ps.Release(context.Background(), p), distsync.ErrNotHeld)
+}
+
+// C5, finding 9's other side: an Extend that reaches the server after the
+// explicit lease ended there is refused: Extend says ErrNotHeld, the
+// acquisition's context ends with ErrLeaseLost, and nothing is held.
+func TestExtendRefusedAfterExpiry(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	const lease = 300 * time.Millisecond
+	// extend returns an acquisition on c with lease, its context, what
+	// extends it, and a rival on other that it excludes.
+	type extendCase struct {
+		name string
+		take func(t *testing.T, c, other *distsync.Client, name string) (held context.Context, extend func(time.Duration) error, rival func() error)
+	}
+	var cases []extendCase
+	for _, k := range lockKinds {
+		cases = append(cases, extendCase{k.name, func(t *testing.T, c, other *distsync.Client, name string) (context.Context, func(time.Duration) error, func() error) {
+			l := k.make(t, c, name)
+			held, err := l.TryLock(context.Background(), 0, lease)
+			require.NoError(t, err)
+			rival := k
+			if k.name == "rwlock-read" {
+				rival = kindNamed("rwlock-write")
+			}
+			r := rival.make(t, other, name)
+			return held, func(d time.Duration) error { return l.Extend(held, d) }, func() error { return freeNow(r) }
+		}})
+	}
+	cases = append(cases, extendCase{"permit", func(t *testing.T, c, other *distsync.Client, name string) (context.Context, func(time.Duration) error, func() error) {
+		ps := permitSem(t, c, name, 1)
+		p, err := ps.TryAcquire(context.Background(), 0, lease)
+		require.NoError(t, err)
+		r, err := other.PermitSemaphore(name)
+		require.NoError(t, err)
+		return p.Context(), func(d time.Duration) error { return p.Extend(context.Background(), d) }, func() error {
+			q, err := r.TryAcquire(context.Background(), 0, 0)
+			if err != nil {
+				return err
+			}
+			return r.Release(context.Background(), q)
+		}
+	}})
+	for _, ec := range cases {
+		t.Run(ec.name, func(t *testing.T) {
+			t.Parallel()
+			var late atomic.Bool
+			isExtend := func(cmd []string) bool {
+				return dstest.Script("Extend a held permit's lease")(cmd) || dstest.Script("Move the end of the explicit lease")(cmd)
+			}
+			c := beforeSendClient(t, s, "", func(cmd []string) {
+				if late.Load() && isExtend(cmd) {
+					time.Sleep(2 * lease) // the request reaches the server after the lease ended there
+				}
+			})
+			held, extend, rival := ec.take(t, c, dstest.ClientOn(t, s), dstest.Name(t))
+			require.NoError(t, extend(lease), "the server gets the extend script")
+			late.Store(true)
+			require.ErrorIs(t, extend(10*time.Second), distsync.ErrNotHeld, "the server refused")
+			require.Error(t, held.Err(), "the context ended with the refusal")
+			assert.ErrorIs(t, context.Cause(held), distsync.ErrLeaseLost)
+			require.NoError(t, rival(), "nothing is held")
+		})
+	}
 }
