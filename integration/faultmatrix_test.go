@@ -545,6 +545,53 @@ func exactRelease(t *testing.T, h twoHolds) {
 	require.NoError(t, h.rival(), "nothing is left held")
 }
 
+// ackedClient starts a master with one replica in sync and returns a
+// Client on the master that waits for the replica's acknowledgement (at
+// most 200 ms) of every acquisition, and the replica.
+func ackedClient(t *testing.T) (*distsync.Client, *redistest.Server) {
+	t.Helper()
+	master := redistest.Start(t)
+	redistest.RequireReal(t, master)
+	replica := startReplica(t, master)
+	return dstest.ClientOn(t, master, func(o *distsync.Options) {
+		o.ReplicaAck = distsync.ReplicaAck{Replicas: 1, Timeout: 200 * time.Millisecond}
+	}), replica
+}
+
+// C5, finding 4: with the only replica paused, an acquisition of the fair
+// lock and of either side of the read-write lock returns ErrNotReplicated
+// and leaves nothing held (TestReplicaAckRefusesUnreplicatedGrant covers
+// the mutex, TestReplicaAckSemaphores the semaphores).
+func TestReplicaAckLocks(t *testing.T) {
+	t.Parallel()
+	c, replica := ackedClient(t)
+	ctx := context.Background()
+	kinds := []lockKind{kindNamed("fairlock"), kindNamed("rwlock-write"), kindNamed("rwlock-read")}
+	ls := make([]lockish, len(kinds))
+	for i, k := range kinds {
+		ls[i] = k.make(t, c, "acked-"+k.name)
+		held, err := ls[i].TryLock(ctx, 0, 0)
+		require.NoError(t, err, "%s: granted while the replica answers", k.name)
+		require.NoError(t, ls[i].Unlock(held))
+	}
+	errs := make([]error, len(kinds))
+	replica.Pause()
+	for i, l := range ls {
+		_, errs[i] = l.TryLock(ctx, 0, 0)
+	}
+	replica.Resume()
+	for i, k := range kinds {
+		require.ErrorIs(t, errs[i], distsync.ErrNotReplicated, k.name)
+		require.Eventually(t, func() bool {
+			locked, err := ls[i].IsLocked(ctx)
+			return err == nil && !locked
+		}, 10*time.Second, 5*time.Millisecond, "%s: the unacknowledged grant was undone", k.name)
+		held, err := ls[i].TryLock(ctx, 0, 0)
+		require.NoError(t, err, "%s: granted again once the replica answers", k.name)
+		require.NoError(t, ls[i].Unlock(held))
+	}
+}
+
 // C5, finding 12 for permits: a context cancelled while the granting
 // attempt is on the wire gets context.Canceled and leaves no permit held; a
 // context that ends while the permit is held returns it.
