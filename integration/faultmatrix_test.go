@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -543,6 +544,76 @@ func exactRelease(t *testing.T, h twoHolds) {
 	assert.ErrorIs(t, h.unlockB(), distsync.ErrNotHeld)
 	require.NoError(t, h.unlockA())
 	require.NoError(t, h.rival(), "nothing is left held")
+}
+
+// leaveOf matches the command by which a waiter of each primitive gives up.
+var leaveOf = map[string]func(cmd []string) bool{
+	"mutex": func(cmd []string) bool { // the release script, with its leave flag
+		return dstest.Script(kindNamed("mutex").release)(cmd) && cmd[len(cmd)-1] == "1"
+	},
+	"fairlock":     dstest.Script("A waiter gives up (its context ended or its wait budget was spent): remove"),
+	"rwlock-write": dstest.Script("A waiter gives up (its context ended or its wait budget was spent): forget"),
+	"rwlock-read":  dstest.Script("A waiter gives up (its context ended or its wait budget was spent): forget"),
+	"semaphore":    dstest.Script("A waiter gives up: forget it"),
+	"permit":       dstest.Script("A waiter gives up: forget it"),
+	"latch":        func(cmd []string) bool { return len(cmd) > 0 && strings.EqualFold(cmd[0], "ZREM") },
+}
+
+// gaveUp asserts that a wait ended by its budget (or, for Await, its
+// context's deadline).
+func gaveUp(t *testing.T, err error) {
+	t.Helper()
+	require.Error(t, err)
+	if !errors.Is(err, distsync.ErrNotAcquired) {
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+	}
+}
+
+// noWaiters asserts that no waiter entry of the primitive called name is
+// left on c's server. (A semaphore's record of the permit counts waiters
+// need, ":needs", is kept until its window ends by design: it is not one
+// waiter's.)
+func noWaiters(t *testing.T, c *distsync.Client, name string) {
+	t.Helper()
+	rc := c.Rueidis()
+	var keys []string
+	for _, set := range []string{"waiters", "rwaiters", "wwaiters", "queue", "deadlines"} {
+		keys = append(keys, fmt.Sprintf("distsync:{%s}:%s", name, set))
+	}
+	n, err := rc.Do(context.Background(), rc.B().Exists().Key(keys...).Build()).AsInt64()
+	require.NoError(t, err)
+	assert.Zero(t, n, "waiter entries left behind")
+}
+
+// C3/C4: a waiter of every primitive that gives up while its leave is
+// faulted (request lost, reply lost after the server applied it, reply
+// late) leaves no waiter entry when the wait returns, and nothing held:
+// once the holder lets go, another Client gets the primitive.
+func TestLeaveUnderFaults(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	cases := append([]waitCase{lockWaitCase(kindNamed("mutex"), "waiters", kindNamed("mutex"))}, waitCases...)
+	for _, wc := range cases {
+		t.Run(wc.name, func(t *testing.T) {
+			t.Parallel()
+			c, f := faultyClient(t, s, 0)
+			holder := dstest.ClientOn(t, s)
+			unblock := wc.block(t, holder, dstest.Name(t)+"-warm")
+			gaveUp(t, wc.waiter(t, c, dstest.Name(t)+"-warm")(300*time.Millisecond)) // the server gets the leave script
+			require.NoError(t, unblock())
+			for _, fault := range []dstest.Fault{dstest.LoseRequest, dstest.LoseReply, dstest.LateReply} {
+				name := fmt.Sprintf("%s-%d", dstest.Name(t), fault)
+				unblock := wc.block(t, holder, name)
+				wait := wc.waiter(t, c, name)
+				rule := f.Inject(&dstest.Rule{Match: leaveOf[wc.name], Fault: fault, Delay: 300 * time.Millisecond, Times: 1})
+				gaveUp(t, wait(300*time.Millisecond))
+				require.Equal(t, 1, rule.Hits(), "fault %d hit the leave", fault)
+				noWaiters(t, holder, name)
+				require.NoError(t, unblock())
+				require.NoError(t, wc.waiter(t, holder, name)(time.Second), "fault %d: nothing is left held", fault)
+			}
+		})
+	}
 }
 
 // ackedClient starts a master with one replica in sync and returns a
