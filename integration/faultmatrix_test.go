@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
+	"github.com/distsync/distsync/multilock"
 )
 
 // The fault matrix: the cells of primitive × path × fault that the tests of
@@ -758,5 +760,105 @@ func TestExtendRefusedAfterExpiry(t *testing.T) {
 			assert.ErrorIs(t, context.Cause(held), distsync.ErrLeaseLost)
 			require.NoError(t, rival(), "nothing is held")
 		})
+	}
+}
+
+// C3: a multilock whose last member's grant reply is lost holds nothing
+// after the error (the members taken before it are released, the lost
+// grant is given back); with a wait, the repeated attempt returns the grant
+// and each member is held once.
+func TestMultilockMemberReplyLost(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	c, f := faultyClient(t, s, 0)
+	other := dstest.ClientOn(t, s)
+	kinds := lockKinds[:3] // the exclusive kinds, acquired in this order (their keys sort so)
+	var members []distsync.Locker
+	var ls, rivals []lockish
+	for i, k := range kinds {
+		name := fmt.Sprintf("%s-%d", dstest.Name(t), i)
+		l := k.make(t, c, name)
+		ls, members, rivals = append(ls, l), append(members, l), append(rivals, k.make(t, other, name))
+	}
+	ml, err := multilock.New(members...)
+	require.NoError(t, err)
+	ctx := context.Background()
+	held, err := ml.TryLock(ctx, 0, 0) // the server gets the scripts
+	require.NoError(t, err)
+	require.NoError(t, ml.Unlock(held))
+
+	last := kinds[len(kinds)-1]
+	lastKey := rivals[len(rivals)-1].Key()
+	onLast := func(cmd []string) bool { return dstest.Script(last.acquire)(cmd) && slices.Contains(cmd, lastKey) }
+	rule := f.Inject(&dstest.Rule{Match: onLast, Fault: dstest.LoseReply, Times: 1})
+	_, err = ml.TryLock(ctx, 0, 0)
+	require.ErrorIs(t, err, dstest.ErrInjected)
+	require.Equal(t, 1, rule.Hits())
+	for i, r := range rivals[:len(rivals)-1] {
+		require.NoError(t, freeNow(r), "member %s was released", kinds[i].name)
+	}
+	freeWithin(t, rivals[len(rivals)-1], 5*time.Second, "the lost grant was given back")
+
+	rule = f.Inject(&dstest.Rule{Match: onLast, Fault: dstest.LoseReply, Times: 1})
+	held, err = ml.TryLock(ctx, 5*time.Second, 0)
+	require.NoError(t, err, "the repeated attempt returns the grant")
+	require.Equal(t, 1, rule.Hits())
+	for i, l := range ls {
+		n, err := l.HoldCount(ml.Members(held)[i])
+		require.NoError(t, err)
+		assert.Equal(t, 1, n, "%s granted once", kinds[i].name)
+	}
+	require.NoError(t, ml.Unlock(held))
+	for i, r := range rivals {
+		require.NoError(t, freeNow(r), "member %s is free", kinds[i].name)
+	}
+}
+
+// C3: the calls that are not idempotent by design (docs/safety.md) are
+// sent once: a latch's CountDown and a counting semaphore's Release whose
+// reply is lost report the failure and were applied exactly once (no
+// hidden retry counts twice); when the request is lost they report the
+// failure and change nothing. The caller cannot tell the two apart, as the
+// docs say.
+func TestUnownedCallsAtMostOnce(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	type onceCase struct {
+		name   string
+		script string
+		// call makes the call; read returns the count it changes, by one a call
+		call func() error
+		read func() (int64, error)
+	}
+	c, f := faultyClient(t, s, 0)
+	ctx := context.Background()
+	l, err := c.Latch(dstest.Name(t))
+	require.NoError(t, err)
+	set, err := l.TrySetCount(ctx, 10)
+	require.NoError(t, err)
+	require.True(t, set)
+	sem := countingSem(t, c, dstest.Name(t)+"-sem", 0)
+	cases := []onceCase{
+		{"latch CountDown", "Count the latch down by one",
+			func() error { _, err := l.CountDown(ctx); return err },
+			func() (int64, error) { n, err := l.Count(ctx); return -n, err }},
+		{"semaphore Release", "Add n permits",
+			func() error { return sem.Release(ctx, 1) },
+			func() (int64, error) { return sem.Available(ctx) }},
+	}
+	for _, oc := range cases {
+		require.NoError(t, oc.call(), "%s: the server gets the script", oc.name)
+		before, err := oc.read()
+		require.NoError(t, err)
+		f.Inject(&dstest.Rule{Match: dstest.Script(oc.script), Fault: dstest.LoseReply, Times: 1})
+		require.ErrorIs(t, oc.call(), dstest.ErrInjected, oc.name)
+		after, err := oc.read()
+		require.NoError(t, err)
+		assert.Equal(t, before+1, after, "%s: a lost reply: applied once", oc.name)
+		f.Inject(&dstest.Rule{Match: dstest.Script(oc.script), Fault: dstest.LoseRequest, Times: 1})
+		require.ErrorIs(t, oc.call(), dstest.ErrInjected, oc.name)
+		again, err := oc.read()
+		require.NoError(t, err)
+		assert.Equal(t, after, again, "%s: a lost request: not applied", oc.name)
 	}
 }
