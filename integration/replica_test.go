@@ -51,12 +51,7 @@ func startReplicaOf(t *testing.T, master *redistest.Server, port int) *redistest
 // first grant never reached the replica.
 func TestReplicaAckRefusesUnreplicatedGrant(t *testing.T) {
 	t.Parallel()
-	master := redistest.Start(t)
-	redistest.RequireReal(t, master)
-	replica := startReplica(t, master)
-	c := dstest.ClientOn(t, master, func(o *distsync.Options) {
-		o.ReplicaAck = distsync.ReplicaAck{Replicas: 1, Timeout: 200 * time.Millisecond}
-	})
+	c, replica := ackedClient(t)
 	m, err := c.Mutex("acked")
 	require.NoError(t, err)
 	ctx := context.Background()
