@@ -106,7 +106,9 @@ func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
 // CountDown takes one off the count and returns the count after. The
 // CountDown that reaches zero deletes the latch, which opens it, and
 // publishes to wake every awaiter (only when someone awaits). Counting down
-// an open latch does nothing and returns 0. One round trip.
+// an open latch does nothing and returns 0. One round trip. It is sent once,
+// never repeated: after an error whose reply was lost (a dropped connection)
+// it may or may not have been applied; read Count before counting down again.
 func (l *Latch) CountDown(ctx context.Context) (int64, error) {
 	if err := l.c.Closed(); err != nil {
 		return 0, l.errorf(err)

@@ -432,7 +432,10 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) er
 // Release returns n permits (1..MaxPermits) to the semaphore, whether or not
 // the caller acquired them, and wakes up to n waiters that can now proceed
 // (it publishes only when someone waits). It returns ErrInvalidArgument when
-// the count would exceed MaxPermits. One round trip.
+// the count would exceed MaxPermits. One round trip. It is sent once, never
+// repeated (the semaphore is not owned, so a release is not idempotent, as
+// in Redisson): after an error whose reply was lost it may or may not have
+// been applied; read Available before releasing again.
 func (s *Semaphore) Release(ctx context.Context, n int64) error {
 	if err := s.check(1, n); err != nil {
 		return err
