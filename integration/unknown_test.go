@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
 	"github.com/distsync/distsync/semaphore"
@@ -149,6 +150,55 @@ func TestRepeatedAttemptRenewsTheLease(t *testing.T) {
 				return ttl
 			}
 		})
+		require.NoError(t, ps.Release(ctx, p))
+	})
+}
+
+// A grant whose reply came after its lease could have ended is refused and
+// given back; when the wait allows, a new acquisition is tried instead of
+// ending the wait, so a blocking lock is not lost to one slow reply.
+func TestLateGrantIsTriedAgainWithinTheWait(t *testing.T) {
+	t.Parallel()
+	const lease = time.Second
+	late := func(script string) *dstest.Rule {
+		return &dstest.Rule{Match: dstest.Script(script), Fault: dstest.LateReply, Delay: lease + lease/2, Times: 1}
+	}
+	s := redistest.Shared(t)
+	for _, k := range lockKinds {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			c, f := faultyClient(t, s, 0)
+			l := k.make(t, c, dstest.Name(t))
+			ctx := context.Background()
+
+			rule := f.Inject(late(k.acquire))
+			_, err := l.TryLock(ctx, 0, lease)
+			require.ErrorIs(t, err, distsync.ErrNotAcquired, "no wait left: the late grant is refused")
+			require.Equal(t, 1, rule.Hits())
+			freeWithin(t, k.make(t, dstest.ClientOn(t, s), dstest.Name(t)), 5*time.Second, "the late grant was given back")
+
+			rule = f.Inject(late(k.acquire))
+			held, err := l.TryLock(ctx, 10*time.Second, lease)
+			require.NoError(t, err, "a new acquisition after the late grant")
+			require.Equal(t, 1, rule.Hits())
+			n, err := l.HoldCount(held)
+			require.NoError(t, err)
+			assert.Equal(t, 1, n, "the late grant was given back, not kept beside the new one")
+			require.NoError(t, l.Unlock(held))
+		})
+	}
+	t.Run("permit", func(t *testing.T) {
+		t.Parallel()
+		c, f := faultyClient(t, s, 0)
+		ps := permitSem(t, c, dstest.Name(t), 2)
+		ctx := context.Background()
+		f.Inject(late("Take n permits of the permit semaphore"))
+		p, err := ps.TryAcquire(ctx, 10*time.Second, lease)
+		require.NoError(t, err, "a new acquisition after the late grant")
+		require.Eventually(t, func() bool {
+			held, err := ps.Held(ctx)
+			return err == nil && held == 1
+		}, 5*time.Second, time.Millisecond, "the late permit was given back")
 		require.NoError(t, ps.Release(ctx, p))
 	})
 }

@@ -103,7 +103,17 @@ func (s *PermitSemaphore) TryAcquireN(ctx context.Context, n int64, wait, lease 
 // own id, lease and context.
 const MaxPermitsPerCall = 1024
 
+// acquire takes n permits within wait with lease. A grant refused because
+// its reply came after its lease could have ended is given back and tried
+// again with new ids within what is left of wait (acquire.AgainIfLate).
 func (s *PermitSemaphore) acquire(ctx context.Context, n int64, wait, lease time.Duration) ([]*Permit, error) {
+	return acquire.AgainIfLate(ctx, wait, func(wait time.Duration) ([]*Permit, error) {
+		return s.acquireOnce(ctx, n, wait, lease)
+	})
+}
+
+// acquireOnce is one acquisition of acquire, with one set of permit ids.
+func (s *PermitSemaphore) acquireOnce(ctx context.Context, n int64, wait, lease time.Duration) ([]*Permit, error) {
 	if err := s.c.Track(); err != nil {
 		return nil, s.errorf(err)
 	}

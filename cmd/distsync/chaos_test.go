@@ -164,6 +164,7 @@ func (e *binEnv) testChaos(t *testing.T) {
 		}
 	}
 	assert.Positive(t, ends, "no command ran to its end")
+	assert.Zero(t, codes[exitNotAcquired], "a run without --wait waits as long as it takes, server restarts included")
 	assert.Positive(t, restarts, "the server was not restarted")
 	assert.Positive(t, killedRun+killedCmd, "nothing was killed")
 	t.Logf("%d commands started, %d ended", starts, ends)

@@ -72,8 +72,17 @@ var ErrFinished = errors.New("acquisition given up before the attempt arrived")
 // whose outcome is unknown (its reply was lost, it timed out, ctx ended or
 // the Client closed while it was on the wire), or when the grant came back
 // after ctx ended or the Client closed, what may have been granted is given
-// back (core.Undo), and the error returned.
+// back (core.Undo), and the error returned. A grant refused because its
+// reply came after its lease could have ended is given back, and a new
+// acquisition tried within what is left of wait (AgainIfLate).
 func Hold(ctx context.Context, l *Lock, h Handle, owner string, wait, lease time.Duration) (context.Context, error) {
+	return AgainIfLate(ctx, wait, func(wait time.Duration) (context.Context, error) {
+		return hold(ctx, l, h, owner, wait, lease)
+	})
+}
+
+// hold is one acquisition of Hold, with one id.
+func hold(ctx context.Context, l *Lock, h Handle, owner string, wait, lease time.Duration) (context.Context, error) {
 	c := h.Core()
 	if err := c.Track(); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package acquire
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/distsync/distsync/internal/core"
@@ -84,4 +85,27 @@ func (t *Track) Report(ctx context.Context, c *core.Core, token int64, err error
 		Kind: t.Kind, Name: t.Name, Start: t.start, Wait: now.Sub(t.start),
 		Contended: t.contended, Token: token, Err: err,
 	})
+}
+
+// AgainIfLate runs one acquisition with wait (< 0: until ctx is done) and,
+// when its grant was refused as late (core.LateGrant: the reply came after
+// the lease could have ended; the run gave it back), runs a new one with
+// what is left of wait, until one is granted, fails otherwise, or the wait
+// is spent. Each run is a new acquisition, with an id of its own: the late
+// one is finished on the server.
+func AgainIfLate[T any](ctx context.Context, wait time.Duration, run func(wait time.Duration) (T, error)) (T, error) {
+	start := time.Now()
+	left := wait
+	for {
+		v, err := run(left)
+		var late core.LateGrant
+		if err == nil || !errors.As(err, &late) || ctx.Err() != nil || wait == 0 {
+			return v, err
+		}
+		if wait > 0 {
+			if left = wait - time.Since(start); left <= 0 {
+				return v, err
+			}
+		}
+	}
 }

@@ -172,6 +172,17 @@ type Grant struct {
 	Unknown bool
 }
 
+// LateGrant is why Grant refused a grant: its reply came After its request
+// was sent, when the Lease it left could have ended. The acquisition may
+// try again with a new id within its wait.
+type LateGrant struct {
+	After, Lease time.Duration
+}
+
+func (e LateGrant) Error() string {
+	return fmt.Sprintf("granted, but the reply came %v after the request, when the lease of %v could have ended", e.After, e.Lease)
+}
+
 // Grant records g and returns the context of the acquisition: derived from
 // parent, carrying the acquisition, and cancelled with ErrReleased when it
 // is released, with ErrLeaseLost when the hold's lease is lost, with
@@ -182,8 +193,9 @@ type Grant struct {
 // The hold's view of an explicit lease ends Drift(lease) before sentAt +
 // lease. A grant whose reply came after the lease could have ended (a reply
 // held back longer than the lease) is refused with an error wrapping
-// ErrNotAcquired; after Close, Grant records nothing and returns ErrClosed.
-// Either way the caller must give the grant back on the server.
+// ErrNotAcquired and a LateGrant; after Close, Grant records nothing and
+// returns ErrClosed. Either way the caller must give the grant back on the
+// server.
 func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, error) {
 	lease := g.Lease
 	if lease == 0 {
@@ -194,8 +206,7 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 		lease = g.ServerLease // the watchdog renews it before it ends
 	}
 	if !time.Now().Before(g.SentAt.Add(lease - Drift(lease))) {
-		return nil, nil, fmt.Errorf("%w: granted, but the reply came %v after the request, when the lease of %v could have ended",
-			ErrNotAcquired, time.Since(g.SentAt).Round(time.Millisecond), lease)
+		return nil, nil, fmt.Errorf("%w: %w", ErrNotAcquired, LateGrant{After: time.Since(g.SentAt).Round(time.Millisecond), Lease: lease})
 	}
 	a := &Acq{ID: g.ID, Token: g.Token, granted: Mono(time.Now()), live: true, unknown: g.Unknown}
 	if g.Lease > 0 {
