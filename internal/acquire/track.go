@@ -90,16 +90,18 @@ func (t *Track) Report(ctx context.Context, c *core.Core, token int64, err error
 // AgainIfLate runs one acquisition with wait (< 0: until ctx is done) and,
 // when its grant was refused as late (core.LateGrant: the reply came after
 // the lease could have ended; the run gave it back), runs a new one with
-// what is left of wait, until one is granted, fails otherwise, or the wait
-// is spent. Each run is a new acquisition, with an id of its own: the late
-// one is finished on the server.
+// what is left of wait, until one is granted, fails otherwise, the wait is
+// spent, or lateAgain new ones were late too: then the lease is too short
+// for the round trips of this connection, and waiting longer would not
+// help. Each run is a new acquisition, with an id of its own: the late one
+// is finished on the server.
 func AgainIfLate[T any](ctx context.Context, wait time.Duration, run func(wait time.Duration) (T, error)) (T, error) {
 	start := time.Now()
 	left := wait
-	for {
+	for n := 0; ; n++ {
 		v, err := run(left)
 		var late core.LateGrant
-		if err == nil || !errors.As(err, &late) || ctx.Err() != nil || wait == 0 {
+		if err == nil || !errors.As(err, &late) || ctx.Err() != nil || wait == 0 || n == lateAgain {
 			return v, err
 		}
 		if wait > 0 {
@@ -109,3 +111,7 @@ func AgainIfLate[T any](ctx context.Context, wait time.Duration, run func(wait t
 		}
 	}
 }
+
+// lateAgain is how many new acquisitions AgainIfLate tries after a late
+// grant.
+const lateAgain = 3
