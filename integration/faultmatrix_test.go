@@ -626,9 +626,13 @@ func ackedClient(t *testing.T) (*distsync.Client, *redistest.Server) {
 	master := redistest.Start(t)
 	redistest.RequireReal(t, master)
 	replica := startReplica(t, master)
-	return dstest.ClientOn(t, master, func(o *distsync.Options) {
-		o.ReplicaAck = distsync.ReplicaAck{Replicas: 1, Timeout: 200 * time.Millisecond}
-	}), replica
+	return dstest.ClientOn(t, master, withReplicaAck), replica
+}
+
+// withReplicaAck makes a Client wait for one replica's acknowledgement of
+// every acquisition, for 200 ms.
+func withReplicaAck(o *distsync.Options) {
+	o.ReplicaAck = distsync.ReplicaAck{Replicas: 1, Timeout: 200 * time.Millisecond}
 }
 
 // C5, finding 4: with the only replica paused, an acquisition of the fair

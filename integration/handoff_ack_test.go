@@ -21,11 +21,8 @@ func TestReplicaAckHandedLock(t *testing.T) {
 	master := redistest.Start(t)
 	redistest.RequireReal(t, master)
 	replica := startReplica(t, master)
-	ack := func(o *distsync.Options) {
-		o.ReplicaAck = distsync.ReplicaAck{Replicas: 1, Timeout: 200 * time.Millisecond}
-	}
-	holderC := dstest.ClientOn(t, master, ack)
-	waiterC := dstest.ClientOn(t, master, ack)
+	holderC := dstest.ClientOn(t, master, withReplicaAck)
+	waiterC := dstest.ClientOn(t, master, withReplicaAck)
 	holder, err := holderC.Mutex("handed")
 	require.NoError(t, err)
 	waiter, err := waiterC.Mutex("handed")

@@ -675,12 +675,7 @@ func TestPermitHandOffWakesOne(t *testing.T) {
 // undoes what too few replicas acknowledged.
 func TestReplicaAckSemaphores(t *testing.T) {
 	t.Parallel()
-	master := redistest.Start(t)
-	redistest.RequireReal(t, master)
-	replica := startReplica(t, master)
-	c := dstest.ClientOn(t, master, func(o *distsync.Options) {
-		o.ReplicaAck = distsync.ReplicaAck{Replicas: 1, Timeout: 200 * time.Millisecond}
-	})
+	c, replica := ackedClient(t)
 	ctx := context.Background()
 	sem := countingSem(t, c, "acked-sem", 1)
 	ps := permitSem(t, c, "acked-permits", 1)
