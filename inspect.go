@@ -20,18 +20,14 @@ import (
 type Info struct {
 	// Name is the primitive's name; Key its main key in Redis.
 	Name, Key string
-	// Kind is the kind of primitive stored under the name: "mutex",
-	// "fairlock", "rwlock", "semaphore" (the counting semaphore,
-	// Client.Semaphore), "permitsemaphore" (the permit-expiring semaphore,
-	// Client.PermitSemaphore) or "latch"; "" when nothing is stored (a free
-	// lock, an unset semaphore nobody waits for, an open latch), and then
-	// every other field is zero. Each kind is the one the primitive stores
-	// with its state, so that a name never holds two kinds at once.
-	Kind string
+	// Kind is the kind of primitive stored under the name (a Kind
+	// constant); "" when nothing is stored (a free lock, an unset semaphore
+	// nobody waits for, an open latch), and then every other field is zero.
+	Kind Kind
 	// Held reports whether any owner holds the lock or a permit of the
 	// semaphore, or whether the latch is closed (its count is above zero).
 	Held bool
-	// Mode is how a read-write lock is held: "write", "read", or "" when
+	// Mode is how a read-write lock is held: SideWrite, SideRead, or "" when
 	// it is free or the primitive is not a read-write lock.
 	Mode string
 	// TTL is the lock's remaining lease: the key's for the mutex and the
@@ -164,17 +160,17 @@ func (i *Info) decode(r []rueidis.RedisMessage) error {
 		}
 		return nil
 	}
-	i.Kind, i.Token = kind, token
+	i.Kind, i.Token = Kind(kind), token
 	i.TTL = ms(ttl)
 	for _, o := range owners {
 		id, mode := p.str(o[0]), p.str(o[1])
 		owner := Owner{ID: id, Mode: mode, Holds: int(p.int(o[2])), Token: p.num(o[3]), TTL: ms(p.int(o[4]))}
-		if kind != "permitsemaphore" { // a permit's id names no Client
+		if i.Kind != KindPermitSemaphore { // a permit's id names no Client
 			owner.Client, _, _ = cutLast(id, ':')
 			owner.ClientName, _, _ = strings.Cut(owner.Client, "/")
 		}
 		i.Owners = append(i.Owners, owner)
-		if mode == "write" || i.Mode == "" {
+		if mode == SideWrite || i.Mode == "" {
 			i.Mode = mode
 		}
 	}
@@ -186,10 +182,10 @@ func (i *Info) decode(r []rueidis.RedisMessage) error {
 		i.Waiters = append(i.Waiters, Waiter{ID: p.str(w[0]), Mode: p.str(w[1]), Window: ms(p.int(w[2]))})
 	}
 	i.Held = len(i.Owners) > 0
-	switch kind {
-	case "semaphore", "permitsemaphore":
+	switch i.Kind {
+	case KindSemaphore, KindPermitSemaphore:
 		i.Permits = &Permits{Available: avail, Held: int64(len(i.Owners))}
-	case "latch":
+	case KindLatch:
 		n, err := strconv.ParseInt(count, 10, 64)
 		if err != nil {
 			return fmt.Errorf("latch count %q: %w", count, err)

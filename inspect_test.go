@@ -64,7 +64,7 @@ func TestInspectMutex(t *testing.T) {
 
 	info, err := c.Inspect(ctx, m.Name())
 	require.NoError(t, err)
-	assert.Equal(t, "mutex", info.Kind)
+	assert.Equal(t, distsync.KindMutex, info.Kind)
 	assert.Equal(t, m.Key(), info.Key)
 	assert.True(t, info.Held)
 	assert.Equal(t, tok, info.Token)
@@ -105,7 +105,7 @@ func TestInspectFairLock(t *testing.T) {
 
 	info, err := c.Inspect(ctx, f.Name())
 	require.NoError(t, err)
-	assert.Equal(t, "fairlock", info.Kind)
+	assert.Equal(t, distsync.KindFairLock, info.Kind)
 	assert.True(t, info.Held)
 	assert.Equal(t, tok, info.Token)
 	assert.Positive(t, info.TTL)
@@ -141,7 +141,7 @@ func TestInspectRWLock(t *testing.T) {
 
 	info, err := c.Inspect(ctx, rw.Name())
 	require.NoError(t, err)
-	assert.Equal(t, "rwlock", info.Kind)
+	assert.Equal(t, distsync.KindRWLock, info.Kind)
 	assert.True(t, info.Held)
 	assert.Equal(t, "read", info.Mode)
 	assert.Positive(t, info.TTL)
@@ -203,7 +203,7 @@ func TestInspectSemaphore(t *testing.T) {
 	defer ps.Release(ctx, p)
 	info, err := c.Inspect(ctx, ps.Name())
 	require.NoError(t, err)
-	assert.Equal(t, "permitsemaphore", info.Kind)
+	assert.Equal(t, distsync.KindPermitSemaphore, info.Kind)
 	assert.True(t, info.Held)
 	require.NotNil(t, info.Permits)
 	assert.Equal(t, distsync.Permits{Available: 1, Held: 1}, *info.Permits)
@@ -226,7 +226,7 @@ func TestInspectSemaphore(t *testing.T) {
 	dstest.WaitWaiters(t, c, s.Key()+":waiters", 1)
 	info, err = c.Inspect(ctx, s.Name())
 	require.NoError(t, err)
-	assert.Equal(t, "semaphore", info.Kind)
+	assert.Equal(t, distsync.KindSemaphore, info.Kind)
 	require.NotNil(t, info.Permits)
 	assert.Equal(t, distsync.Permits{Available: 0, Held: 0}, *info.Permits, "a counting semaphore does not record its holders")
 	assert.False(t, info.Held)
@@ -253,7 +253,7 @@ func TestInspectSemaphoreNeverSet(t *testing.T) {
 	waitIn(t, func(ctx context.Context) error { _, err := ps.Acquire(ctx); return err })
 	dstest.WaitWaiters(t, c, ps.Key()+":waiters", 1)
 
-	for name, kind := range map[string]string{s.Name(): "semaphore", ps.Name(): "permitsemaphore"} {
+	for name, kind := range map[string]distsync.Kind{s.Name(): distsync.KindSemaphore, ps.Name(): distsync.KindPermitSemaphore} {
 		info, err := c.Inspect(ctx, name)
 		require.NoError(t, err)
 		assert.Equal(t, kind, info.Kind)
@@ -279,7 +279,7 @@ func TestInspectLatch(t *testing.T) {
 
 	info, err := c.Inspect(ctx, l.Name())
 	require.NoError(t, err)
-	assert.Equal(t, "latch", info.Kind)
+	assert.Equal(t, distsync.KindLatch, info.Kind)
 	assert.True(t, info.Held, "a closed latch")
 	require.NotNil(t, info.Count)
 	assert.Equal(t, int64(2), *info.Count)

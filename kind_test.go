@@ -204,7 +204,7 @@ func TestSemaphoreKindsRefuseEachOther(t *testing.T) {
 	n, err = permits.Held(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), n, "the permit semaphore's permit is still held")
-	for s, kind := range map[string]string{counting.Name(): "semaphore", permits.Name(): "permitsemaphore"} {
+	for s, kind := range map[string]distsync.Kind{counting.Name(): distsync.KindSemaphore, permits.Name(): distsync.KindPermitSemaphore} {
 		info, err := c.Inspect(ctx, s)
 		require.NoError(t, err)
 		assert.Equal(t, kind, info.Kind, s)

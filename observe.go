@@ -9,16 +9,6 @@ import (
 	"github.com/distsync/distsync/internal/watchdog"
 )
 
-// Kinds of primitive, as AcquireInfo, ReleaseInfo and LostInfo name them.
-const (
-	KindMutex           = "mutex"
-	KindFairLock        = "fairlock"
-	KindReadLock        = "rwlock.read"
-	KindWriteLock       = "rwlock.write"
-	KindSemaphore       = "semaphore"        // counting semaphore: acquisitions only
-	KindPermitSemaphore = "semaphore.permit" // a permit of a PermitSemaphore
-)
-
 // Observer receives what a Client's locks and semaphores do, for metrics
 // and traces: set it in Options.Observer (the module
 // github.com/distsync/distsync/otel adapts it to OpenTelemetry). Every hook
@@ -59,8 +49,12 @@ type Observer struct {
 
 // AcquireInfo describes one acquisition attempt, granted or not.
 type AcquireInfo struct {
-	// Kind is one of the Kind constants; Name is the primitive's name.
-	Kind string
+	// Kind is the primitive's kind (KindMutex, KindRWLock, KindFairLock,
+	// KindSemaphore or KindPermitSemaphore); Side is a read-write lock's
+	// side, SideRead or SideWrite, and "" for other kinds; Name is the
+	// primitive's name.
+	Kind Kind
+	Side string
 	Name string
 	// Start is when the call began to try; Wait is how long it took until
 	// it was granted or gave up.
@@ -81,7 +75,9 @@ type AcquireInfo struct {
 
 // ReleaseInfo describes the release of one acquisition.
 type ReleaseInfo struct {
-	Kind string
+	// Kind, Side and Name are as in AcquireInfo.
+	Kind Kind
+	Side string
 	Name string
 	// Held is how long the acquisition was held: from its grant until its
 	// release was asked for.
@@ -112,7 +108,9 @@ type RenewInfo struct {
 
 // LostInfo describes an acquisition that ended without a release.
 type LostInfo struct {
-	Kind string
+	// Kind, Side and Name are as in AcquireInfo.
+	Kind Kind
+	Side string
 	Name string
 	// Held is how long the acquisition was held, from its grant.
 	Held time.Duration
@@ -138,21 +136,24 @@ func (a *observer) guard(hook string) {
 func (a *observer) Acquired(ctx context.Context, i core.AcquireInfo) {
 	if a.o.Acquired != nil {
 		defer a.guard("Acquired")
-		a.o.Acquired(ctx, AcquireInfo(i))
+		a.o.Acquired(ctx, AcquireInfo{
+			Kind: Kind(i.Kind), Side: i.Side, Name: i.Name, Start: i.Start, Wait: i.Wait,
+			Contended: i.Contended, Token: i.Token, Err: i.Err,
+		})
 	}
 }
 
 func (a *observer) Released(ctx context.Context, i core.ReleaseInfo) {
 	if a.o.Released != nil {
 		defer a.guard("Released")
-		a.o.Released(ctx, ReleaseInfo(i))
+		a.o.Released(ctx, ReleaseInfo{Kind: Kind(i.Kind), Side: i.Side, Name: i.Name, Held: i.Held, Auto: i.Auto, Err: i.Err})
 	}
 }
 
 func (a *observer) Lost(i core.LostInfo) {
 	if a.o.Lost != nil {
 		defer a.guard("Lost")
-		a.o.Lost(LostInfo(i))
+		a.o.Lost(LostInfo{Kind: Kind(i.Kind), Side: i.Side, Name: i.Name, Held: i.Held, Cause: i.Cause})
 	}
 }
 

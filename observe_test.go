@@ -290,39 +290,40 @@ func TestObserverOtherKinds(t *testing.T) {
 	require.NoError(t, ps.Release(ctx, two[1]))
 
 	type event struct {
-		kind, name string
+		kind       distsync.Kind
+		side, name string
 		granted    bool
 	}
 	rec := r.calls()
 	a := rec.acquired
 	var got []event
 	for _, i := range a {
-		got = append(got, event{i.Kind, i.Name, i.Err == nil})
+		got = append(got, event{i.Kind, i.Side, i.Name, i.Err == nil})
 	}
 	assert.Equal(t, []event{
-		{distsync.KindFairLock, name + "-fair", true},
-		{distsync.KindReadLock, name + "-rw", true},
-		{distsync.KindWriteLock, name + "-rw", true},
-		{distsync.KindSemaphore, name + "-sem", true},
-		{distsync.KindSemaphore, name + "-sem", false},
-		{distsync.KindPermitSemaphore, name + "-permits", true},
-		{distsync.KindPermitSemaphore, name + "-permits", true}, // TryAcquireN: a permit is an acquisition
-		{distsync.KindPermitSemaphore, name + "-permits", true},
-		{distsync.KindPermitSemaphore, name + "-permits", false},
+		{distsync.KindFairLock, "", name + "-fair", true},
+		{distsync.KindRWLock, distsync.SideRead, name + "-rw", true},
+		{distsync.KindRWLock, distsync.SideWrite, name + "-rw", true},
+		{distsync.KindSemaphore, "", name + "-sem", true},
+		{distsync.KindSemaphore, "", name + "-sem", false},
+		{distsync.KindPermitSemaphore, "", name + "-permits", true},
+		{distsync.KindPermitSemaphore, "", name + "-permits", true}, // TryAcquireN: a permit is an acquisition
+		{distsync.KindPermitSemaphore, "", name + "-permits", true},
+		{distsync.KindPermitSemaphore, "", name + "-permits", false},
 	}, got)
 	assert.True(t, a[4].Contended)
 	assert.True(t, a[8].Contended)
 	got = nil
 	for _, i := range rec.released {
-		got = append(got, event{i.Kind, i.Name, i.Err == nil})
+		got = append(got, event{i.Kind, i.Side, i.Name, i.Err == nil})
 	}
 	assert.Equal(t, []event{
-		{distsync.KindFairLock, name + "-fair", true},
-		{distsync.KindReadLock, name + "-rw", true},
-		{distsync.KindWriteLock, name + "-rw", true},
-		{distsync.KindPermitSemaphore, name + "-permits", true},
-		{distsync.KindPermitSemaphore, name + "-permits", true}, // ReleaseID
-		{distsync.KindPermitSemaphore, name + "-permits", true},
+		{distsync.KindFairLock, "", name + "-fair", true},
+		{distsync.KindRWLock, distsync.SideRead, name + "-rw", true},
+		{distsync.KindRWLock, distsync.SideWrite, name + "-rw", true},
+		{distsync.KindPermitSemaphore, "", name + "-permits", true},
+		{distsync.KindPermitSemaphore, "", name + "-permits", true}, // ReleaseID
+		{distsync.KindPermitSemaphore, "", name + "-permits", true},
 	}, got, "a counting semaphore's permits belong to nobody: no Released")
 }
 

@@ -76,11 +76,12 @@ type handle FairLock
 func (h *handle) Core() *core.Core     { return h.c }
 func (h *handle) Key() string          { return h.key }
 func (h *handle) What() string         { return (*FairLock)(h).what() }
-func (h *handle) Kind() string         { return "fairlock" }
 func (h *handle) Name() string         { return h.name }
 func (h *handle) Channel() string      { return h.channel }
 func (h *handle) Extra() []string      { return nil }
 func (h *handle) Errorf(e error) error { return (*FairLock)(h).errorf(e) }
+
+func (h *handle) Kind() (string, string) { return core.KindFairLock, "" }
 
 func (h *handle) Keys(string) []string {
 	return []string{h.key, h.queue, h.deadlines, h.fence, h.done}

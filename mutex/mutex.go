@@ -85,10 +85,11 @@ type handle Mutex
 func (h *handle) Core() *core.Core     { return h.c }
 func (h *handle) Key() string          { return h.key }
 func (h *handle) What() string         { return (*Mutex)(h).what() }
-func (h *handle) Kind() string         { return "mutex" }
 func (h *handle) Name() string         { return h.name }
 func (h *handle) Extra() []string      { return nil }
 func (h *handle) Errorf(e error) error { return (*Mutex)(h).errorf(e) }
+
+func (h *handle) Kind() (string, string) { return core.KindMutex, "" }
 
 // Channel is where releases tell this Client's waiters: the mutex's
 // channel, ':', the Client id.

@@ -66,6 +66,7 @@ const ScopeName = "github.com/distsync/distsync/otel"
 // Attribute keys.
 const (
 	KindKey      = attribute.Key("distsync.kind")
+	SideKey      = attribute.Key("distsync.side")
 	NameKey      = attribute.Key("distsync.name")
 	OutcomeKey   = attribute.Key("distsync.outcome")
 	ContendedKey = attribute.Key("distsync.contended")
@@ -159,8 +160,11 @@ func NewObserver(opts ...Option) (*distsync.Observer, error) {
 }
 
 // attrs returns the attributes of a primitive's metrics, then more.
-func (r *recorder) attrs(kind, name string, more ...attribute.KeyValue) metric.MeasurementOption {
-	kv := append(make([]attribute.KeyValue, 0, 2+len(more)), KindKey.String(kind))
+func (r *recorder) attrs(kind distsync.Kind, side, name string, more ...attribute.KeyValue) metric.MeasurementOption {
+	kv := append(make([]attribute.KeyValue, 0, 3+len(more)), KindKey.String(string(kind)))
+	if side != "" {
+		kv = append(kv, SideKey.String(side))
+	}
 	if r.names {
 		kv = append(kv, NameKey.String(name))
 	}
@@ -177,19 +181,19 @@ func (r *recorder) acquire(ctx context.Context, i distsync.AcquireInfo) {
 	case i.Err != nil:
 		outcome = "error"
 	}
-	set := r.attrs(i.Kind, i.Name, OutcomeKey.String(outcome))
+	set := r.attrs(i.Kind, i.Side, i.Name, OutcomeKey.String(outcome))
 	r.acquired.Add(ctx, 1, set)
 	if i.Contended {
 		r.contended.Add(ctx, 1, set)
 	}
-	r.wait.Record(ctx, i.Wait.Seconds(), r.attrs(i.Kind, i.Name, OutcomeKey.String(outcome), ContendedKey.Bool(i.Contended)))
+	r.wait.Record(ctx, i.Wait.Seconds(), r.attrs(i.Kind, i.Side, i.Name, OutcomeKey.String(outcome), ContendedKey.Bool(i.Contended)))
 	if i.Err == nil && i.Kind != distsync.KindSemaphore {
-		r.held.Add(ctx, 1, r.attrs(i.Kind, i.Name))
+		r.held.Add(ctx, 1, r.attrs(i.Kind, i.Side, i.Name))
 	}
 
-	_, span := r.tracer.Start(ctx, "distsync.acquire "+i.Kind,
+	_, span := r.tracer.Start(ctx, "distsync.acquire "+string(i.Kind),
 		trace.WithTimestamp(i.Start),
-		trace.WithAttributes(KindKey.String(i.Kind), NameKey.String(i.Name), ContendedKey.Bool(i.Contended), WaitKey.Float64(i.Wait.Seconds())))
+		trace.WithAttributes(KindKey.String(string(i.Kind)), NameKey.String(i.Name), ContendedKey.Bool(i.Contended), WaitKey.Float64(i.Wait.Seconds())))
 	if i.Err == nil {
 		if i.Token != 0 {
 			span.SetAttributes(TokenKey.Int64(i.Token))
@@ -209,7 +213,7 @@ func (r *recorder) release(ctx context.Context, i distsync.ReleaseInfo) {
 	case i.Err != nil:
 		end = "release_failed"
 	}
-	r.ended(ctx, i.Kind, i.Name, i.Held.Seconds(), end)
+	r.ended(ctx, i.Kind, i.Side, i.Name, i.Held.Seconds(), end)
 }
 
 func (r *recorder) lose(i distsync.LostInfo) {
@@ -221,14 +225,14 @@ func (r *recorder) lose(i distsync.LostInfo) {
 		cause = "closed"
 	}
 	ctx := context.Background()
-	r.lost.Add(ctx, 1, r.attrs(i.Kind, i.Name, CauseKey.String(cause)))
-	r.ended(ctx, i.Kind, i.Name, i.Held.Seconds(), cause)
+	r.lost.Add(ctx, 1, r.attrs(i.Kind, i.Side, i.Name, CauseKey.String(cause)))
+	r.ended(ctx, i.Kind, i.Side, i.Name, i.Held.Seconds(), cause)
 }
 
 // ended records the end of an acquisition held for held seconds.
-func (r *recorder) ended(ctx context.Context, kind, name string, held float64, end string) {
-	r.hold.Record(ctx, held, r.attrs(kind, name, EndKey.String(end)))
-	r.held.Add(ctx, -1, r.attrs(kind, name))
+func (r *recorder) ended(ctx context.Context, kind distsync.Kind, side, name string, held float64, end string) {
+	r.hold.Record(ctx, held, r.attrs(kind, side, name, EndKey.String(end)))
+	r.held.Add(ctx, -1, r.attrs(kind, side, name))
 }
 
 func (r *recorder) renew(i distsync.RenewInfo) {

@@ -118,8 +118,8 @@ func (tel *telemetry) histogram(t *testing.T, name string, want ...attribute.Key
 	return n, sum
 }
 
-func kind(k string) attribute.KeyValue    { return distsyncotel.KindKey.String(k) }
-func outcome(o string) attribute.KeyValue { return distsyncotel.OutcomeKey.String(o) }
+func kind(k distsync.Kind) attribute.KeyValue { return distsyncotel.KindKey.String(string(k)) }
+func outcome(o string) attribute.KeyValue     { return distsyncotel.OutcomeKey.String(o) }
 
 func TestAcquisitionsHoldsAndSpans(t *testing.T) {
 	c, tel := client(t)

@@ -171,10 +171,11 @@ type handle Side
 func (h *handle) Core() *core.Core     { return h.rw.c }
 func (h *handle) Key() string          { return h.key }
 func (h *handle) What() string         { return (*Side)(h).what() }
-func (h *handle) Kind() string         { return "rwlock." + (*Side)(h).sideName() }
 func (h *handle) Name() string         { return h.rw.name }
 func (h *handle) Channel() string      { return h.rw.channel }
 func (h *handle) Errorf(e error) error { return (*Side)(h).errorf(e) }
+
+func (h *handle) Kind() (string, string) { return core.KindRWLock, (*Side)(h).sideName() }
 
 func (h *handle) Keys(string) []string {
 	rw := h.rw

@@ -129,7 +129,7 @@ func (s *PermitSemaphore) acquireOnce(ctx context.Context, n int64, wait, lease 
 		leaseArg = s.c.Lease
 	}
 	args := s.args(strings.Join(ids, " "), core.Ms(leaseArg), "", core.Ms(s.c.WaiterWindow))
-	t := acquire.Track{Kind: permitKind, Name: s.name}
+	t := acquire.Track{Kind: core.KindPermitSemaphore, Name: s.name}
 	notSet := false // the last refusal found the permits never set
 	w := acquire.WaitFor(s.c, s.channelFor(n), ids[0], wait, s.leave(ids[0]))
 	w.Track = &t
@@ -181,16 +181,14 @@ func (s *PermitSemaphore) acquireOnce(ctx context.Context, n int64, wait, lease 
 	return ps, nil
 }
 
-// permitKind is the kind of a permit's acquisition for the observer.
-const permitKind = "semaphore.permit"
-
 // held is a Permit as core.Holdable: each permit is its own hold, owned by
 // its id.
 type held Permit
 
 func (p *held) What() string { return p.s.permitWhat(p.id) }
-func (p *held) Kind() string { return permitKind }
 func (p *held) Name() string { return p.s.name }
+
+func (p *held) Kind() (string, string) { return core.KindPermitSemaphore, "" }
 
 func (p *held) Release(ctx context.Context, _, id string, life time.Duration) (int64, error) {
 	return p.s.release(ctx, id, life)

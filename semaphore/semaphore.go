@@ -113,8 +113,8 @@ type pool struct {
 // The kinds of semaphore, as each stores its kind (and Client.Inspect
 // reports it).
 const (
-	countingMarker = "semaphore"
-	permitMarker   = "permitsemaphore"
+	countingMarker = core.KindSemaphore
+	permitMarker   = core.KindPermitSemaphore
 )
 
 func newPool(c *core.Core, name, kind, marker, needs string) (pool, error) {
@@ -396,7 +396,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) er
 	num := strconv.FormatInt(n, 10)
 	window := core.Ms(s.c.WaiterWindow)
 	memory := core.Ms(s.c.UndoLife(0))
-	t := acquire.Track{Kind: "semaphore", Name: s.name}
+	t := acquire.Track{Kind: core.KindSemaphore, Name: s.name}
 	notSet := false // the last refusal found the permits never set
 	how := acquire.WaitFor(s.c, s.channelFor(n), waiter, wait, s.leave(waiter))
 	how.Track = &t

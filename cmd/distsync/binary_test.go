@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
 )
@@ -182,7 +183,7 @@ func TestBinary(t *testing.T) {
 		require.NoError(t, err)
 		var r report
 		require.NoError(t, json.Unmarshal(out, &r), "%s", out)
-		assert.Equal(t, "mutex", r.Kind)
+		assert.Equal(t, distsync.KindMutex, r.Kind)
 		assert.True(t, r.Held)
 		assert.Equal(t, tok, r.Token)
 		require.Len(t, r.Owners, 1)

@@ -225,7 +225,7 @@ func TestInspectKindIsVerified(t *testing.T) {
 	code, _, errOut = invoke(t, "", "inspect", "--kind", "fairlock", mname)
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "holds a mutex, not a fairlock")
-	assert.Equal(t, "mutex", inspectJSON(t, "--kind", "mutex", mname).Kind)
+	assert.Equal(t, distsync.KindMutex, inspectJSON(t, "--kind", "mutex", mname).Kind)
 }
 
 func TestDelete(t *testing.T) {

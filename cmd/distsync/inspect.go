@@ -45,7 +45,7 @@ command and exits 70). Shows the holders and asks for confirmation unless
 // distsync.Info.Kind gives it: how to delete its holds, or itself. The
 // kinds are listed in kinds (primitives.go).
 type kind struct {
-	name string
+	name distsync.Kind
 	// forceUnlock deletes every hold and reports whether any was held; nil
 	// when the primitive has no holds to delete.
 	forceUnlock func(ctx context.Context, c *distsync.Client, name string) (bool, error)
@@ -57,12 +57,12 @@ type kind struct {
 func kindNames() string {
 	var s []string
 	for _, k := range kinds {
-		s = append(s, k.name)
+		s = append(s, string(k.name))
 	}
 	return strings.Join(s, ", ")
 }
 
-func findKind(name string) *kind {
+func findKind(name distsync.Kind) *kind {
 	for _, k := range kinds {
 		if k.name == name {
 			return k
@@ -72,7 +72,7 @@ func findKind(name string) *kind {
 }
 
 // checkKindFlag refuses a --kind no primitive has, before connecting.
-func checkKindFlag(forced string) error {
+func checkKindFlag(forced distsync.Kind) error {
 	if forced != "" && findKind(forced) == nil {
 		return withCode(exitUsage, fmt.Errorf("unknown --kind %q (known: %s)", forced, kindNames()))
 	}
@@ -81,7 +81,7 @@ func checkKindFlag(forced string) error {
 
 // verifyKind returns an error unless info is of kind want: nothing stored
 // passes for any kind, and so does any kind when want is "".
-func verifyKind(info distsync.Info, want string) error {
+func verifyKind(info distsync.Info, want distsync.Kind) error {
 	if want != "" && info.Kind != "" && info.Kind != want {
 		return fmt.Errorf("%s holds a %s, not a %s", info.Key, info.Kind, want)
 	}
@@ -90,17 +90,17 @@ func verifyKind(info distsync.Info, want string) error {
 
 // report is what inspect prints, as text or JSON.
 type report struct {
-	Name    string   `json:"name"`
-	Kind    string   `json:"kind"`
-	Key     string   `json:"key"`
-	Held    bool     `json:"held"`              // a latch: while its count is above zero
-	Mode    string   `json:"mode,omitempty"`    // read-write lock: "read" or "write"
-	TTLMs   int64    `json:"ttl_ms"`            // remaining lease; 0 free, -1 no expiry
-	Token   int64    `json:"fencing_token"`     // of the current hold; 0 none
-	Owners  []owner  `json:"owners"`            // in id order
-	Waiters []waiter `json:"waiters"`           // in queue order where there is one
-	Permits *permits `json:"permits,omitempty"` // semaphores
-	Count   *int64   `json:"count,omitempty"`   // latches
+	Name    string        `json:"name"`
+	Kind    distsync.Kind `json:"kind"`
+	Key     string        `json:"key"`
+	Held    bool          `json:"held"`              // a latch: while its count is above zero
+	Mode    string        `json:"mode,omitempty"`    // read-write lock: "read" or "write"
+	TTLMs   int64         `json:"ttl_ms"`            // remaining lease; 0 free, -1 no expiry
+	Token   int64         `json:"fencing_token"`     // of the current hold; 0 none
+	Owners  []owner       `json:"owners"`            // in id order
+	Waiters []waiter      `json:"waiters"`           // in queue order where there is one
+	Permits *permits      `json:"permits,omitempty"` // semaphores
+	Count   *int64        `json:"count,omitempty"`   // latches
 }
 
 type owner struct {
@@ -127,7 +127,7 @@ type permits struct {
 // against forced when it is given; the kind is nil when nothing is stored.
 // A name that holds another kind than forced, or keys no primitive makes,
 // is a bad argument (64) in every command.
-func lookup(ctx context.Context, c *distsync.Client, name, forced string) (*report, *kind, error) {
+func lookup(ctx context.Context, c *distsync.Client, name string, forced distsync.Kind) (*report, *kind, error) {
 	info, err := c.Inspect(ctx, name)
 	switch {
 	case errors.Is(err, distsync.ErrWrongKind):
@@ -186,7 +186,7 @@ func (c *cli) inspect(args []string) error {
 	if len(pos) != 1 {
 		return usageErrorf("inspect", "give one NAME")
 	}
-	if err := checkKindFlag(*forced); err != nil {
+	if err := checkKindFlag(distsync.Kind(*forced)); err != nil {
 		return err
 	}
 	o, err := cf.options(c)
@@ -200,7 +200,7 @@ func (c *cli) inspect(args []string) error {
 	defer client.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	r, _, err := lookup(ctx, client, pos[0], *forced)
+	r, _, err := lookup(ctx, client, pos[0], distsync.Kind(*forced))
 	if err != nil {
 		return err
 	}
@@ -301,7 +301,7 @@ func (c *cli) unlock(args []string) error {
 	if !*force {
 		return usageErrorf("unlock", "unlock needs --force: it deletes a lock that another process holds")
 	}
-	if err := checkKindFlag(*forced); err != nil {
+	if err := checkKindFlag(distsync.Kind(*forced)); err != nil {
 		return err
 	}
 	o, err := cf.options(c)
@@ -316,7 +316,7 @@ func (c *cli) unlock(args []string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	name := pos[0]
-	r, k, err := lookup(ctx, client, name, *forced)
+	r, k, err := lookup(ctx, client, name, distsync.Kind(*forced))
 	if err != nil {
 		return err
 	}
@@ -384,10 +384,10 @@ func (c *cli) deleteCmd(args []string) error {
 	if len(pos) != 1 {
 		return usageErrorf("delete", "give one NAME")
 	}
-	if err := checkKindFlag(*forced); err != nil {
+	if err := checkKindFlag(distsync.Kind(*forced)); err != nil {
 		return err
 	}
-	if k := findKind(*forced); *forced != "" && k != nil && k.remove == nil {
+	if k := findKind(distsync.Kind(*forced)); *forced != "" && k != nil && k.remove == nil {
 		return usageErrorf("delete", "delete takes a semaphore or a latch; a %s is deleted with distsync unlock --force", k.name)
 	}
 	o, err := cf.options(c)
@@ -402,7 +402,7 @@ func (c *cli) deleteCmd(args []string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	name := pos[0]
-	r, k, err := lookup(ctx, client, name, *forced)
+	r, k, err := lookup(ctx, client, name, distsync.Kind(*forced))
 	switch {
 	case err != nil:
 		return err

@@ -169,7 +169,7 @@ func TestInspect(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	var r report
 	require.NoError(t, json.Unmarshal([]byte(out), &r), out)
-	assert.Equal(t, "mutex", r.Kind)
+	assert.Equal(t, distsync.KindMutex, r.Kind)
 	assert.True(t, r.Held)
 	assert.Equal(t, tok, r.Token)
 	assert.Greater(t, r.TTLMs, int64(0))

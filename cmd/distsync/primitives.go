@@ -25,21 +25,21 @@ var demoSteps = []demoStep{
 // kinds are the primitives inspect, unlock and delete know, by the names
 // distsync.Info.Kind gives them.
 var kinds = []*kind{
-	{name: "mutex", forceUnlock: func(ctx context.Context, c *distsync.Client, name string) (bool, error) {
+	{name: distsync.KindMutex, forceUnlock: func(ctx context.Context, c *distsync.Client, name string) (bool, error) {
 		m, err := c.Mutex(name)
 		if err != nil {
 			return false, err
 		}
 		return m.ForceUnlock(ctx)
 	}},
-	{name: "fairlock", forceUnlock: func(ctx context.Context, c *distsync.Client, name string) (bool, error) {
+	{name: distsync.KindFairLock, forceUnlock: func(ctx context.Context, c *distsync.Client, name string) (bool, error) {
 		f, err := c.FairLock(name)
 		if err != nil {
 			return false, err
 		}
 		return f.ForceUnlock(ctx)
 	}},
-	{name: "rwlock", forceUnlock: func(ctx context.Context, c *distsync.Client, name string) (bool, error) {
+	{name: distsync.KindRWLock, forceUnlock: func(ctx context.Context, c *distsync.Client, name string) (bool, error) {
 		rw, err := c.RWLock(name)
 		if err != nil {
 			return false, err
@@ -54,9 +54,9 @@ var kinds = []*kind{
 	// A semaphore has no holds to force: permits of the permit semaphore
 	// return by themselves when their lease ends. Delete removes it whole,
 	// with its kind.
-	{name: "semaphore", remove: removeWith((*distsync.Client).Semaphore)},
-	{name: "permitsemaphore", remove: removeWith((*distsync.Client).PermitSemaphore)},
-	{name: "latch", remove: removeWith((*distsync.Client).Latch)},
+	{name: distsync.KindSemaphore, remove: removeWith((*distsync.Client).Semaphore)},
+	{name: distsync.KindPermitSemaphore, remove: removeWith((*distsync.Client).PermitSemaphore)},
+	{name: distsync.KindLatch, remove: removeWith((*distsync.Client).Latch)},
 }
 
 // removeWith is the remove of a kind whose handle, made by open, has Delete.

@@ -82,7 +82,7 @@ type guard interface {
 	// trip), also after held was cancelled.
 	holds(held context.Context) (bool, error)
 	// kind is the kind of primitive the guard uses (distsync.Info.Kind).
-	kind() string
+	kind() distsync.Kind
 	// name is the primitive's name.
 	name() string
 	// String names it in messages, e.g. `lock "deploy"`.

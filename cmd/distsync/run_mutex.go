@@ -47,7 +47,7 @@ func (g lockGuard) holds(held context.Context) (bool, error) {
 	return n > 0, err
 }
 
-func (g lockGuard) kind() string { return "mutex" }
+func (g lockGuard) kind() distsync.Kind { return distsync.KindMutex }
 
 func (g lockGuard) name() string { return g.m.Name() }
 

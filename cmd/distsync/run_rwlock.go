@@ -56,7 +56,7 @@ func (g rwlockGuard) holds(held context.Context) (bool, error) {
 	return n > 0, err
 }
 
-func (g rwlockGuard) kind() string { return "rwlock" }
+func (g rwlockGuard) kind() distsync.Kind { return distsync.KindRWLock }
 
 func (g rwlockGuard) name() string { return g.rw.Name() }
 

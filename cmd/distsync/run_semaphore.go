@@ -57,7 +57,7 @@ func (g *permitGuard) holds(context.Context) (bool, error) {
 	return err == nil, err
 }
 
-func (g *permitGuard) kind() string { return "permitsemaphore" }
+func (g *permitGuard) kind() distsync.Kind { return distsync.KindPermitSemaphore }
 
 func (g *permitGuard) name() string { return g.s.Name() }
 

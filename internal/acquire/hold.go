@@ -95,7 +95,8 @@ func hold(ctx context.Context, l *Lock, h Handle, owner string, wait, lease time
 	}
 	args := append([]string{owner, leaseArg, "", core.Ms(c.WaiterWindow), core.Ms(c.FenceTTL), id, mode}, h.Extra()...)
 	keys := h.Keys(id)
-	t := Track{Kind: h.Kind(), Name: h.Name()}
+	t := Track{Name: h.Name()}
+	t.Kind, t.Side = h.Kind()
 	var (
 		token       int64
 		serverLease time.Duration // of a lock handed to this waiter

@@ -12,8 +12,9 @@ import (
 // for what they may have granted: every primitive that grants through Do
 // records its attempts here and ends with Finish.
 type Track struct {
-	// Kind and Name are what Report tells the observer ("": nothing).
-	Kind, Name string
+	// Kind, Side and Name are what Report tells the observer (Kind "":
+	// nothing).
+	Kind, Side, Name string
 
 	start     time.Time // when Do started waiting (Wait.Track)
 	contended bool      // an attempt was refused
@@ -82,7 +83,7 @@ func (t *Track) Report(ctx context.Context, c *core.Core, token int64, err error
 		t.start = now
 	}
 	o.Acquired(ctx, core.AcquireInfo{
-		Kind: t.Kind, Name: t.Name, Start: t.start, Wait: now.Sub(t.start),
+		Kind: t.Kind, Side: t.Side, Name: t.Name, Start: t.start, Wait: now.Sub(t.start),
 		Contended: t.contended, Token: token, Err: err,
 	})
 }

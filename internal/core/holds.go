@@ -46,8 +46,9 @@ type Hold struct {
 type Holdable interface {
 	// What names the lock in logs, e.g. `mutex "orders"`.
 	What() string
-	// Kind and Name name it for the observer.
-	Kind() string
+	// Kind names its kind (a Kind constant) and, for a read-write lock,
+	// its side (SideRead, SideWrite; else ""); Name its name.
+	Kind() (kind, side string)
 	Name() string
 	// Release releases acquisition id of owner on the server once,
 	// remembering the release for life (see ds_release in lib.lua for its
@@ -377,9 +378,11 @@ func (a *Acq) tellEnd(cause error) {
 	switch {
 	case o == nil:
 	case errors.Is(cause, ErrReleased):
-		o.Released(context.Background(), ReleaseInfo{Kind: a.hold.lock.Kind(), Name: a.hold.lock.Name(), Held: a.held()})
+		kind, side := a.hold.lock.Kind()
+		o.Released(context.Background(), ReleaseInfo{Kind: kind, Side: side, Name: a.hold.lock.Name(), Held: a.held()})
 	default:
-		o.Lost(LostInfo{Kind: a.hold.lock.Kind(), Name: a.hold.lock.Name(), Held: a.held(), Cause: cause})
+		kind, side := a.hold.lock.Kind()
+		o.Lost(LostInfo{Kind: kind, Side: side, Name: a.hold.lock.Name(), Held: a.held(), Cause: cause})
 	}
 }
 
@@ -443,7 +446,8 @@ func (a *Acq) release1(ctx context.Context, auto bool) (err error) {
 	)
 	defer func() {
 		if o := a.hold.holds.core.Observer; o != nil && held >= 0 {
-			o.Released(ctx, ReleaseInfo{Kind: a.hold.lock.Kind(), Name: a.hold.lock.Name(), Held: held, Auto: auto, Err: err})
+			kind, side := a.hold.lock.Kind()
+			o.Released(ctx, ReleaseInfo{Kind: kind, Side: side, Name: a.hold.lock.Name(), Held: held, Auto: auto, Err: err})
 		}
 		for _, o := range ended {
 			o.tellEnd(ErrLeaseExpired)

@@ -25,6 +25,7 @@ type Observer interface {
 // AcquireInfo is one acquisition as the observer sees it (distsync.AcquireInfo).
 type AcquireInfo struct {
 	Kind      string
+	Side      string
 	Name      string
 	Start     time.Time
 	Wait      time.Duration
@@ -36,6 +37,7 @@ type AcquireInfo struct {
 // ReleaseInfo is one release (distsync.ReleaseInfo).
 type ReleaseInfo struct {
 	Kind string
+	Side string
 	Name string
 	Held time.Duration
 	Auto bool
@@ -45,6 +47,7 @@ type ReleaseInfo struct {
 // LostInfo is one end of an acquisition without a release (distsync.LostInfo).
 type LostInfo struct {
 	Kind  string
+	Side  string
 	Name  string
 	Held  time.Duration
 	Cause error

@@ -1,0 +1,21 @@
+package core
+
+// The kinds of primitive, one word each: the marker each stores with its
+// state (so that a name never holds two kinds), what Inspect reports and
+// what the observer is told. distsync.Kind exports them; a new primitive
+// adds its word here and there.
+const (
+	KindMutex           = "mutex"
+	KindRWLock          = "rwlock"
+	KindFairLock        = "fairlock"
+	KindSemaphore       = "semaphore"       // the counting semaphore
+	KindPermitSemaphore = "permitsemaphore" // the permit-expiring semaphore
+	KindLatch           = "latch"
+)
+
+// The sides of a read-write lock, as the observer is told them ("" for
+// other kinds).
+const (
+	SideRead  = "read"
+	SideWrite = "write"
+)
