@@ -39,6 +39,9 @@ type library struct {
 	// openRedlock, when set, opens the library's Redlock over independent
 	// masters (scenarios 8 and 9); nil: it has none.
 	openRedlock func(addrs []string) (locker, error)
+	// direct names the commands it sends itself besides scripts (EVALSHA,
+	// EVAL, FCALL), for the server command time (cmdTime).
+	direct []string
 }
 
 // errWouldWait is the floor's refusal: it never waits, so it only runs in
@@ -79,11 +82,11 @@ func (*floorLocker) retries() int64 { return 0 }
 func (f *floorLocker) close()       { f.c.Close() }
 
 var libraries = []library{
-	{"floor", openFloor, true, nil},
-	{"distsync", openDistsync, false, openDistsyncRedlock},
-	{"redsync", openRedsync, false, openRedsyncN},
-	{"redislock", openRedislock, false, nil},
-	{"rueidislock", openRueidislock, false, nil},
+	{"floor", openFloor, true, nil, []string{"set"}},
+	{"distsync", openDistsync, false, openDistsyncRedlock, nil},
+	{"redsync", openRedsync, false, openRedsyncN, []string{"set"}},
+	{"redislock", openRedislock, false, nil, nil},
+	{"rueidislock", openRueidislock, false, nil, nil},
 }
 
 // distsync: Client.Mutex with the Client's defaults (30 s watchdog lease).

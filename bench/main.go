@@ -285,7 +285,9 @@ func benchmark(cfg config) error {
 					msgs, wakes := st.NotifierMessages, st.NotifierWakes
 					res.msgs, res.wakes = res.msgs+msgs-msgs0, res.wakes+wakes-wakes0
 				}
-				res.cmds, res.pubs = cmdDelta(before, cmdStats(admin))
+				after := cmdStats(admin)
+				res.cmds, res.pubs = cmdDelta(before, after)
+				res.serverCmd = cmdTime(before, after, libs[i].direct)
 				res.cmds -= res.harness
 				results[i].merge(res)
 				flush()

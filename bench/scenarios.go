@@ -24,6 +24,7 @@ type result struct {
 	harness    int64           // commands the harness itself sent to observe (5, 6), left out of cmds
 	clientCPU  time.Duration   // CPU used by this process during the run
 	serverCPU  time.Duration   // CPU used by redis-server during the run (when we started it)
+	serverCmd  time.Duration   // command time of redis-server during the run (INFO commandstats, cmdTime)
 	msgs       int64           // pub/sub messages distsync's notifier received during the run
 	wakes      int64           // local waiters those messages woke
 	wlat       []time.Duration // latency of the write operations (7), also in lat
@@ -43,6 +44,7 @@ func (r *result) merge(o result) {
 	r.pubs += o.pubs
 	r.clientCPU += o.clientCPU
 	r.serverCPU += o.serverCPU
+	r.serverCmd += o.serverCmd
 	r.msgs += o.msgs
 	r.wakes += o.wakes
 	r.wlat = append(r.wlat, o.wlat...)

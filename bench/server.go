@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -101,7 +102,8 @@ func serverVersion(c rueidis.Client) (string, error) {
 	return "?", nil
 }
 
-// cmdStats returns the server's per-command call counts (INFO commandstats).
+// cmdStats returns the server's per-command call counts and, under
+// "usec:"+name, microseconds (INFO commandstats).
 func cmdStats(c rueidis.Client) map[string]int64 {
 	m := map[string]int64{}
 	info, err := c.Do(context.Background(), c.B().Info().Section("commandstats").Build()).ToString()
@@ -113,18 +115,42 @@ func cmdStats(c rueidis.Client) map[string]int64 {
 		if !ok || !strings.HasPrefix(name, "cmdstat_") {
 			continue
 		}
-		calls, _, _ := strings.Cut(strings.TrimPrefix(rest, "calls="), ",")
-		n, _ := strconv.ParseInt(calls, 10, 64)
-		m[strings.TrimPrefix(name, "cmdstat_")] = n
+		name = strings.TrimPrefix(name, "cmdstat_")
+		for _, f := range strings.Split(rest, ",") {
+			k, v, _ := strings.Cut(f, "=")
+			n, _ := strconv.ParseInt(v, 10, 64)
+			switch k {
+			case "calls":
+				m[name] = n
+			case "usec":
+				m["usec:"+name] = n
+			}
+		}
 	}
 	return m
+}
+
+// scriptCmds are the commands that run scripts: their time covers the
+// commands the scripts call, which commandstats lists again under their
+// own names.
+var scriptCmds = []string{"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"}
+
+// cmdTime is the server's command time between two snapshots for a client
+// that sends scripts and the direct commands: what INFO commandstats
+// counts, each command once (a call inside a script is in its script's).
+func cmdTime(before, after map[string]int64, direct []string) time.Duration {
+	var us int64
+	for _, k := range append(slices.Clone(scriptCmds), direct...) {
+		us += after["usec:"+k] - before["usec:"+k]
+	}
+	return time.Duration(us) * time.Microsecond
 }
 
 // cmdDelta sums calls between two snapshots (excluding INFO itself) and
 // returns the total and the PUBLISH/SPUBLISH calls.
 func cmdDelta(before, after map[string]int64) (total, publish int64) {
 	for k, v := range after {
-		if k == "info" {
+		if k == "info" || strings.HasPrefix(k, "usec:") {
 			continue
 		}
 		d := v - before[k]

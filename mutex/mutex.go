@@ -32,8 +32,12 @@ import (
 var (
 	//go:embed mx.lua
 	mxLua string
+	//go:embed lockfast.lua
+	lockFast string
 	//go:embed lock.lua
 	lockLua string
+	//go:embed unlockfast.lua
+	unlockFast string
 	//go:embed unlock.lua
 	unlockLua string
 	//go:embed renew.lua
@@ -41,8 +45,8 @@ var (
 	//go:embed forceunlock.lua
 	forceLua string
 
-	lockScript    = core.NewScript(mxLua + lockLua)
-	unlockScript  = core.NewScript(mxLua + unlockLua)
+	lockScript    = core.NewFastScript(lockFast, mxLua+lockLua)
+	unlockScript  = core.NewFastScript(unlockFast, mxLua+unlockLua)
 	renewScript   = core.NewScript(renewLua)
 	forceScript   = core.NewScript(mxLua + forceLua)
 	waitingScript = core.NewScript(`

@@ -38,12 +38,21 @@ local function mx_tell_both(pub, channel, id, next, msg)
   end
 end
 
--- Register waiter id, waiting for acquisition acq (mode, lease ms), until
--- the lock's remaining lease ttl (may be negative: unknown) plus window ms.
-local function mx_wait(q, e, id, ttl, window, acq, mode, lease)
+-- Mark the lock h as one whose release must look for waiters ('#q'), when
+-- the waiter queue q exists: a lock without the mark was never waited for
+-- while it lived, and its last release takes the short path (unlockfast.lua).
+local function mx_flag(h, q)
+  if redis.call('EXISTS', q) == 1 then redis.call('HSET', h, '#q', 1) end
+end
+
+-- Register waiter id, waiting for acquisition acq (mode, lease ms) of the
+-- lock h, held by another owner, until its remaining lease ttl (may be
+-- negative: unknown) plus window ms; h is marked as waited for ('#q').
+local function mx_wait(h, q, e, id, ttl, window, acq, mode, lease)
   local now = ds_now_ms()
   if ttl < 0 then ttl = 0 end
   local span = ttl + tonumber(window)
+  redis.call('HSET', h, '#q', 1)
   redis.call('ZADD', q, 'NX', now, id)
   redis.call('HSET', e, id, mx_int(now + span) .. ' ' .. acq .. ' ' .. mode .. ' ' .. lease)
   ds_extend(q, span)
@@ -92,6 +101,7 @@ local function mx_next(h, q, e, fence, fencettl, channel, pub, starve, hl)
       redis.call('PEXPIRE', h, mx_int(ttl))
       redis.call('ZREM', q, id)
       redis.call('HDEL', e, id)
+      mx_flag(h, q)
       mx_tell_both(pub, channel, id, after, 'g:' .. id .. ' ' .. acq .. ' ' .. s .. ' ' .. mx_int(now) .. ' ' .. after)
       return 'g'
     else

@@ -14,15 +14,26 @@ var lib string
 // Script is one Lua script: the shared library (lib.lua) followed by a body.
 // It runs with EVALSHA and falls back to EVAL when the server does not have it.
 type Script struct {
-	lua *rueidis.Lua
-	src string
-	sha string
+	lua  *rueidis.Lua
+	src  string
+	sha  string
+	body string // src without the shared library
 }
 
 // NewScript returns the script made of the shared library and body.
 func NewScript(body string) *Script {
-	src := lib + body
-	s := &Script{lua: rueidis.NewLuaScript(src), src: src, sha: shaOf(src)}
+	return newScript("", body)
+}
+
+// NewFastScript returns the script made of fast, the shared library and
+// body: fast runs before any helper is defined, so a run that returns in it
+// (the common case of a primitive) pays nothing for them; one that does not
+// goes on to body, which has them.
+func NewFastScript(fast, body string) *Script { return newScript(fast, body) }
+
+func newScript(fast, body string) *Script {
+	src := fast + lib + body
+	s := &Script{lua: rueidis.NewLuaScript(src), src: src, sha: shaOf(src), body: fast + body}
 	scripts.Store(s.sha, s)
 	return s
 }
@@ -42,7 +53,7 @@ func ScriptBySHA(sha string) *Script {
 // whose SHA is sha, or "".
 func ScriptBody(sha string) string {
 	if s := ScriptBySHA(sha); s != nil {
-		return s.src[len(lib):]
+		return s.body
 	}
 	return ""
 }
