@@ -79,6 +79,10 @@ type ReleaseInfo struct {
 	Kind Kind
 	Side string
 	Name string
+	// Start is when the release began: the call of Unlock (or Release), or
+	// when distsync began to release on its own. The release took from
+	// Start until the hook was called.
+	Start time.Time
 	// Held is how long the acquisition was held: from its grant until its
 	// release was asked for.
 	Held time.Duration
@@ -112,6 +116,10 @@ type LostInfo struct {
 	Kind Kind
 	Side string
 	Name string
+	// Start is when the release began: the call of Unlock (or Release), or
+	// when distsync began to release on its own. The release took from
+	// Start until the hook was called.
+	Start time.Time
 	// Held is how long the acquisition was held, from its grant.
 	Held time.Duration
 	// Cause wraps ErrLeaseLost (the lease was found gone, taken, or not
@@ -146,7 +154,7 @@ func (a *observer) Acquired(ctx context.Context, i core.AcquireInfo) {
 func (a *observer) Released(ctx context.Context, i core.ReleaseInfo) {
 	if a.o.Released != nil {
 		defer a.guard("Released")
-		a.o.Released(ctx, ReleaseInfo{Kind: Kind(i.Kind), Side: i.Side, Name: i.Name, Held: i.Held, Auto: i.Auto, Err: i.Err})
+		a.o.Released(ctx, ReleaseInfo{Kind: Kind(i.Kind), Side: i.Side, Name: i.Name, Start: i.Start, Held: i.Held, Auto: i.Auto, Err: i.Err})
 	}
 }
 

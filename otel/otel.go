@@ -12,17 +12,19 @@
 //
 // # Metrics
 //
-// Durations are in seconds. Every metric but the renewals' carries
-// distsync.kind (one of the distsync.Kind constants), and distsync.name
-// with WithNameAttribute.
+// Durations are in seconds, said by each metric's unit. Every metric but
+// the renewals' carries distsync.kind (a distsync.Kind: mutex, rwlock,
+// fairlock, semaphore, permitsemaphore), distsync.side (read or write) for
+// a read-write lock, and distsync.name with WithNameAttribute.
 //
+//   - distsync.acquisitions (counter): acquisitions, with distsync.outcome
+//     (acquired, not_acquired: the wait budget was spent, as a TryLock
+//     with no wait that finds the lock taken; canceled: the context ended
+//     first; error: anything else, with error.type) and distsync.contended
+//     (whether an attempt found the primitive held, so the acquisition
+//     waited or, with no wait, was turned away).
 //   - distsync.acquire.wait (histogram, s): how long each acquisition
-//     waited, with distsync.outcome (acquired, not_acquired, canceled,
-//     error) and distsync.contended (whether it had to wait).
-//   - distsync.acquisitions (counter): acquisitions, with distsync.outcome.
-//   - distsync.acquisitions.contended (counter): acquisitions that found
-//     the primitive held and had to wait (or, with no wait, were turned
-//     away), with distsync.outcome.
+//     waited, with the same attributes.
 //   - distsync.hold.duration (histogram, s): how long each acquisition was
 //     held, with distsync.end: released, not_held (the server no longer
 //     held it), release_failed (no release attempt got an answer), lost,
@@ -41,15 +43,34 @@
 //
 // Each acquisition is a span "distsync.acquire <kind>", a child of the
 // context passed to Lock or Acquire, from the start of the call to the
-// grant (or the failure, recorded as the span's error), with the
-// attributes distsync.kind, distsync.name, distsync.contended,
-// distsync.wait_seconds and, when granted, distsync.token (the fencing
-// token of a lock).
+// grant or the end of the wait, with distsync.kind, distsync.side,
+// distsync.name, distsync.outcome, distsync.contended, distsync.wait (the
+// wait in seconds, as the span's duration) and, when granted,
+// distsync.token (the fencing token of a lock). An acquisition that was not
+// granted because the lock was taken (not_acquired) or its context ended
+// (canceled) is an outcome, not an error: a cron job's skip is no failure.
+// Only an error (a wrong kind, a closed Client, the network) sets the span's
+// status to Error, records the error and sets error.type.
+//
+// Each release of a lock or of a permit is a span "distsync.release
+// <kind>", a child of the context passed to Unlock (or Release), for the
+// release's round trips, with distsync.kind, distsync.side, distsync.name,
+// distsync.end, distsync.auto (distsync released it because its context
+// ended) and distsync.hold.duration (how long the acquisition was held, in
+// seconds). A release that found the acquisition no longer held, or that
+// got no answer, is an error with error.type not_held or release_failed.
+//
+// The meter's and the tracer's instrumentation scope is ScopeName, with the
+// module's version (Version).
 package distsyncotel
 
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -60,8 +81,55 @@ import (
 	"github.com/distsync/distsync"
 )
 
-// ScopeName is the instrumentation scope of the meter and the tracer.
+// ScopeName is the instrumentation scope of the meter and the tracer: the
+// module's path.
 const ScopeName = "github.com/distsync/distsync/otel"
+
+// Version is the version of this module the program was built with, as the
+// instrumentation scope carries it: the module version ("v0.1.0"); for a
+// build from distsync's own source tree (a go.work workspace, a replace),
+// "devel+" and the VCS revision and time when the build recorded them
+// ("devel+4f2a9c1e8d3b 2026-11-25T21:30:00Z"), else "devel".
+func Version() string { return version(debug.ReadBuildInfo()) }
+
+func version(bi *debug.BuildInfo, ok bool) string {
+	if !ok {
+		return "devel"
+	}
+	v := ""
+	if bi.Main.Path == ScopeName {
+		v = bi.Main.Version
+	}
+	for _, d := range bi.Deps {
+		if d.Path == ScopeName {
+			v = d.Version
+			if d.Replace != nil {
+				v = d.Replace.Version
+			}
+		}
+	}
+	if v != "" && v != "(devel)" {
+		return v
+	}
+	// A source build: the revision is this module's only when the program
+	// is built from distsync's repository.
+	var rev, at string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value[:min(12, len(s.Value))]
+		case "vcs.time":
+			at = s.Value
+		}
+	}
+	if rev == "" || !strings.HasPrefix(bi.Main.Path, repoPath) {
+		return "devel"
+	}
+	return strings.TrimSpace(fmt.Sprintf("devel+%s %s", rev, at))
+}
+
+// repoPath is the path of the repository's root module.
+const repoPath = "github.com/distsync/distsync"
 
 // Attribute keys.
 const (
@@ -73,7 +141,11 @@ const (
 	EndKey       = attribute.Key("distsync.end")
 	CauseKey     = attribute.Key("distsync.cause")
 	TokenKey     = attribute.Key("distsync.token")
-	WaitKey      = attribute.Key("distsync.wait_seconds")
+	WaitKey      = attribute.Key("distsync.wait")          // seconds
+	HoldKey      = attribute.Key("distsync.hold.duration") // seconds
+	AutoKey      = attribute.Key("distsync.auto")
+	// ErrorTypeKey is OpenTelemetry's error.type: see errorType.
+	ErrorTypeKey = attribute.Key("error.type")
 )
 
 // Buckets are the histograms' bucket boundaries, in seconds: from a
@@ -105,16 +177,15 @@ func WithNameAttribute() Option { return func(c *config) { c.names = true } }
 
 // recorder holds the instruments.
 type recorder struct {
-	names     bool
-	tracer    trace.Tracer
-	wait      metric.Float64Histogram
-	hold      metric.Float64Histogram
-	acquired  metric.Int64Counter
-	contended metric.Int64Counter
-	held      metric.Int64UpDownCounter
-	lost      metric.Int64Counter
-	renewals  metric.Int64Counter
-	latency   metric.Float64Histogram
+	names    bool
+	tracer   trace.Tracer
+	wait     metric.Float64Histogram
+	hold     metric.Float64Histogram
+	acquired metric.Int64Counter
+	held     metric.Int64UpDownCounter
+	lost     metric.Int64Counter
+	renewals metric.Int64Counter
+	latency  metric.Float64Histogram
 }
 
 // NewObserver returns an Observer that records distsync's metrics and
@@ -126,8 +197,9 @@ func NewObserver(opts ...Option) (*distsync.Observer, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	m := cfg.mp.Meter(ScopeName)
-	r := &recorder{names: cfg.names, tracer: cfg.tp.Tracer(ScopeName)}
+	v := Version()
+	m := cfg.mp.Meter(ScopeName, metric.WithInstrumentationVersion(v))
+	r := &recorder{names: cfg.names, tracer: cfg.tp.Tracer(ScopeName, trace.WithInstrumentationVersion(v))}
 	var errs []error
 	hist := func(name, desc string) metric.Float64Histogram {
 		h, err := m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc), metric.WithExplicitBucketBoundaries(Buckets...))
@@ -142,8 +214,7 @@ func NewObserver(opts ...Option) (*distsync.Observer, error) {
 	r.wait = hist("distsync.acquire.wait", "How long an acquisition waited until granted or given up.")
 	r.hold = hist("distsync.hold.duration", "How long an acquisition was held.")
 	r.latency = hist("distsync.renewal.latency", "The round trip of a batch of watchdog renewals.")
-	r.acquired = counter("distsync.acquisitions", "{acquisition}", "Acquisitions, by outcome.")
-	r.contended = counter("distsync.acquisitions.contended", "{acquisition}", "Acquisitions that found the primitive held.")
+	r.acquired = counter("distsync.acquisitions", "{acquisition}", "Acquisitions, by outcome and whether they found the primitive held.")
 	r.lost = counter("distsync.leases.lost", "{acquisition}", "Acquisitions that ended without a release: lost, expired or closed.")
 	r.renewals = counter("distsync.renewals", "{renewal}", "Watchdog renewals, by outcome.")
 	var err error
@@ -172,33 +243,34 @@ func (r *recorder) attrs(kind distsync.Kind, side, name string, more ...attribut
 }
 
 func (r *recorder) acquire(ctx context.Context, i distsync.AcquireInfo) {
-	outcome := "acquired"
+	outcome, errType := "acquired", ""
 	switch {
+	case i.Err == nil:
 	case errors.Is(i.Err, distsync.ErrNotAcquired):
 		outcome = "not_acquired"
 	case errors.Is(i.Err, context.Canceled), errors.Is(i.Err, context.DeadlineExceeded):
 		outcome = "canceled"
-	case i.Err != nil:
-		outcome = "error"
+	default:
+		outcome, errType = "error", errorType(i.Err)
 	}
-	set := r.attrs(i.Kind, i.Side, i.Name, OutcomeKey.String(outcome))
+	more := []attribute.KeyValue{OutcomeKey.String(outcome), ContendedKey.Bool(i.Contended)}
+	if errType != "" {
+		more = append(more, ErrorTypeKey.String(errType))
+	}
+	set := r.attrs(i.Kind, i.Side, i.Name, more...)
 	r.acquired.Add(ctx, 1, set)
-	if i.Contended {
-		r.contended.Add(ctx, 1, set)
-	}
-	r.wait.Record(ctx, i.Wait.Seconds(), r.attrs(i.Kind, i.Side, i.Name, OutcomeKey.String(outcome), ContendedKey.Bool(i.Contended)))
+	r.wait.Record(ctx, i.Wait.Seconds(), set)
 	if i.Err == nil && i.Kind != distsync.KindSemaphore {
 		r.held.Add(ctx, 1, r.attrs(i.Kind, i.Side, i.Name))
 	}
 
 	_, span := r.tracer.Start(ctx, "distsync.acquire "+string(i.Kind),
 		trace.WithTimestamp(i.Start),
-		trace.WithAttributes(KindKey.String(string(i.Kind)), NameKey.String(i.Name), ContendedKey.Bool(i.Contended), WaitKey.Float64(i.Wait.Seconds())))
-	if i.Err == nil {
-		if i.Token != 0 {
-			span.SetAttributes(TokenKey.Int64(i.Token))
-		}
-	} else {
+		trace.WithAttributes(append(spanAttrs(i.Kind, i.Side, i.Name), append(more, WaitKey.Float64(i.Wait.Seconds()))...)...))
+	if i.Err == nil && i.Token != 0 {
+		span.SetAttributes(TokenKey.Int64(i.Token))
+	}
+	if errType != "" {
 		span.RecordError(i.Err)
 		span.SetStatus(codes.Error, i.Err.Error())
 	}
@@ -214,6 +286,70 @@ func (r *recorder) release(ctx context.Context, i distsync.ReleaseInfo) {
 		end = "release_failed"
 	}
 	r.ended(ctx, i.Kind, i.Side, i.Name, i.Held.Seconds(), end)
+
+	start := i.Start
+	if start.IsZero() {
+		start = time.Now()
+	}
+	_, span := r.tracer.Start(ctx, "distsync.release "+string(i.Kind),
+		trace.WithTimestamp(start),
+		trace.WithAttributes(append(spanAttrs(i.Kind, i.Side, i.Name),
+			EndKey.String(end), AutoKey.Bool(i.Auto), HoldKey.Float64(i.Held.Seconds()))...))
+	if i.Err != nil {
+		span.SetAttributes(ErrorTypeKey.String(end))
+		span.RecordError(i.Err)
+		span.SetStatus(codes.Error, i.Err.Error())
+	}
+	span.End()
+}
+
+// spanAttrs are a span's attributes naming the primitive.
+func spanAttrs(kind distsync.Kind, side, name string) []attribute.KeyValue {
+	kv := []attribute.KeyValue{KindKey.String(string(kind)), NameKey.String(name)}
+	if side != "" {
+		kv = append(kv, SideKey.String(side))
+	}
+	return kv
+}
+
+// errorType is error.type for an acquisition's error: the distsync
+// sentinel it wraps, in snake case ("wrong_kind", "closed",
+// "invalid_argument", ...), else the type of the innermost error it wraps
+// ("*net.OpError"), else "_OTHER", as OpenTelemetry's conventions ask.
+func errorType(err error) string {
+	for _, s := range sentinels {
+		if errors.Is(err, s.err) {
+			return s.name
+		}
+	}
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			break
+		}
+		err = next
+	}
+	if t := fmt.Sprintf("%T", err); t != "*errors.errorString" && t != "*fmt.wrapError" && t != "*fmt.wrapErrors" && t != "*errors.joinError" {
+		return t
+	}
+	return "_OTHER"
+}
+
+// sentinels are the errors errorType names.
+var sentinels = []struct {
+	err  error
+	name string
+}{
+	{distsync.ErrClosed, "closed"},
+	{distsync.ErrWrongKind, "wrong_kind"},
+	{distsync.ErrInvalidName, "invalid_name"},
+	{distsync.ErrInvalidArgument, "invalid_argument"},
+	{distsync.ErrUpgrade, "upgrade"},
+	{distsync.ErrNotHeld, "not_held"},
+	{distsync.ErrLeaseLost, "lease_lost"},
+	{distsync.ErrLeaseExpired, "lease_expired"},
+	{distsync.ErrNotSet, "not_set"},
+	{distsync.ErrNotReplicated, "not_replicated"},
 }
 
 func (r *recorder) lose(i distsync.LostInfo) {

@@ -3,6 +3,7 @@ package distsyncotel_test
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -157,8 +158,10 @@ func TestAcquisitionsHoldsAndSpans(t *testing.T) {
 	name := distsyncotel.NameKey.String(m.Name())
 	assert.EqualValues(t, 2, tel.sum(t, "distsync.acquisitions", mutex, name, outcome("acquired")))
 	assert.EqualValues(t, 1, tel.sum(t, "distsync.acquisitions", mutex, outcome("not_acquired")))
-	assert.EqualValues(t, 1, tel.sum(t, "distsync.acquisitions.contended", mutex, outcome("acquired")))
-	assert.EqualValues(t, 1, tel.sum(t, "distsync.acquisitions.contended", mutex, outcome("not_acquired")))
+	contended := distsyncotel.ContendedKey.Bool(true)
+	assert.EqualValues(t, 1, tel.sum(t, "distsync.acquisitions", mutex, outcome("acquired"), contended))
+	assert.EqualValues(t, 1, tel.sum(t, "distsync.acquisitions", mutex, outcome("not_acquired"), contended))
+	assert.NotContains(t, tel.metrics(t), "distsync.acquisitions.contended", "the contended attribute says it")
 	n, _ := tel.histogram(t, "distsync.acquire.wait", mutex)
 	assert.EqualValues(t, 3, n, "every acquisition's wait")
 	n, _ = tel.histogram(t, "distsync.acquire.wait", mutex, distsyncotel.ContendedKey.Bool(true), outcome("acquired"))
@@ -168,13 +171,7 @@ func TestAcquisitionsHoldsAndSpans(t *testing.T) {
 	assert.Positive(t, sum)
 	assert.Zero(t, tel.sum(t, "distsync.held", mutex), "nothing held after both releases")
 
-	spans := tel.spans.GetSpans()
-	var acq tracetest.SpanStubs
-	for _, s := range spans {
-		if s.InstrumentationScope.Name == distsyncotel.ScopeName {
-			acq = append(acq, s)
-		}
-	}
+	acq, rel := tel.ours(t, "distsync.acquire "), tel.ours(t, "distsync.release ")
 	require.Len(t, acq, 3, "a span per acquisition")
 	for _, s := range acq {
 		assert.Equal(t, "distsync.acquire mutex", s.Name)
@@ -188,10 +185,112 @@ func TestAcquisitionsHoldsAndSpans(t *testing.T) {
 	first := attribute.NewSet(acq[0].Attributes...)
 	got, _ := first.Value(distsyncotel.TokenKey)
 	assert.Equal(t, token, got.AsInt64(), "the fencing token")
-	assert.Equal(t, codes.Error, acq[1].Status.Code, "the refused acquisition's span records its error")
+	refused := attribute.NewSet(acq[1].Attributes...)
+	assert.Equal(t, codes.Unset, acq[1].Status.Code, "a TryLock not acquired is no error")
+	assert.Empty(t, acq[1].Events, "no error recorded")
+	assert.True(t, has(refused, []attribute.KeyValue{outcome("not_acquired"), contended}), "%v", acq[1].Attributes)
+	_, ok := refused.Value(distsyncotel.ErrorTypeKey)
+	assert.False(t, ok, "no error.type")
 	last := attribute.NewSet(acq[2].Attributes...)
-	contended, _ := last.Value(distsyncotel.ContendedKey)
-	assert.True(t, contended.AsBool())
+	assert.True(t, has(last, []attribute.KeyValue{outcome("acquired"), contended}), "%v", acq[2].Attributes)
+
+	require.Len(t, rel, 2, "a span per release")
+	for _, s := range rel {
+		assert.Equal(t, "distsync.release mutex", s.Name)
+		assert.Equal(t, parent.SpanContext().SpanID(), s.Parent.SpanID(), "a child of the caller's span")
+		assert.Equal(t, codes.Unset, s.Status.Code)
+		attrs := attribute.NewSet(s.Attributes...)
+		assert.True(t, has(attrs, []attribute.KeyValue{mutex, name, distsyncotel.EndKey.String("released"), distsyncotel.AutoKey.Bool(false)}), "%v", s.Attributes)
+		held, ok := attrs.Value(distsyncotel.HoldKey)
+		assert.True(t, ok, "the hold's duration")
+		assert.Positive(t, held.AsFloat64())
+		assert.False(t, s.EndTime.Before(s.StartTime))
+	}
+}
+
+// ours returns the spans of distsync's scope whose name begins with prefix.
+func (tel *telemetry) ours(t *testing.T, prefix string) tracetest.SpanStubs {
+	t.Helper()
+	var out tracetest.SpanStubs
+	for _, s := range tel.spans.GetSpans() {
+		if s.InstrumentationScope.Name == distsyncotel.ScopeName && strings.HasPrefix(s.Name, prefix) {
+			require.Equal(t, distsyncotel.Version(), s.InstrumentationScope.Version, "the scope carries the module version")
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// A real failure is an error with error.type, on the span and the metrics;
+// so is a release that found its acquisition no longer held.
+func TestErrorsHaveAType(t *testing.T) {
+	c, tel := client(t)
+	ctx := context.Background()
+	name := dstest.Name(t)
+	sem, err := c.Semaphore(name + "-sem")
+	require.NoError(t, err)
+	_, err = sem.TrySetPermits(ctx, 1)
+	require.NoError(t, err)
+	t.Cleanup(func() { sem.Delete(ctx) })
+	m, err := c.Mutex(sem.Name())
+	require.NoError(t, err)
+	_, err = m.TryLock(ctx, 0, 0)
+	require.ErrorIs(t, err, distsync.ErrWrongKind)
+
+	mutex := kind(distsync.KindMutex)
+	wrongKind := distsyncotel.ErrorTypeKey.String("wrong_kind")
+	assert.EqualValues(t, 1, tel.sum(t, "distsync.acquisitions", mutex, outcome("error"), wrongKind))
+	acq := tel.ours(t, "distsync.acquire ")
+	require.Len(t, acq, 1)
+	assert.Equal(t, codes.Error, acq[0].Status.Code)
+	assert.True(t, has(attribute.NewSet(acq[0].Attributes...), []attribute.KeyValue{outcome("error"), wrongKind}), "%v", acq[0].Attributes)
+
+	m2, err := c.Mutex(name)
+	require.NoError(t, err)
+	held, err := m2.TryLock(ctx, 0, time.Minute)
+	require.NoError(t, err)
+	_, err = m2.ForceUnlock(ctx)
+	require.NoError(t, err)
+	require.ErrorIs(t, m2.Unlock(held), distsync.ErrNotHeld)
+	rel := tel.ours(t, "distsync.release ")
+	require.Len(t, rel, 1)
+	assert.Equal(t, codes.Error, rel[0].Status.Code)
+	assert.True(t, has(attribute.NewSet(rel[0].Attributes...), []attribute.KeyValue{distsyncotel.EndKey.String("not_held"), distsyncotel.ErrorTypeKey.String("not_held")}), "%v", rel[0].Attributes)
+}
+
+// Metrics carry the module version in their scope, and no name carries a
+// unit: durations are in the metrics' unit.
+func TestScopeAndUnits(t *testing.T) {
+	c, tel := client(t)
+	m, err := c.Mutex(dstest.Name(t))
+	require.NoError(t, err)
+	held, err := m.Lock(context.Background())
+	require.NoError(t, err)
+	require.NoError(t, m.Unlock(held))
+
+	assert.NotEmpty(t, distsyncotel.Version())
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, tel.reader.Collect(context.Background(), &rm))
+	found := false
+	for _, sm := range rm.ScopeMetrics {
+		if sm.Scope.Name != distsyncotel.ScopeName {
+			continue
+		}
+		found = true
+		assert.Equal(t, distsyncotel.Version(), sm.Scope.Version)
+		for _, md := range sm.Metrics {
+			assert.NotRegexp(t, `_(seconds|ms|milliseconds)$`, md.Name)
+			if strings.Contains(md.Name, "wait") || strings.Contains(md.Name, "duration") || strings.Contains(md.Name, "latency") {
+				assert.Equal(t, "s", md.Unit, md.Name)
+			}
+		}
+	}
+	assert.True(t, found)
+	for _, s := range tel.ours(t, "distsync.") {
+		for _, kv := range s.Attributes {
+			assert.NotRegexp(t, `_(seconds|ms|milliseconds)$`, string(kv.Key), s.Name)
+		}
+	}
 }
 
 func TestRenewalsAndLostLease(t *testing.T) {

@@ -379,7 +379,7 @@ func (a *Acq) tellEnd(cause error) {
 	case o == nil:
 	case errors.Is(cause, ErrReleased):
 		kind, side := a.hold.lock.Kind()
-		o.Released(context.Background(), ReleaseInfo{Kind: kind, Side: side, Name: a.hold.lock.Name(), Held: a.held()})
+		o.Released(context.Background(), ReleaseInfo{Kind: kind, Side: side, Name: a.hold.lock.Name(), Start: time.Now(), Held: a.held()})
 	default:
 		kind, side := a.hold.lock.Kind()
 		o.Lost(LostInfo{Kind: kind, Side: side, Name: a.hold.lock.Name(), Held: a.held(), Cause: cause})
@@ -433,6 +433,7 @@ func (a *Acq) Unlock(ctx context.Context) error { return a.release1(ctx, false) 
 // release1 is Unlock; auto says distsync releases on its own, and the
 // holder's next Unlock reports the outcome.
 func (a *Acq) release1(ctx context.Context, auto bool) (err error) {
+	start := time.Now()
 	// Close waits (a little) for a release on the wire; after Close the
 	// release is still sent if the connection is open (FromClient).
 	if a.hold.holds.core.Track() == nil {
@@ -447,7 +448,7 @@ func (a *Acq) release1(ctx context.Context, auto bool) (err error) {
 	defer func() {
 		if o := a.hold.holds.core.Observer; o != nil && held >= 0 {
 			kind, side := a.hold.lock.Kind()
-			o.Released(ctx, ReleaseInfo{Kind: kind, Side: side, Name: a.hold.lock.Name(), Held: held, Auto: auto, Err: err})
+			o.Released(ctx, ReleaseInfo{Kind: kind, Side: side, Name: a.hold.lock.Name(), Start: start, Held: held, Auto: auto, Err: err})
 		}
 		for _, o := range ended {
 			o.tellEnd(ErrLeaseExpired)

@@ -36,12 +36,13 @@ type AcquireInfo struct {
 
 // ReleaseInfo is one release (distsync.ReleaseInfo).
 type ReleaseInfo struct {
-	Kind string
-	Side string
-	Name string
-	Held time.Duration
-	Auto bool
-	Err  error
+	Kind  string
+	Side  string
+	Name  string
+	Start time.Time
+	Held  time.Duration
+	Auto  bool
+	Err   error
 }
 
 // LostInfo is one end of an acquisition without a release (distsync.LostInfo).
