@@ -3,6 +3,7 @@ package acquire
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/distsync/distsync/internal/core"
@@ -61,7 +62,7 @@ func (s Surface) Token(ctx context.Context) (int64, error) {
 
 // IsLocked reports whether any owner holds the lock (one EXISTS).
 func (s Surface) IsLocked(ctx context.Context) (bool, error) {
-	ok, err := s.H.Core().LockExists(ctx, s.H.Key())
+	ok, err := s.H.Core().LockExists(ctx, s.H.Key(), s.kind())
 	return ok, s.wrap(err)
 }
 
@@ -76,13 +77,13 @@ func (s Surface) Holders(ctx context.Context) (int, error) {
 
 // HoldCount returns the hold count of the owner ctx carries.
 func (s Surface) HoldCount(ctx context.Context) (int, error) {
-	n, err := s.H.Core().HoldCount(ctx, s.H.Key())
+	n, err := s.H.Core().HoldCount(ctx, s.H.Key(), s.kind())
 	return n, s.wrap(err)
 }
 
 // TTL returns the lock's remaining lease (0 when free, -1 when no expiry).
 func (s Surface) TTL(ctx context.Context) (time.Duration, error) {
-	ttl, err := s.H.Core().LockTTL(ctx, s.H.Key())
+	ttl, err := s.H.Core().LockTTL(ctx, s.H.Key(), s.kind())
 	return ttl, s.wrap(err)
 }
 
@@ -96,8 +97,15 @@ func (s Surface) Extend(ctx context.Context, lease time.Duration) error {
 // those whose window ended, as count counts them (core.Waiting; one round
 // trip).
 func (s Surface) Waiting(ctx context.Context, count *core.Script, key string) (int, error) {
-	n, err := s.H.Core().Waiting(ctx, count, key)
+	n, err := s.H.Core().Waiting(ctx, count, key, s.kind(), s.H.Keys("")[0])
 	return n, s.wrap(err)
+}
+
+// kind is the marker of the handle's kind in its hash ('#k'): its kind up
+// to the first dot ("rwlock" for "rwlock.read").
+func (s Surface) kind() string {
+	k, _, _ := strings.Cut(s.H.Kind(), ".")
+	return k
 }
 
 func (s Surface) wrap(err error) error {

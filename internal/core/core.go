@@ -287,28 +287,18 @@ func (c *Core) Unwait(ctx context.Context, key, waiter string) error {
 func (c *Core) Eval(ctx context.Context, s *Script, keys, args []string) rueidis.RedisResult {
 	pipe := c.inflight.Add(1) > 1
 	defer c.inflight.Add(-1)
-	return kindResult(s.run(ctx, c.Client, keys, args, pipe))
+	return scriptResult(s.run(ctx, c.Client, keys, args, pipe))
 }
 
-// kindResult turns the server's refusal of a key of another kind (the
-// scripts' WRONGKIND, or WRONGTYPE where a command met another type) into
-// an error wrapping ErrWrongKind.
-func kindResult(r rueidis.RedisResult) rueidis.RedisResult {
-	if err := KindErr(r.Error()); err != r.Error() {
-		return rueidis.NewErrorResult(err)
-	}
-	return r
-}
-
-// KindErr wraps ErrWrongKind around the server's refusal of a key of
-// another kind; any other err is returned as it is.
-func KindErr(err error) error {
-	if re, ok := rueidis.IsRedisErr(err); ok {
-		if msg := re.Error(); strings.HasPrefix(msg, "WRONGKIND") || strings.HasPrefix(msg, "WRONGTYPE") {
-			return fmt.Errorf("%w: %v", ErrWrongKind, re)
-		}
-	}
-	return err
+// EvalKind is Eval of s for a primitive of kind whose hash is hash: in the
+// same script, before s, a hash of another kind is refused (ErrWrongKind,
+// as is a key of another type). hash and kind are passed as the last key
+// and argument, after keys and args: the read calls, whose scripts do not
+// check the kind themselves, run this way.
+func (c *Core) EvalKind(ctx context.Context, s *Script, kind, hash string, keys, args []string) rueidis.RedisResult {
+	keys = append(keys[:len(keys):len(keys)], hash)
+	args = append(args[:len(args):len(args)], kind)
+	return c.Eval(ctx, s.kinded(), keys, args)
 }
 
 // EvalAcquire runs a script that may grant something. Without replica
@@ -341,7 +331,7 @@ func (c *Core) EvalAcquire(ctx context.Context, s *Script, keys, args []string) 
 	if err != nil {
 		return res, err
 	}
-	res = kindResult(res)
+	res = scriptResult(res)
 	if res.Error() == nil && acked < int64(c.AckReplicas) {
 		return res, fmt.Errorf("%w: %d of %d replicas in %v", ErrNotReplicated, acked, c.AckReplicas, c.AckTimeout)
 	}

@@ -8,43 +8,41 @@ import (
 // What the locks that keep a hash of owner -> hold count under one key (the
 // mutex, the fair lock) answer about themselves. Each is one round trip, or
 // none for Token and Release, and returns ErrClosed after Close (before any
-// other error).
+// other error). Those that make a round trip refuse a key of another kind
+// than kind (the marker the lock scripts keep in the hash) with
+// ErrWrongKind.
 
 // LockExists reports whether key exists: whether any owner holds the lock
-// (one EXISTS).
-func (c *Core) LockExists(ctx context.Context, key string) (bool, error) {
-	if err := c.Closed(); err != nil {
-		return false, err
-	}
-	n, err := c.Client.Do(ctx, c.Client.B().Exists().Key(key).Build()).AsInt64()
-	return n == 1, err
+// (one round trip).
+func (c *Core) LockExists(ctx context.Context, key, kind string) (bool, error) {
+	ttl, err := c.LockTTL(ctx, key, kind)
+	return ttl != 0, err
 }
+
+var pttlScript = NewScript(`return redis.call('PTTL', KEYS[1])`)
 
 // HoldCount returns the hold count of the owner ctx carries in the hash at
 // key: its live acquisitions (0 when it holds none; one round trip). It works on a cancelled context, such
 // as one whose hold was released.
-func (c *Core) HoldCount(ctx context.Context, key string) (int, error) {
+func (c *Core) HoldCount(ctx context.Context, key, kind string) (int, error) {
 	if err := c.Closed(); err != nil {
 		return 0, err
 	}
-	owner, ok := c.OwnerOf(ctx)
-	if !ok {
-		return 0, nil
-	}
+	owner, _ := c.OwnerOf(ctx) // "" holds nothing, but the kind is checked
 	ictx, cancel := IOContext(ctx, ReleaseTimeout)
 	defer cancel()
-	n, err := c.Eval(ictx, holdCountScript, []string{key}, []string{owner}).AsInt64()
+	n, err := c.EvalKind(ictx, holdCountScript, kind, key, []string{key}, []string{owner}).AsInt64()
 	return int(n), err
 }
 
-// LockTTL returns the remaining lease of the lock at key (one PTTL): 0 when
-// it is not held, -1 when it has no expiry (set by something other than
+// LockTTL returns the remaining lease of the lock at key (one round trip): 0
+// when it is not held, -1 when it has no expiry (set by something other than
 // distsync).
-func (c *Core) LockTTL(ctx context.Context, key string) (time.Duration, error) {
+func (c *Core) LockTTL(ctx context.Context, key, kind string) (time.Duration, error) {
 	if err := c.Closed(); err != nil {
 		return 0, err
 	}
-	ms, err := c.Client.Do(ctx, c.Client.B().Pttl().Key(key).Build()).AsInt64()
+	ms, err := c.EvalKind(ctx, pttlScript, kind, key, []string{key}, nil).AsInt64()
 	switch {
 	case err != nil:
 		return 0, err
@@ -134,12 +132,13 @@ func (c *Core) ExtendWith(ctx context.Context, key string, lease time.Duration, 
 // not ended by the server's clock (one round trip; changes nothing): count
 // is the script that counts them, WaiterSet for a waiter set (a sorted set
 // of waiter -> end of its window), or a primitive's own for another layout.
-// Waiters that vanished count until their window ends.
-func (c *Core) Waiting(ctx context.Context, count *Script, key string) (int, error) {
+// Waiters that vanished count until their window ends. A primitive of
+// another kind than kind at hash is refused with ErrWrongKind.
+func (c *Core) Waiting(ctx context.Context, count *Script, key, kind, hash string) (int, error) {
 	if err := c.Closed(); err != nil {
 		return 0, err
 	}
-	n, err := c.Eval(ctx, count, []string{key}, nil).AsInt64()
+	n, err := c.EvalKind(ctx, count, kind, hash, []string{key}, nil).AsInt64()
 	return int(n), err
 }
 

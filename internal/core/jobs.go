@@ -66,8 +66,7 @@ func Unknown(err error) bool {
 	if err == nil {
 		return false
 	}
-	_, isRedis := rueidis.IsRedisErr(err)
-	return !isRedis && !errors.Is(err, ErrNotAcquired) && !errors.Is(err, ErrWrongKind)
+	return RedisErr(err) == nil && !errors.Is(err, ErrNotAcquired) && !errors.Is(err, ErrWrongKind)
 }
 
 // Transient reports whether err is a failure that trying again can cure: the
@@ -86,7 +85,7 @@ func Transient(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.As(err, &ne) {
 		return true
 	}
-	if re, ok := rueidis.IsRedisErr(err); ok {
+	if re := RedisErr(err); re != nil {
 		_, redirect := re.IsRedirect()
 		msg := re.Error()
 		return redirect || re.IsTryAgain() || re.IsClusterDown() || re.IsLoading() ||

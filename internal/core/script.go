@@ -3,6 +3,10 @@ package core
 import (
 	"context"
 	_ "embed"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
 	"sync"
 
 	"github.com/redis/rueidis"
@@ -18,6 +22,9 @@ type Script struct {
 	src  string
 	sha  string
 	body string // src without the shared library
+
+	kindOnce sync.Once
+	kind     *Script // the script preceded by a check of the kind (EvalKind)
 }
 
 // NewScript returns the script made of the shared library and body.
@@ -40,6 +47,22 @@ func newScript(fast, body string) *Script {
 
 // scripts maps the SHA of every script to the script, for ScriptBySHA.
 var scripts sync.Map
+
+// kindCheck refuses, before the body runs, a primitive of another kind at
+// the last key (its hash), whose marker ('#k') must be the last argument or
+// absent; a key of another type fails by itself with WRONGTYPE.
+const kindCheck = `local ds_k = redis.call('HGET', KEYS[#KEYS], '#k')
+if ds_k and ds_k ~= ARGV[#ARGV] then
+  return redis.error_reply('WRONGKIND ' .. KEYS[#KEYS] .. ' holds a ' .. ds_k .. ', not a ' .. ARGV[#ARGV])
+end
+`
+
+// kinded returns s preceded by kindCheck, which needs no helper of the
+// library: it runs first.
+func (s *Script) kinded() *Script {
+	s.kindOnce.Do(func() { s.kind = newScript(kindCheck, s.body) })
+	return s.kind
+}
 
 // ScriptBySHA returns the script whose SHA is sha, or nil: tests use it to
 // recognise scripts on the wire and to resend an EVALSHA as EVAL.
@@ -103,4 +126,78 @@ func (s *Script) Load(ctx context.Context, c rueidis.Client) error {
 		}
 	}
 	return nil
+}
+
+// ScriptErr is a server's error reply to a script, in the caller's words:
+// the script's SHA, its "@user_script" line, Lua's positions and any
+// traceback are left out of the message. Unwrap returns the server's reply
+// as rueidis gave it.
+type ScriptErr struct {
+	msg string
+	re  *rueidis.RedisError
+}
+
+func (e *ScriptErr) Error() string { return e.msg }
+func (e *ScriptErr) Unwrap() error { return e.re }
+
+// RedisErr returns the server's error reply in err, through a ScriptErr, or
+// nil when err is none.
+func RedisErr(err error) *rueidis.RedisError {
+	if re, ok := rueidis.IsRedisErr(err); ok {
+		return re
+	}
+	var se *ScriptErr
+	if errors.As(err, &se) {
+		return se.re
+	}
+	return nil
+}
+
+var (
+	// " script: <sha>, on @user_script:<line>." that Redis 7 appends to a
+	// script's error.
+	scriptSuffix = regexp.MustCompile(`\s*script: [0-9a-f]{40}, on @user_script:\d+\.?\s*$`)
+	// "Error running script (call to f_<sha>): " and "@user_script:<line>: "
+	// or "user_script:<line>: " of Lua's runtime errors (Redis 6 and 7).
+	scriptNoise = regexp.MustCompile(`Error running script \(call to f_[0-9a-f]{40}\):\s*|@?user_script:\d+:\s*|\s*script: [0-9a-f]{40}.*$`)
+)
+
+// scriptErr translates err, the outcome of a script, for callers: a key of
+// another kind (the scripts' WRONGKIND) or of another Redis type
+// (WRONGTYPE) becomes an error wrapping ErrWrongKind, and any other error
+// reply loses what only the script's author could read (see ScriptErr).
+// Errors that are not the server's replies are returned as they are.
+func scriptErr(err error) error {
+	re, ok := rueidis.IsRedisErr(err)
+	if !ok {
+		return err
+	}
+	msg := re.Error()
+	if i := strings.Index(msg, "\nstack traceback:"); i >= 0 {
+		msg = msg[:i]
+	}
+	msg = strings.TrimSpace(scriptNoise.ReplaceAllString(scriptSuffix.ReplaceAllString(msg, ""), ""))
+	switch {
+	case strings.HasPrefix(msg, "WRONGKIND "):
+		return fmt.Errorf("%w: %s", ErrWrongKind, strings.TrimPrefix(msg, "WRONGKIND "))
+	case strings.HasPrefix(msg, "WRONGTYPE"):
+		return fmt.Errorf("%w: a key of the name is not a distsync primitive (it holds another Redis type)", ErrWrongKind)
+	case msg == re.Error():
+		return err
+	}
+	return &ScriptErr{msg: "redis: " + msg, re: re}
+}
+
+// ScriptError is scriptErr for a script's outcome that did not come through
+// Eval (the watchdog's pipelined renewals).
+func ScriptError(err error) error { return scriptErr(err) }
+
+// scriptResult is r with its error translated by scriptErr.
+func scriptResult(r rueidis.RedisResult) rueidis.RedisResult {
+	if err := r.Error(); err != nil {
+		if t := scriptErr(err); t != err {
+			return rueidis.NewErrorResult(t)
+		}
+	}
+	return r
 }

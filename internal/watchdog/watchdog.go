@@ -324,6 +324,7 @@ func (w *Watchdog) renew(batch []*entry) {
 			continue
 		}
 		ok, err := res[i].AsInt64()
+		err = core.ScriptError(err)
 		if err == nil && ok == 1 && !acked[i] {
 			err = fmt.Errorf("renewal not acknowledged by %d replicas in %v", w.ackN, w.ackWait)
 		}
