@@ -409,7 +409,7 @@ func (l *Side) state(ctx context.Context) (holders, count int, ttl time.Duration
 	owner, _ := c.OwnerOf(ctx)
 	ictx, cancel := core.IOContext(ctx, core.ReleaseTimeout)
 	defer cancel()
-	res, err := c.EvalKind(ictx, stateScript, "rwlock", rw.hash, []string{rw.hash, rw.leases}, []string{l.side, owner}).AsIntSlice()
+	res, err := c.EvalKind(ictx, stateScript, core.KindRWLock, rw.hash, []string{rw.hash, rw.leases}, []string{l.side, owner}).AsIntSlice()
 	if err == nil && len(res) != 3 {
 		err = fmt.Errorf("unexpected state reply %v", res)
 	}

@@ -3,7 +3,6 @@ package acquire
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/distsync/distsync/internal/core"
@@ -101,10 +100,9 @@ func (s Surface) Waiting(ctx context.Context, count *core.Script, key string) (i
 	return n, s.wrap(err)
 }
 
-// kind is the marker of the handle's kind in its hash ('#k'): its kind up
-// to the first dot ("rwlock" for "rwlock.read").
+// kind is the handle's kind, the marker its hash keeps ('#k').
 func (s Surface) kind() string {
-	k, _, _ := strings.Cut(s.H.Kind(), ".")
+	k, _ := s.H.Kind()
 	return k
 }
 
