@@ -46,4 +46,6 @@ var (
 	// ErrUpgrade is returned when the holder of a read lock asks for the write lock,
 	// which would deadlock.
 	ErrUpgrade = errors.New("distsync: read lock holder cannot take the write lock")
+	// ErrNoLeader is returned when an election has no leader.
+	ErrNoLeader = errors.New("distsync: no leader")
 )

@@ -170,12 +170,12 @@ func (c *Core) Untrack() {
 
 // Go runs f in a goroutine that Close waits for (at most CloseGrace, then
 // its context is cancelled with a cause wrapping ErrClosed). Once Close has
-// returned, Go runs nothing.
-func (c *Core) Go(f func(ctx context.Context)) {
+// returned, Go runs nothing and returns false.
+func (c *Core) Go(f func(ctx context.Context)) bool {
 	c.jobsMu.Lock()
 	if c.jobsDone {
 		c.jobsMu.Unlock()
-		return
+		return false
 	}
 	c.jobs++
 	c.jobsMu.Unlock()
@@ -183,6 +183,7 @@ func (c *Core) Go(f func(ctx context.Context)) {
 		defer c.Untrack()
 		f(c.jobCtx)
 	}()
+	return true
 }
 
 // Undo gives back acquisition id: a grant applied after its reply was lost,

@@ -1,0 +1,17 @@
+package distsync
+
+import (
+	"github.com/distsync/distsync/election"
+	"github.com/distsync/distsync/internal/core"
+)
+
+// ErrNoLeader is returned by an election's Leader when nobody leads.
+var ErrNoLeader = core.ErrNoLeader
+
+// Election returns the leader election called name: candidates Campaign in
+// arrival order, one leads at a time, and its term is a fencing token. It
+// makes no I/O; an invalid name returns ErrInvalidName, and a Client that
+// was closed ErrClosed.
+func (c *Client) Election(name string) (*election.Election, error) {
+	return core.Make[*election.Election](c.core, "election", name)
+}

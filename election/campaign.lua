@@ -1,0 +1,56 @@
+-- A candidate's attempt to lead: one campaign, by its acquisition id, of an
+-- owner of its own. Granted when nobody leads and the candidate is the head
+-- of the queue, or nobody queues.
+-- KEYS[1] H  KEYS[2] Q  KEYS[3] D (see queue.lua)  KEYS[4] the term counter
+-- KEYS[5] the finished campaigns
+-- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] candidate id ('' on the first
+-- attempt, which queues nobody)  ARGV[4] candidate window ms
+-- ARGV[5] term counter lifetime ms  ARGV[6] acquisition id  ARGV[7] mode
+-- ARGV[8] value  ARGV[9] the change channel  ARGV[10] publish command
+-- Reply: {term, 1} when it leads, or led already (a repeated attempt: its
+--        lease is renewed from now);
+--        {0, ms after which to try again} when refused; a queued candidate
+--        must try again by then to keep its place;
+--        {-2, 0} when the campaign was given up before.
+ds_kind(KEYS[1], 'election')
+local now = el_prune(KEYS[2], KEYS[3])
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
+  if ds_finished(KEYS[5], ARGV[6]) then return {-2, 0} end
+  local n = ds_enter(KEYS[1], ARGV[1], ARGV[6], ARGV[7], ARGV[2], now, true)
+  ds_extend(KEYS[1], ARGV[2])
+  return {tonumber(redis.call('HGET', KEYS[1], '#t')), n}
+end
+local head = redis.call('LINDEX', KEYS[2], 0)
+if redis.call('EXISTS', KEYS[1]) == 0 and (not head or head == ARGV[3]) then
+  if ds_finished(KEYS[5], ARGV[6]) then return {-2, 0} end
+  if head then
+    redis.call('LPOP', KEYS[2])
+    redis.call('ZREM', KEYS[3], head)
+    el_expire(KEYS[2], KEYS[3], now)
+  end
+  local term, s = ds_token(KEYS[4], ARGV[5])
+  redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', s, '#k', 'election',
+    '#a:' .. ARGV[1], ARGV[6] .. '=' .. ds_end(now, ARGV[7], ARGV[2]),
+    'v', ARGV[8], 's', el_int(now))
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  redis.call(ARGV[10], ARGV[9], 'c')
+  return {term, 1}
+end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then ttl = 0 end
+local window = tonumber(ARGV[4])
+if ARGV[3] ~= '' then
+  -- Join the tail, or keep the place and push the window further.
+  if redis.call('ZADD', KEYS[3], el_int(now + ttl + window), ARGV[3]) == 1 then
+    redis.call('RPUSH', KEYS[2], ARGV[3])
+  end
+  el_expire(KEYS[2], KEYS[3], now)
+end
+-- Try again when the lease ends, at the latest half a window from now, and
+-- no later than the earliest window end, when a vanished candidate ahead
+-- may be dropped.
+local retry = ttl
+if retry == 0 then retry = math.floor(window / 2) end
+local first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+if #first > 0 then retry = math.min(retry, tonumber(first[2]) - now) end
+return {0, math.max(retry, 1)}

@@ -1,0 +1,466 @@
+// Package election elects one leader per name on Redis, with the calls of
+// etcd's concurrency.Election in distsync's idiom: Campaign, Proclaim,
+// Resign, Leader and Observe.
+//
+//   - Candidates queue in arrival order, as the fair lock's waiters do (a
+//     list and the end of each candidate's wait window, under the
+//     election's hash tag, by the server's clock). A candidate that vanished
+//     while queued is dropped when its window ends, wherever it stands; one
+//     that paused past its window joins the tail again at its next attempt:
+//     it is never told it leads unless the server just made it the leader.
+//   - Leadership is a hold of the leader's key, with the watchdog lease,
+//     renewed by the Client's one watchdog. The context Campaign returns
+//     ends when leadership does: Resign, a lost lease (the watchdog's
+//     deadline comes before the server's, so a leader learns it before a
+//     successor can be elected), Client.Close, the end of the context
+//     Campaign was called with (distsync then resigns), and a deposition
+//     (ForceResign), which the leader hears by push.
+//   - The term is a fencing token: it strictly increases with each new
+//     leader of a name, across processes, so a deposed leader's writes can
+//     be refused downstream.
+//   - Every change (a new leader, a new value, nobody leads) is published on
+//     the election's change channel (sharded pub/sub on Cluster); a resign
+//     wakes the head candidate, only it, at once. Observers read the state
+//     when told, so they see the newest.
+//
+// The errors it returns wrap those of package distsync (ErrNoLeader,
+// ErrNotHeld, ErrClosed, ...): test them with errors.Is.
+package election
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/distsync/distsync/internal/acquire"
+	"github.com/distsync/distsync/internal/core"
+)
+
+var (
+	//go:embed queue.lua
+	queueLua string
+	//go:embed campaign.lua
+	campaignLua string
+	//go:embed resign.lua
+	resignLua string
+	//go:embed leave.lua
+	leaveLua string
+	//go:embed renew.lua
+	renewLua string
+	//go:embed proclaim.lua
+	proclaimLua string
+	//go:embed force.lua
+	forceLua string
+	//go:embed state.lua
+	stateLua string
+
+	campaignScript = core.NewScript(queueLua + campaignLua)
+	resignScript   = core.NewScript(queueLua + resignLua)
+	leaveScript    = core.NewScript(queueLua + leaveLua)
+	renewScript    = core.NewScript(renewLua)
+	proclaimScript = core.NewScript(proclaimLua)
+	forceScript    = core.NewScript(queueLua + forceLua)
+	stateScript    = core.NewScript(stateLua)
+)
+
+// Election is a handle on one named election. It is cheap, holds no
+// connection and is safe for concurrent use; all state lives in Redis and in
+// the contexts Campaign returns.
+type Election struct {
+	c     *core.Core
+	name  string
+	key   string // the leader's hash
+	cands string // candidate ids, head first
+	wins  string // candidate id -> end of its wait window
+	fence string // the term counter
+	done  string // the finished campaigns
+	wake  string // wake-ups, addressed to the head candidate
+	obs   string // changes, for observers and leaders
+}
+
+// State is an election's state at one instant of the server's clock.
+type State struct {
+	// Leader reports whether someone leads.
+	Leader bool
+	// Value is what the leader announced (Campaign, Proclaim); "" when
+	// nobody leads.
+	Value string
+	// Term is the leader's term, its fencing token. When nobody leads it is
+	// the last term given, 0 when none is known, so that states come in
+	// term order.
+	Term int64
+	// Since is when the leader was elected, by the server's clock; zero
+	// when nobody leads.
+	Since time.Time
+}
+
+func init() {
+	core.Register("election", func(c *core.Core, name string, _ []any) (any, error) { return newElection(c, name) })
+}
+
+// newElection returns the election called name on c (Client.Election).
+func newElection(c *core.Core, name string) (*Election, error) {
+	if err := core.ValidateName(name); err != nil {
+		return nil, err
+	}
+	key := c.Key(name, "")
+	k := core.SubKeys(key, "cands", "wins", "fence", "done", "wake", "obs")
+	return &Election{c: c, name: name, key: key, cands: k[0], wins: k[1], fence: k[2], done: k[3], wake: k[4], obs: k[5]}, nil
+}
+
+// Name returns the election's name.
+func (e *Election) Name() string { return e.name }
+
+// Key returns the Redis key of the leader; keys of one election share its
+// hash tag.
+func (e *Election) Key() string { return e.key }
+
+// Campaign blocks until this candidate leads, or ctx is done. Candidates
+// lead in the order they joined the queue, across processes. The leader
+// announces value (Leader, Observe) until Proclaim changes it.
+//
+// It returns the leadership context and the term. The context ends when the
+// leadership does: with cause ErrReleased after Resign, ErrLeaseLost when the
+// lease is lost or the leader was deposed (ForceResign; heard by push), a
+// cause wrapping ErrClosed at Client.Close, and when ctx ends, which resigns.
+// Lead only while it is live, and hand the term to what fences writes.
+//
+// Each Campaign is a candidate of its own. On a context that carries this
+// election's live leadership, Campaign proclaims value and returns that
+// context and its term. If ctx ends first, Campaign returns ctx.Err() and
+// leaves no candidate behind. A transient failure does not end the
+// campaign: the attempt is repeated, and a repeated attempt returns the
+// leadership an earlier one gave instead of electing twice. Uncontended,
+// Campaign is one round trip, and a SUBSCRIBE the first time on a Client.
+func (e *Election) Campaign(ctx context.Context, value string) (context.Context, int64, error) {
+	if err := e.c.Closed(); err != nil {
+		return ctx, 0, e.errorf(err)
+	}
+	if a := e.c.Holds.Lookup(ctx, e.key); a != nil && a.Held() {
+		if err := e.Proclaim(ctx, value); err != nil {
+			return ctx, 0, err
+		}
+		return ctx, a.Token, nil
+	}
+	// Listen to changes before the grant, so that a deposition after it is
+	// heard. Without the subscription (it failed) the watcher makes its own.
+	sub, _ := e.c.Notifier.Subscribe(ctx, e.obs, "")
+	cctx, owner := e.c.Owner(core.NewOwner(ctx))
+	lctx, err := acquire.Hold(cctx, &lock, &candidate{e: e, value: value}, owner, core.Forever, 0)
+	if err != nil {
+		if sub != nil {
+			sub.Close()
+		}
+		return ctx, 0, e.errorf(err)
+	}
+	term, err := e.c.Token(lctx, e.key)
+	if err != nil { // lost already
+		if sub != nil {
+			sub.Close()
+		}
+		return ctx, 0, e.errorf(err)
+	}
+	e.watch(lctx, owner, term, sub)
+	return lctx, term, nil
+}
+
+// watch ends the leadership lctx of owner, in term, as soon as a change
+// published on the election shows that it no longer leads (it was deposed,
+// its key deleted by ForceResign), rather than at the next renewal.
+func (e *Election) watch(lctx context.Context, owner string, term int64, sub core.Subscription) {
+	check := func() {
+		st, err := e.state(lctx)
+		if err != nil || (st.Leader && st.Term == term) {
+			return
+		}
+		e.c.Holds.End(e.key, owner, fmt.Errorf("%w: deposed (term %d, now %+v)", core.ErrLeaseLost, term, st))
+	}
+	ran := e.c.Go(func(jctx context.Context) {
+		defer func() {
+			if sub != nil {
+				sub.Close()
+			}
+		}()
+		if sub == nil {
+			var err error
+			if sub, err = e.c.Notifier.Subscribe(lctx, e.obs, ""); err != nil {
+				return // the watchdog still learns of a loss
+			}
+			check()
+		}
+		for {
+			select {
+			case <-sub.C():
+				sub.Take()
+				check()
+			case <-lctx.Done():
+				return
+			case <-sub.Done():
+				return
+			case <-jctx.Done():
+				return
+			}
+		}
+	})
+	if !ran && sub != nil {
+		// Go ran nothing: the Client is closing, which ends lctx.
+		sub.Close()
+	}
+}
+
+// Proclaim changes the value the leader announces, in the same term, and
+// tells the observers. ctx must be the leadership context Campaign
+// returned; Proclaim returns ErrNotHeld when it does not lead (any more).
+// One round trip.
+func (e *Election) Proclaim(ctx context.Context, value string) error {
+	if err := e.c.Closed(); err != nil {
+		return e.errorf(err)
+	}
+	a := e.c.Holds.Lookup(ctx, e.key)
+	if a == nil || !a.Held() {
+		return e.errorf(core.ErrNotHeld)
+	}
+	owner, _ := e.c.OwnerOf(ctx)
+	r, err := e.c.Eval(ctx, proclaimScript, []string{e.key},
+		[]string{owner, a.ID, value, e.obs, e.c.PublishCmd()}).AsInt64()
+	if err != nil {
+		return e.errorf(err)
+	}
+	if r == 0 {
+		e.c.Holds.End(e.key, owner, core.ErrLeaseLost)
+		return e.errorf(core.ErrNotHeld)
+	}
+	return nil
+}
+
+// Resign gives up the leadership ctx (the context Campaign returned)
+// carries: the head candidate is woken at once and leads, and observers are
+// told. Its contract is the fair lock's Unlock: the leadership context has
+// ended when Resign returns; nil if and only if the resignation was applied
+// (by this call or an earlier one whose reply was lost); ErrNotHeld when it
+// no longer led. One round trip.
+func (e *Election) Resign(ctx context.Context) error {
+	if err := e.c.Release(ctx, e.key); err != nil {
+		return e.errorf(err)
+	}
+	return nil
+}
+
+// Term returns the term of the leadership ctx (a context Campaign returned)
+// carries, with no round trip; ErrNotHeld when it carries none or it ended.
+func (e *Election) Term(ctx context.Context) (int64, error) {
+	t, err := e.c.Token(ctx, e.key)
+	if err != nil {
+		return 0, e.errorf(err)
+	}
+	return t, nil
+}
+
+// Leader returns who leads now; ErrNoLeader when nobody does (the State
+// then still carries the last term given). One round trip.
+func (e *Election) Leader(ctx context.Context) (State, error) {
+	if err := e.c.Closed(); err != nil {
+		return State{}, e.errorf(err)
+	}
+	st, err := e.state(ctx)
+	if err != nil {
+		return State{}, e.errorf(err)
+	}
+	if !st.Leader {
+		return st, e.errorf(core.ErrNoLeader)
+	}
+	return st, nil
+}
+
+// state reads the election's state (one round trip).
+func (e *Election) state(ctx context.Context) (State, error) {
+	st, _, err := e.read(ctx)
+	return st, err
+}
+
+// read reads the election's state and, while someone leads, the lease left.
+func (e *Election) read(ctx context.Context) (State, time.Duration, error) {
+	r, err := e.c.Eval(ctx, stateScript, []string{e.key, e.fence}, nil).AsStrSlice()
+	if err != nil {
+		return State{}, 0, err
+	}
+	if len(r) < 2 || (r[0] == "1" && len(r) < 5) {
+		return State{}, 0, fmt.Errorf("unexpected reply %q", r)
+	}
+	term, _ := strconv.ParseInt(r[1], 10, 64)
+	if r[0] != "1" {
+		return State{Term: term}, 0, nil
+	}
+	since, _ := strconv.ParseInt(r[3], 10, 64)
+	ttl, _ := strconv.ParseInt(r[4], 10, 64)
+	return State{Leader: true, Value: r[2], Term: term, Since: time.UnixMilli(since)}, time.Duration(ttl) * time.Millisecond, nil
+}
+
+// Observe returns a channel of the election's states: the state when Observe
+// is called, then each change (a new leader, a new value, nobody leads) as it
+// is published, in term order. A reader slower than the changes is given the
+// newest state, not the ones it missed, never an older one after a newer.
+// A leader whose lease ran out without a word (its process died) is noticed
+// when the lease ends. The channel is closed when ctx ends or the Client is
+// closed. Each Observe reads the state once per change (one round trip), on
+// one subscription per Client and election.
+func (e *Election) Observe(ctx context.Context) <-chan State {
+	out := make(chan State)
+	if !e.c.Go(func(jctx context.Context) {
+		defer close(out)
+		e.observe(ctx, jctx, out)
+	}) {
+		close(out)
+	}
+	return out
+}
+
+func (e *Election) observe(ctx, jctx context.Context, out chan<- State) {
+	var (
+		sub     core.Subscription
+		backoff core.Backoff
+		last    State
+		pending *State
+		known   bool
+	)
+	defer func() {
+		if sub != nil {
+			sub.Close()
+		}
+	}()
+	timer := time.NewTimer(0) // the first read
+	defer timer.Stop()
+	var notified, closed <-chan struct{}
+	for {
+		var send chan<- State
+		var next State
+		if pending != nil {
+			send, next = out, *pending
+		}
+		select {
+		case send <- next:
+			pending = nil
+			continue
+		case <-notified:
+			sub.Take()
+		case <-timer.C:
+		case <-closed:
+			return
+		case <-ctx.Done():
+			return
+		case <-jctx.Done():
+			return
+		}
+		if sub == nil {
+			s, err := e.c.Notifier.Subscribe(ctx, e.obs, "")
+			if err != nil {
+				if ctx.Err() != nil || !core.Transient(err) {
+					return
+				}
+				timer.Reset(backoff.Next())
+				continue
+			}
+			sub, notified, closed = s, s.C(), s.Done()
+		}
+		st, ttl, err := e.read(ctx)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return
+		case err != nil:
+			if !core.Transient(err) {
+				e.c.Log.Warn("distsync: election observer stopped", "election", e.name, "err", err)
+				return
+			}
+			timer.Reset(backoff.Next())
+			continue
+		}
+		backoff.Reset()
+		if !st.Leader && st.Term < last.Term {
+			st.Term = last.Term // the term counter expired while one led
+		}
+		if !known || st != last {
+			known, last = true, st
+			pending = &st
+		}
+		if st.Leader && ttl > 0 {
+			// A lease that runs out publishes nothing: look again then.
+			timer.Reset(ttl + time.Millisecond)
+		}
+	}
+}
+
+// ForceResign deposes the leader, whoever it is: the head candidate is woken
+// and leads, and the deposed leader's context ends by push (with
+// ErrLeaseLost), not at its next renewal. It reports whether someone led.
+// One round trip.
+func (e *Election) ForceResign(ctx context.Context) (bool, error) {
+	if err := e.c.Closed(); err != nil {
+		return false, e.errorf(err)
+	}
+	r, err := e.c.Eval(ctx, forceScript, []string{e.key, e.cands, e.wins},
+		[]string{e.wake, e.c.PublishCmd(), e.obs}).AsInt64()
+	if err != nil {
+		return false, e.errorf(err)
+	}
+	return r == 1, nil
+}
+
+// Candidates returns how many candidates wait, not counting those whose
+// window ended (one round trip). Candidates that vanished count until then.
+func (e *Election) Candidates(ctx context.Context) (int, error) {
+	n, err := e.c.Waiting(ctx, core.WaiterSet, e.wins)
+	if err != nil {
+		return 0, e.errorf(err)
+	}
+	return n, nil
+}
+
+func (e *Election) errorf(err error) error {
+	return fmt.Errorf("election %q: %w", e.name, err)
+}
+
+// lock is what every campaign shares.
+var lock = acquire.Lock{Script: campaignScript}
+
+// candidate is one campaign of an election, as acquire.Handle (and
+// core.Holdable): the election and the value the candidate will announce.
+type candidate struct {
+	e     *Election
+	value string
+}
+
+func (h *candidate) Core() *core.Core     { return h.e.c }
+func (h *candidate) Key() string          { return h.e.key }
+func (h *candidate) What() string         { return fmt.Sprintf("election %q", h.e.name) }
+func (h *candidate) Kind() string         { return "election" }
+func (h *candidate) Name() string         { return h.e.name }
+func (h *candidate) Channel() string      { return h.e.wake }
+func (h *candidate) Errorf(e error) error { return h.e.errorf(e) }
+
+func (h *candidate) Keys(string) []string {
+	return []string{h.e.key, h.e.cands, h.e.wins, h.e.fence, h.e.done}
+}
+
+func (h *candidate) Extra() []string {
+	return []string{h.value, h.e.obs, h.e.c.PublishCmd()}
+}
+
+func (h *candidate) Release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
+	e := h.e
+	return e.c.Eval(ctx, resignScript,
+		[]string{e.key, e.cands, e.wins, e.done},
+		[]string{owner, id, e.wake, e.c.PublishCmd(), core.Ms(life), e.obs},
+	).AsInt64()
+}
+
+func (h *candidate) Leave(ctx context.Context, owner, _ string) error {
+	e := h.e
+	return e.c.Eval(ctx, leaveScript, []string{e.key, e.cands, e.wins},
+		[]string{owner, e.wake, e.c.PublishCmd()}).Error()
+}
+
+func (h *candidate) Renewal(owner string) core.Renewal {
+	return core.Renewal{Script: renewScript, Keys: []string{h.e.key}, Args: []string{owner, core.Ms(h.e.c.Lease)}}
+}

@@ -1,0 +1,341 @@
+package election_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/election"
+	"github.com/distsync/distsync/internal/dstest"
+	"github.com/distsync/distsync/internal/redistest"
+)
+
+func TestMain(m *testing.M) {
+	options = dstest.ExampleOptions(0)
+	redistest.Main(m)
+}
+
+func newElection(t testing.TB, c *distsync.Client, name string) *election.Election {
+	t.Helper()
+	e, err := c.Election(name)
+	require.NoError(t, err)
+	return e
+}
+
+// waitCandidates waits until n candidates queue.
+func waitCandidates(t *testing.T, e *election.Election, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		got, err := e.Candidates(context.Background())
+		return err == nil && got == n
+	}, 10*time.Second, time.Millisecond, "%d candidates", n)
+}
+
+type won struct {
+	ctx  context.Context
+	term int64
+	err  error
+}
+
+func campaign(e *election.Election, ctx context.Context, value string) <-chan won {
+	ch := make(chan won, 1)
+	go func() {
+		l, term, err := e.Campaign(ctx, value)
+		ch <- won{l, term, err}
+	}()
+	return ch
+}
+
+func receive(t *testing.T, ch <-chan won, what string) won {
+	t.Helper()
+	select {
+	case w := <-ch:
+		require.NoError(t, w.err, what)
+		return w
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: no leadership", what)
+	}
+	return won{}
+}
+
+// Candidates lead in arrival order, across Clients; a resign hands over at
+// once, and each new leader's term is larger.
+func TestArrivalOrderAndTerms(t *testing.T) {
+	t.Parallel()
+	name := dstest.Name(t)
+	a := newElection(t, dstest.Client(t), name)
+	ctx := context.Background()
+	_, err := a.Leader(ctx)
+	require.ErrorIs(t, err, distsync.ErrNoLeader)
+
+	la, ta, err := a.Campaign(ctx, "a")
+	require.NoError(t, err)
+	st, err := a.Leader(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, election.State{Leader: true, Value: "a", Term: ta, Since: st.Since}, st)
+	assert.False(t, st.Since.IsZero())
+
+	var chans []<-chan won
+	var elections []*election.Election
+	for i, v := range []string{"b", "c", "d"} {
+		elections = append(elections, newElection(t, dstest.Client(t), name))
+		chans = append(chans, campaign(elections[i], ctx, v))
+		waitCandidates(t, a, i+1)
+	}
+	prev, prevCtx, prevE := ta, la, a
+	for i, v := range []string{"b", "c", "d"} {
+		require.NoError(t, prevE.Resign(prevCtx))
+		assert.ErrorIs(t, context.Cause(prevCtx), distsync.ErrReleased)
+		w := receive(t, chans[i], v)
+		assert.Greater(t, w.term, prev, "%s's term", v)
+		st, err := a.Leader(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, v, st.Value)
+		assert.Equal(t, w.term, st.Term)
+		prev, prevCtx, prevE = w.term, w.ctx, elections[i]
+	}
+	require.NoError(t, prevE.Resign(prevCtx))
+	st, err = a.Leader(ctx)
+	require.ErrorIs(t, err, distsync.ErrNoLeader)
+	assert.Equal(t, prev, st.Term, "the last term given")
+	assert.Empty(t, dstest.Keys(t, dstest.Client(t), "*{"+name+"}*:cands"), "no candidate left")
+	assert.Empty(t, dstest.Keys(t, dstest.Client(t), "*{"+name+"}*:wins"), "no candidate left")
+}
+
+func TestProclaim(t *testing.T) {
+	t.Parallel()
+	e := newElection(t, dstest.Client(t), dstest.Name(t))
+	ctx := context.Background()
+	l, term, err := e.Campaign(ctx, "v1")
+	require.NoError(t, err)
+	require.NoError(t, e.Proclaim(l, "v2"))
+	st, err := e.Leader(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "v2", st.Value)
+	assert.Equal(t, term, st.Term, "same term")
+
+	// Campaign on the leadership proclaims.
+	l2, term2, err := e.Campaign(l, "v3")
+	require.NoError(t, err)
+	assert.Equal(t, term, term2)
+	assert.Equal(t, l, l2)
+	st, err = e.Leader(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "v3", st.Value)
+
+	assert.ErrorIs(t, e.Proclaim(ctx, "x"), distsync.ErrNotHeld, "not a leadership context")
+	require.NoError(t, e.Resign(l))
+	assert.ErrorIs(t, e.Proclaim(l, "x"), distsync.ErrNotHeld, "after Resign")
+	assert.ErrorIs(t, e.Resign(l), distsync.ErrNotHeld, "twice")
+}
+
+// A campaign whose context ends while it waits returns ctx's error and
+// leaves no candidate entry; the next one is not held up by it.
+func TestCancelledCampaignLeavesNothing(t *testing.T) {
+	t.Parallel()
+	name := dstest.Name(t)
+	e := newElection(t, dstest.Client(t), name)
+	ctx := context.Background()
+	l, _, err := e.Campaign(ctx, "leader")
+	require.NoError(t, err)
+
+	cctx, cancel := context.WithCancel(ctx)
+	ch := campaign(newElection(t, dstest.Client(t), name), cctx, "quitter")
+	waitCandidates(t, e, 1)
+	cancel()
+	w := <-ch
+	require.ErrorIs(t, w.err, context.Canceled)
+	n, err := e.Candidates(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	assert.Empty(t, dstest.Keys(t, dstest.Client(t), "*{"+name+"}*:cands"))
+
+	next := campaign(newElection(t, dstest.Client(t), name), ctx, "next")
+	waitCandidates(t, e, 1)
+	require.NoError(t, e.Resign(l))
+	w = receive(t, next, "next")
+	assert.NoError(t, context.Cause(w.ctx))
+	_, err = e.ForceResign(ctx)
+	require.NoError(t, err)
+}
+
+// A deposed leader's context ends by push, long before its next renewal.
+func TestForceResignEndsLeadershipByPush(t *testing.T) {
+	t.Parallel()
+	name := dstest.Name(t)
+	lease := time.Minute // a renewal would come after 20 s
+	leader := newElection(t, dstest.Client(t, func(o *distsync.Options) { o.Lease = lease }), name)
+	other := newElection(t, dstest.Client(t), name)
+	ctx := context.Background()
+	l, term, err := leader.Campaign(ctx, "old")
+	require.NoError(t, err)
+	next := campaign(other, ctx, "new")
+	waitCandidates(t, other, 1)
+
+	ok, err := other.ForceResign(ctx)
+	require.NoError(t, err)
+	require.True(t, ok)
+	select {
+	case <-l.Done():
+	case <-time.After(lease / 6):
+		t.Fatal("the deposed leader was not told")
+	}
+	assert.ErrorIs(t, context.Cause(l), distsync.ErrLeaseLost)
+	w := receive(t, next, "the head candidate")
+	assert.Greater(t, w.term, term)
+	ok, err = other.ForceResign(ctx)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	ok, err = other.ForceResign(ctx)
+	require.NoError(t, err)
+	assert.False(t, ok, "nobody leads")
+}
+
+// Observe reports the state when it starts and every change a reader
+// keeping up is given time for, "nobody leads" included, in term order.
+func TestObserveEveryState(t *testing.T) {
+	t.Parallel()
+	name := dstest.Name(t)
+	c := dstest.Client(t)
+	e := newElection(t, c, name)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	obs := newElection(t, dstest.Client(t), name).Observe(ctx)
+	next := func(what string) election.State {
+		t.Helper()
+		select {
+		case st, ok := <-obs:
+			require.True(t, ok, what)
+			return st
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no state", what)
+		}
+		return election.State{}
+	}
+	first := next("initial")
+	assert.Equal(t, election.State{Term: first.Term}, first, "nobody leads")
+
+	l, t1, err := e.Campaign(ctx, "a")
+	require.NoError(t, err)
+	st := next("a leads")
+	assert.Equal(t, election.State{Leader: true, Value: "a", Term: t1, Since: st.Since}, st)
+
+	require.NoError(t, e.Proclaim(l, "a2"))
+	st = next("a proclaims")
+	assert.Equal(t, election.State{Leader: true, Value: "a2", Term: t1, Since: st.Since}, st)
+
+	require.NoError(t, e.Resign(l))
+	assert.Equal(t, election.State{Term: t1}, next("nobody leads"))
+
+	l, t2, err := e.Campaign(ctx, "b")
+	require.NoError(t, err)
+	st = next("b leads")
+	assert.Equal(t, election.State{Leader: true, Value: "b", Term: t2, Since: st.Since}, st)
+	assert.Greater(t, t2, t1)
+
+	require.NoError(t, e.Resign(l))
+	assert.Equal(t, election.State{Term: t2}, next("nobody leads again"))
+
+	// A leader whose lease runs out publishes nothing: the observer looks
+	// when the lease ends.
+	fc, f := faultyClient(t, 300*time.Millisecond)
+	f.Inject(&dstest.Rule{Match: dstest.Script("Extend the leader's lease"), Fault: dstest.LoseRequest})
+	l, t3, err := newElection(t, fc, name).Campaign(ctx, "c")
+	require.NoError(t, err)
+	st = next("c leads")
+	assert.Equal(t, election.State{Leader: true, Value: "c", Term: t3, Since: st.Since}, st)
+	assert.Equal(t, election.State{Term: t3}, next("c's lease ran out"))
+	<-l.Done()
+	assert.ErrorIs(t, context.Cause(l), distsync.ErrLeaseLost)
+
+	cancel()
+	for range obs {
+	}
+}
+
+// A slow reader is given the newest state, not the ones it missed.
+func TestObserveSlowReaderSeesNewest(t *testing.T) {
+	t.Parallel()
+	name := dstest.Name(t)
+	e := newElection(t, dstest.Client(t), name)
+	ctx := context.Background()
+	l, term, err := e.Campaign(ctx, "v0")
+	require.NoError(t, err)
+	octx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	obs := e.Observe(octx)
+	defer e.Resign(l)
+	first := <-obs
+	assert.Equal(t, "v0", first.Value)
+	for _, v := range []string{"v1", "v2", "v3", "v4"} {
+		require.NoError(t, e.Proclaim(l, v))
+	}
+	// The reader came back late: whatever it is given next, the newest is
+	// reached, in order, without an older state after a newer one.
+	seen := 0
+	for st := range obs {
+		assert.Equal(t, term, st.Term)
+		require.GreaterOrEqual(t, st.Value, "v1")
+		if st.Value == "v4" {
+			break
+		}
+		seen++
+		require.Less(t, seen, 4)
+	}
+}
+
+// faultyClient returns a Client with the watchdog lease whose commands pass
+// through a Faulty layer; both are closed at cleanup.
+func faultyClient(t *testing.T, lease time.Duration) (*distsync.Client, *dstest.Faulty) {
+	t.Helper()
+	rc, err := rueidis.NewClient(redistest.Shared(t).ClientOption())
+	require.NoError(t, err)
+	f := dstest.NewFaulty(rc)
+	c, err := distsync.FromClient(f, distsync.Options{Lease: lease})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		c.Close()
+		rc.Close()
+	})
+	return c, f
+}
+
+func TestInvalidAndClosed(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	_, err := c.Election("")
+	assert.ErrorIs(t, err, distsync.ErrInvalidName)
+	e := newElection(t, c, dstest.Name(t))
+	c.Close()
+	_, _, err = e.Campaign(context.Background(), "x")
+	assert.ErrorIs(t, err, distsync.ErrClosed)
+	_, err = e.Leader(context.Background())
+	assert.ErrorIs(t, err, distsync.ErrClosed)
+	_, ok := <-e.Observe(context.Background())
+	assert.False(t, ok, "closed at once")
+	_, err = c.Election("x")
+	assert.True(t, errors.Is(err, distsync.ErrClosed))
+}
+
+// Names are one namespace across kinds.
+func TestWrongKind(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	name := dstest.Name(t)
+	m, err := c.Mutex(name)
+	require.NoError(t, err)
+	held, err := m.Lock(context.Background())
+	require.NoError(t, err)
+	defer m.Unlock(held)
+	e := newElection(t, c, name)
+	_, _, err = e.Campaign(context.Background(), "x")
+	assert.ErrorIs(t, err, distsync.ErrWrongKind)
+	_, err = e.Leader(context.Background())
+	assert.ErrorIs(t, err, distsync.ErrWrongKind)
+}
