@@ -6,12 +6,12 @@ import (
 )
 
 // ErrNoLeader is returned by an election's Leader when nobody leads.
-var ErrNoLeader = core.ErrNoLeader
+var ErrNoLeader error = core.ErrNoLeader
 
 // Election returns the leader election called name: candidates Campaign in
 // arrival order, one leads at a time, and its term is a fencing token. It
 // makes no I/O; an invalid name returns ErrInvalidName, and a Client that
 // was closed ErrClosed.
 func (c *Client) Election(name string) (*election.Election, error) {
-	return core.Make[*election.Election](c.core, "election", name)
+	return core.Make[*election.Election](c.core, core.KindElection, name)
 }

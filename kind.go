@@ -16,6 +16,7 @@ const (
 	KindSemaphore       Kind = core.KindSemaphore       // Client.Semaphore, the counting semaphore
 	KindPermitSemaphore Kind = core.KindPermitSemaphore // Client.PermitSemaphore, the permit-expiring semaphore
 	KindLatch           Kind = core.KindLatch
+	KindElection        Kind = core.KindElection // Client.Election: a leadership is an acquisition
 )
 
 // The sides of a read-write lock, as AcquireInfo, ReleaseInfo, LostInfo

@@ -97,7 +97,7 @@ type State struct {
 }
 
 func init() {
-	core.Register("election", func(c *core.Core, name string, _ []any) (any, error) { return newElection(c, name) })
+	core.Register(core.KindElection, func(c *core.Core, name string, _ []any) (any, error) { return newElection(c, name) })
 }
 
 // newElection returns the election called name on c (Client.Election).
@@ -410,7 +410,7 @@ func (e *Election) ForceResign(ctx context.Context) (bool, error) {
 // Candidates returns how many candidates wait, not counting those whose
 // window ended (one round trip). Candidates that vanished count until then.
 func (e *Election) Candidates(ctx context.Context) (int, error) {
-	n, err := e.c.Waiting(ctx, core.WaiterSet, e.wins)
+	n, err := e.c.Waiting(ctx, core.WaiterSet, e.wins, core.KindElection, e.key)
 	if err != nil {
 		return 0, e.errorf(err)
 	}
@@ -431,13 +431,13 @@ type candidate struct {
 	value string
 }
 
-func (h *candidate) Core() *core.Core     { return h.e.c }
-func (h *candidate) Key() string          { return h.e.key }
-func (h *candidate) What() string         { return fmt.Sprintf("election %q", h.e.name) }
-func (h *candidate) Kind() string         { return "election" }
-func (h *candidate) Name() string         { return h.e.name }
-func (h *candidate) Channel() string      { return h.e.wake }
-func (h *candidate) Errorf(e error) error { return h.e.errorf(e) }
+func (h *candidate) Core() *core.Core       { return h.e.c }
+func (h *candidate) Key() string            { return h.e.key }
+func (h *candidate) What() string           { return fmt.Sprintf("election %q", h.e.name) }
+func (h *candidate) Kind() (string, string) { return core.KindElection, "" }
+func (h *candidate) Name() string           { return h.e.name }
+func (h *candidate) Channel() string        { return h.e.wake }
+func (h *candidate) Errorf(e error) error   { return h.e.errorf(e) }
 
 func (h *candidate) Keys(string) []string {
 	return []string{h.e.key, h.e.cands, h.e.wins, h.e.fence, h.e.done}

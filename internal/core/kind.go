@@ -11,6 +11,7 @@ const (
 	KindSemaphore       = "semaphore"       // the counting semaphore
 	KindPermitSemaphore = "permitsemaphore" // the permit-expiring semaphore
 	KindLatch           = "latch"
+	KindElection        = "election"
 )
 
 // The sides of a read-write lock, as the observer is told them ("" for
