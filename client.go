@@ -61,7 +61,9 @@ var (
 	// brace.
 	ErrInvalidName error
 	// ErrInvalidArgument: a negative duration, a count out of range, an
-	// option out of range and similar misuse.
+	// option out of range and similar misuse, and any call on a nil or
+	// zero-value Client, primitive, Permit, multilock or redlock (one not
+	// made by New or by a Client): misuse is an error, never a panic.
 	ErrInvalidArgument error
 	// ErrClosed: any call on a Client that was closed or on a handle it
 	// made, before any other error (making a handle after Close too), and
@@ -323,7 +325,21 @@ func newClient(rc rueidis.Client, opts Options) *Client {
 
 // ID returns the Client's identity, "<client name>/<random id>": every owner
 // of this Client is named "<ID>:<owner id>" in Redis.
-func (c *Client) ID() string { return c.core.ID }
+func (c *Client) ID() string {
+	if c.cc() == nil {
+		return ""
+	}
+	return c.core.ID
+}
+
+// cc returns the Client's core, or nil for a nil or zero Client, whose
+// calls then return errors wrapping ErrInvalidArgument (core.NoClient).
+func (c *Client) cc() *core.Core {
+	if c == nil {
+		return nil
+	}
+	return c.core
+}
 
 // clientName returns name, or "<host name>-<pid>" when it is empty, with
 // the characters an owner name must not carry replaced by '_'.
@@ -345,12 +361,17 @@ func clientName(name string) string {
 }
 
 // Rueidis returns the underlying rueidis client.
-func (c *Client) Rueidis() rueidis.Client { return c.core.Client }
+func (c *Client) Rueidis() rueidis.Client {
+	if c.cc() == nil {
+		return nil
+	}
+	return c.core.Client
+}
 
 // Mutex returns the reentrant mutex called name. It makes no I/O; an invalid
 // name returns ErrInvalidName, and a Client that was closed ErrClosed.
 func (c *Client) Mutex(name string) (*mutex.Mutex, error) {
-	return core.Make[*mutex.Mutex](c.core, "mutex", name)
+	return core.Make[*mutex.Mutex](c.cc(), "mutex", name)
 }
 
 // Close stops the watchdog and the notifier and, if New created it, closes
@@ -362,7 +383,7 @@ func (c *Client) Mutex(name string) (*mutex.Mutex, error) {
 // distsync makes on its own) for at most a second before it closes the
 // connection. Close waits for every goroutine the Client started.
 func (c *Client) Close() {
-	if c.core.Closed() != nil {
+	if c.cc().Closed() != nil {
 		return
 	}
 	c.core.SetClosed()

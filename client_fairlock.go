@@ -9,5 +9,5 @@ import (
 // arrival order across processes. It makes no I/O; an invalid name returns
 // ErrInvalidName, and a Client that was closed ErrClosed.
 func (c *Client) FairLock(name string) (*fairlock.FairLock, error) {
-	return core.Make[*fairlock.FairLock](c.core, "fairlock", name)
+	return core.Make[*fairlock.FairLock](c.cc(), "fairlock", name)
 }

@@ -14,5 +14,5 @@ func (c *Client) RWLock(name string, opts ...rwlock.Option) (*rwlock.RWLock, err
 	for i, x := range opts {
 		o[i] = x
 	}
-	return core.Make[*rwlock.RWLock](c.core, "rwlock", name, o...)
+	return core.Make[*rwlock.RWLock](c.cc(), "rwlock", name, o...)
 }

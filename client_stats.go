@@ -22,6 +22,9 @@ type Stats struct {
 
 // Stats returns a snapshot of the Client's counters.
 func (c *Client) Stats() Stats {
+	if c.cc() == nil {
+		return Stats{}
+	}
 	w, n := c.watchdog.Stats(), c.notifier.Stats()
 	return Stats{
 		HeldLeases:        c.watchdog.Len(),

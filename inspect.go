@@ -121,7 +121,7 @@ var inspectSuffixes = []string{"waiters", "queue", "deadlines", "leases", "rwait
 // closed ErrClosed, and keys of a type no primitive makes an error wrapping
 // ErrWrongKind.
 func (c *Client) Inspect(ctx context.Context, name string) (Info, error) {
-	if err := c.core.Closed(); err != nil {
+	if err := c.cc().Closed(); err != nil {
 		return Info{}, err
 	}
 	if err := core.ValidateName(name); err != nil {

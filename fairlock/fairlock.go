@@ -100,7 +100,9 @@ func (h *handle) Renewal(owner string) core.Renewal {
 }
 
 // s is the FairLock's share of the lock-like primitives' methods.
-func (f *FairLock) s() acquire.Surface { return acquire.Surface{Lock: &lock, H: (*handle)(f)} }
+func (f *FairLock) s() acquire.Surface {
+	return acquire.Surface{Lock: &lock, H: (*handle)(core.OrZero(f))}
+}
 
 func init() {
 	core.Register("fairlock", func(c *core.Core, name string, _ []any) (any, error) { return newFairLock(c, name) })
@@ -125,10 +127,10 @@ func newFairLock(c *core.Core, name string) (*FairLock, error) {
 }
 
 // Name returns the lock's name.
-func (f *FairLock) Name() string { return f.name }
+func (f *FairLock) Name() string { return core.OrZero(f).name }
 
 // Key returns the Redis key of the lock; keys of one fair lock share its hash tag.
-func (f *FairLock) Key() string { return f.key }
+func (f *FairLock) Key() string { return core.OrZero(f).key }
 
 // Lock blocks until the owner ctx carries (a new owner when ctx carries none)
 // holds the lock, or ctx is done. Owners that wait are granted the lock in
@@ -224,6 +226,7 @@ func (f *FairLock) Extend(ctx context.Context, lease time.Duration) error {
 // learn of it at their next renewal, when their contexts are cancelled with
 // ErrLeaseLost.
 func (f *FairLock) ForceUnlock(ctx context.Context) (bool, error) {
+	f = core.OrZero(f)
 	if err := f.c.Closed(); err != nil {
 		return false, f.errorf(err)
 	}
@@ -246,7 +249,7 @@ func (f *FairLock) Holders(ctx context.Context) (int, error) { return f.s().Hold
 // Waiting returns how many waiters are queued, not counting those whose
 // window ended (one round trip). Waiters that vanished count until then.
 func (f *FairLock) Waiting(ctx context.Context) (int, error) {
-	return f.s().Waiting(ctx, core.WaiterSet, f.deadlines)
+	return f.s().Waiting(ctx, core.WaiterSet, core.OrZero(f).deadlines)
 }
 
 // HoldCount returns how many times the owner ctx carries holds the lock

@@ -81,15 +81,16 @@ func newLatch(c *core.Core, name string) (*Latch, error) {
 }
 
 // Name returns the latch's name.
-func (l *Latch) Name() string { return l.name }
+func (l *Latch) Name() string { return core.OrZero(l).name }
 
 // Key returns the Redis key of the count; the latch's keys share its hash tag.
-func (l *Latch) Key() string { return l.key }
+func (l *Latch) Key() string { return core.OrZero(l).key }
 
 // TrySetCount closes an open latch with count n (1..MaxCount) and reports
 // whether it did; it does nothing to a latch already counting down. Other
 // values return ErrInvalidArgument. One round trip.
 func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
+	l = core.OrZero(l)
 	if err := l.c.Closed(); err != nil {
 		return false, l.errorf(err)
 	}
@@ -110,6 +111,7 @@ func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
 // never repeated: after an error whose reply was lost (a dropped connection)
 // it may or may not have been applied; read Count before counting down again.
 func (l *Latch) CountDown(ctx context.Context) (int64, error) {
+	l = core.OrZero(l)
 	if err := l.c.Closed(); err != nil {
 		return 0, l.errorf(err)
 	}
@@ -122,6 +124,7 @@ func (l *Latch) CountDown(ctx context.Context) (int64, error) {
 
 // Count returns the latch's count, 0 when it is open. One round trip.
 func (l *Latch) Count(ctx context.Context) (int64, error) {
+	l = core.OrZero(l)
 	if err := l.c.Closed(); err != nil {
 		return 0, l.errorf(err)
 	}
@@ -139,6 +142,7 @@ func (l *Latch) Count(ctx context.Context) (int64, error) {
 // subscription is not missed, then sleeps until a CountDown or Delete opens
 // the latch. It returns ErrClosed when the Client is closed while it waits.
 func (l *Latch) Await(ctx context.Context) error {
+	l = core.OrZero(l)
 	if err := l.c.Closed(); err != nil {
 		return l.errorf(err)
 	}
@@ -160,6 +164,7 @@ func (l *Latch) Await(ctx context.Context) error {
 // Delete deletes the latch, which opens it, wakes every awaiter and reports
 // whether the latch was counting down. One round trip.
 func (l *Latch) Delete(ctx context.Context) (bool, error) {
+	l = core.OrZero(l)
 	if err := l.c.Closed(); err != nil {
 		return false, l.errorf(err)
 	}

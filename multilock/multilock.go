@@ -72,7 +72,7 @@ func New(lockers ...distsync.Locker) (*Lock, error) {
 }
 
 // Key returns the keys of the lockers in acquisition order, joined by commas.
-func (l *Lock) Key() string { return l.key }
+func (l *Lock) Key() string { return core.OrZero(l).key }
 
 // Lock acquires every member, waiting as long as ctx allows, with each
 // member's watchdog lease. See TryLock.
@@ -109,6 +109,9 @@ func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (context.
 }
 
 func (l *Lock) lock(in context.Context, wait, lease time.Duration) (context.Context, error) {
+	if l == nil || len(l.lockers) == 0 {
+		return in, fmt.Errorf("multilock: %w: a nil or zero Lock, not made by New", distsync.ErrInvalidArgument)
+	}
 	// One owner for every member, so that the returned context re-enters them.
 	ctx, _ := core.WithOwner(in)
 	start := time.Now()

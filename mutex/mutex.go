@@ -118,7 +118,9 @@ func (h *handle) Renewal(owner string) core.Renewal {
 }
 
 // s is the Mutex's share of the lock-like primitives' methods.
-func (m *Mutex) s() acquire.Surface { return acquire.Surface{Lock: &lock, H: (*handle)(m)} }
+func (m *Mutex) s() acquire.Surface {
+	return acquire.Surface{Lock: &lock, H: (*handle)(core.OrZero(m))}
+}
 
 func init() {
 	core.Register("mutex", func(c *core.Core, name string, _ []any) (any, error) { return newMutex(c, name) })
@@ -133,10 +135,10 @@ func newMutex(c *core.Core, name string) (*Mutex, error) {
 }
 
 // Name returns the mutex's name.
-func (m *Mutex) Name() string { return m.name }
+func (m *Mutex) Name() string { return core.OrZero(m).name }
 
 // Key returns the Redis key of the lock; keys of one mutex share its hash tag.
-func (m *Mutex) Key() string { return m.key }
+func (m *Mutex) Key() string { return core.OrZero(m).key }
 
 // Lock blocks until the lock is held by the owner ctx carries (a new owner
 // when ctx carries none), or ctx is done. The lease is the Client's watchdog
@@ -248,6 +250,7 @@ func (m *Mutex) Extend(ctx context.Context, lease time.Duration) error {
 // whether the lock was held. Holders in other processes learn of it at their
 // next renewal, when their contexts are cancelled with ErrLeaseLost.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
+	m = core.OrZero(m)
 	if err := m.c.Closed(); err != nil {
 		return false, m.errorf(err)
 	}
@@ -270,6 +273,7 @@ func (m *Mutex) Holders(ctx context.Context) (int, error) { return m.s().Holders
 // Waiting returns how many waiters are registered, not counting those whose
 // window ended (one round trip). Waiters that vanished count until then.
 func (m *Mutex) Waiting(ctx context.Context) (int, error) {
+	m = core.OrZero(m)
 	return m.s().Waiting(ctx, waitingScript, m.key+":"+entries)
 }
 

@@ -209,10 +209,10 @@ func New(lockers []distsync.Locker, opts ...Option) (*Lock, error) {
 }
 
 // Key returns the key of the lock, the same on every master.
-func (l *Lock) Key() string { return l.key }
+func (l *Lock) Key() string { return core.OrZero(l).key }
 
 // Quorum returns how many masters must grant: N/2+1.
-func (l *Lock) Quorum() int { return l.quorum }
+func (l *Lock) Quorum() int { return core.OrZero(l).quorum }
 
 // Lock acquires with the watchdog lease, trying rounds until one is granted
 // or ctx is done. See TryLock.
@@ -272,6 +272,9 @@ func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (context.
 }
 
 func (l *Lock) lock(in context.Context, wait, lease time.Duration) (context.Context, error) {
+	if l == nil || len(l.lockers) == 0 {
+		return in, l.errorf(fmt.Errorf("%w: a nil or zero Lock, not made by New", distsync.ErrInvalidArgument))
+	}
 	// One owner on every master, so the returned context re-enters them all.
 	ctx, _ := core.WithOwner(in)
 	vlease := lease
@@ -746,5 +749,5 @@ func firstError(errs []error) error {
 }
 
 func (l *Lock) errorf(err error) error {
-	return fmt.Errorf("redlock %q: %w", l.key, err)
+	return fmt.Errorf("redlock %q: %w", core.OrZero(l).key, err)
 }

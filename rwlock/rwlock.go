@@ -137,16 +137,16 @@ func newRWLock(c *core.Core, name string, opts ...Option) (*RWLock, error) {
 }
 
 // Name returns the lock's name.
-func (rw *RWLock) Name() string { return rw.name }
+func (rw *RWLock) Name() string { return core.OrZero(rw).name }
 
 // PrefersWriters reports whether the handle was made with PreferWriters.
-func (rw *RWLock) PrefersWriters() bool { return rw.prefer }
+func (rw *RWLock) PrefersWriters() bool { return core.OrZero(rw).prefer }
 
 // Read returns the read locker: shared with other readers, excluded by a writer.
-func (rw *RWLock) Read() *Side { return &rw.read }
+func (rw *RWLock) Read() *Side { return &core.OrZero(rw).read }
 
 // Write returns the write locker: exclusive.
-func (rw *RWLock) Write() *Side { return &rw.write }
+func (rw *RWLock) Write() *Side { return &core.OrZero(rw).write }
 
 // Side is one side of a read-write lock, the read or the write lock. Its
 // methods are those of mutex.Mutex, and it satisfies distsync.Locker.
@@ -208,6 +208,7 @@ func (h *handle) Renewal(owner string) core.Renewal {
 
 // s is the Side's share of the lock-like primitives' methods.
 func (l *Side) s() acquire.Surface {
+	l = l.ok()
 	k := &readLock
 	if l.side == "w" {
 		k = &writeLock
@@ -216,14 +217,14 @@ func (l *Side) s() acquire.Surface {
 }
 
 // Name returns the lock's name.
-func (l *Side) Name() string { return l.rw.name }
+func (l *Side) Name() string { return l.ok().rw.name }
 
 // Key returns the Redis key that stands for this side of the lock: the hold
 // hash for the write lock and the lease set for the read lock. Both share the
 // name's hash tag, and the write lock's key sorts first, so a multilock that
 // takes both takes the write lock and then the read lock (a downgrade, which
 // succeeds) rather than the other way round (an upgrade, refused).
-func (l *Side) Key() string { return l.key }
+func (l *Side) Key() string { return l.ok().key }
 
 // Lock blocks until the owner ctx carries (a new owner when ctx carries none)
 // holds this side of the lock, or ctx is done. The lease is the Client's
@@ -265,6 +266,7 @@ func (l *Side) Lock(ctx context.Context) (context.Context, error) {
 // error is returned, and anything it may have granted is given back.
 // Negative durations (but Forever) return ErrInvalidArgument.
 func (l *Side) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
+	l = l.ok()
 	if err := errors.Join(core.CheckDuration("wait", wait), core.CheckDuration("lease", lease)); err != nil {
 		return ctx, l.errorf(err)
 	}
@@ -272,6 +274,7 @@ func (l *Side) TryLock(ctx context.Context, wait, lease time.Duration) (context.
 }
 
 func (l *Side) lock(in context.Context, wait, lease time.Duration) (context.Context, error) {
+	l = l.ok()
 	rw := l.rw
 	ctx := in
 	var downgrade context.CancelCauseFunc
@@ -369,6 +372,7 @@ func (l *Side) leave(ctx context.Context, waiter string) error {
 // While Extend is on the wire the acquisition does not expire: the server's
 // answer decides, so client and server agree. One round trip.
 func (l *Side) Extend(ctx context.Context, lease time.Duration) error {
+	l = l.ok()
 	rw, c := l.rw, l.rw.c
 	err := c.ExtendWith(ctx, l.key, lease, func(ctx context.Context, owner, id string) (bool, error) {
 		r, err := c.Eval(ctx, extendScript, []string{rw.hash, rw.leases}, []string{l.side + ":" + owner, id, core.Ms(lease)}).AsInt64()
@@ -385,6 +389,7 @@ func (l *Side) Extend(ctx context.Context, lease time.Duration) error {
 // held. Holders in other processes learn of it at their next renewal, when
 // their contexts are cancelled with ErrLeaseLost. One round trip.
 func (l *Side) ForceUnlock(ctx context.Context) (bool, error) {
+	l = l.ok()
 	rw, c := l.rw, l.rw.c
 	if err := c.Closed(); err != nil {
 		return false, l.errorf(err)
@@ -402,6 +407,7 @@ func (l *Side) ForceUnlock(ctx context.Context) (bool, error) {
 // state returns how many owners hold this side, the hold count of the owner
 // ctx carries, and the time until the side's last lease ends.
 func (l *Side) state(ctx context.Context) (holders, count int, ttl time.Duration, err error) {
+	l = l.ok()
 	rw, c := l.rw, l.rw.c
 	if err := c.Closed(); err != nil {
 		return 0, 0, 0, l.errorf(err)
@@ -438,7 +444,7 @@ func (l *Side) Holders(ctx context.Context) (int, error) {
 // counting those whose window ended (one round trip). Waiters that vanished
 // count until then.
 func (l *Side) Waiting(ctx context.Context) (int, error) {
-	return l.s().Waiting(ctx, core.WaiterSet, l.waiters)
+	return l.s().Waiting(ctx, core.WaiterSet, l.ok().waiters)
 }
 
 // HoldCount returns how many times the owner ctx carries holds this side
@@ -463,6 +469,18 @@ func (l *Side) TTL(ctx context.Context) (time.Duration, error) {
 // hold's token. Token makes no round trip; it returns ErrNotHeld if ctx
 // carries no hold of this side (ErrClosed after Client.Close).
 func (l *Side) Token(ctx context.Context) (int64, error) { return l.s().Token(ctx) }
+
+// noSide stands for a Side no Client made (nil, or the zero value): its
+// nil Core reports NoClient.
+var noSide = &Side{rw: &RWLock{}}
+
+// ok returns l, or noSide when no Client made l.
+func (l *Side) ok() *Side {
+	if l == nil || l.rw == nil {
+		return noSide
+	}
+	return l
+}
 
 func (l *Side) what() string { return fmt.Sprintf("%s lock %q", l.sideName(), l.rw.name) }
 

@@ -87,6 +87,7 @@ func (s *PermitSemaphore) TryAcquire(ctx context.Context, wait, lease time.Durat
 // Each permit has its own id and context and is released on its own.
 // Waiters needing n are woken only when n permits are available.
 func (s *PermitSemaphore) TryAcquireN(ctx context.Context, n int64, wait, lease time.Duration) ([]*Permit, error) {
+	s = core.OrZero(s)
 	if err := core.CheckDuration("wait", wait); err != nil {
 		return nil, s.errorf(err)
 	}
@@ -107,6 +108,7 @@ const MaxPermitsPerCall = 1024
 // its reply came after its lease could have ended is given back and tried
 // again with new ids within what is left of wait (acquire.AgainIfLate).
 func (s *PermitSemaphore) acquire(ctx context.Context, n int64, wait, lease time.Duration) ([]*Permit, error) {
+	s = core.OrZero(s)
 	return acquire.AgainIfLate(ctx, wait, func(wait time.Duration) ([]*Permit, error) {
 		return s.acquireOnce(ctx, n, wait, lease)
 	})
@@ -210,6 +212,7 @@ func (s *PermitSemaphore) permitWhat(id string) string {
 // its next renewal (its context is then cancelled with ErrLeaseLost) or when
 // its explicit lease ends. One round trip.
 func (s *PermitSemaphore) ReleaseID(ctx context.Context, id string) error {
+	s = core.OrZero(s)
 	if err := s.c.Closed(); err != nil {
 		return s.errorf(err)
 	}
@@ -229,6 +232,7 @@ func (s *PermitSemaphore) ReleaseID(ctx context.Context, id string) error {
 // Permits returns the semaphore's number of permits: available plus held
 // (Redisson's getPermits). One round trip.
 func (s *PermitSemaphore) Permits(ctx context.Context) (int64, error) {
+	s = core.OrZero(s)
 	avail, held, err := s.state(ctx)
 	return avail + held, err
 }
@@ -251,7 +255,8 @@ func (s *PermitSemaphore) release(ctx context.Context, id string, life time.Dura
 // earlier one whose reply was lost, and of concurrent calls exactly one
 // returns nil. One round trip.
 func (s *PermitSemaphore) Release(ctx context.Context, p *Permit) error {
-	if p == nil || p.s.c != s.c || p.s.keys[1] != s.keys[1] {
+	s = core.OrZero(s)
+	if p == nil || p.s == nil || p.s.c != s.c || p.s.key() != s.key() {
 		return s.errorf(fmt.Errorf("%w: not a permit of this semaphore", core.ErrNotHeld))
 	}
 	if err := p.acq.Unlock(ctx); err != nil {
@@ -263,6 +268,7 @@ func (s *PermitSemaphore) Release(ctx context.Context, p *Permit) error {
 // Held returns the number of permits held now, not counting those whose
 // lease ended. One round trip.
 func (s *PermitSemaphore) Held(ctx context.Context) (int64, error) {
+	s = core.OrZero(s)
 	_, held, err := s.state(ctx)
 	return held, err
 }
@@ -281,18 +287,21 @@ type Permit struct {
 }
 
 // ID returns the permit's id in Redis.
-func (p *Permit) ID() string { return p.id }
+func (p *Permit) ID() string { return core.OrZero(p).id }
 
 // Context returns the permit's context: derived from the context passed to
 // Acquire, cancelled with cause ErrLeaseLost if the permit is lost (the
 // watchdog found it gone, or could not renew it before its lease ended), with
 // ErrLeaseExpired when an explicit lease ends, and with ErrReleased by
 // Release. Run the work the permit guards under it.
-func (p *Permit) Context() context.Context { return p.ctx }
+func (p *Permit) Context() context.Context { return core.OrZero(p).ctx }
 
 // TTL returns the permit's remaining lease by the server's clock, or an error
 // wrapping ErrNotHeld when it is no longer held. One round trip.
 func (p *Permit) TTL(ctx context.Context) (time.Duration, error) {
+	if p == nil || p.s == nil {
+		return 0, fmt.Errorf("permit: %w", core.NoClient)
+	}
 	if err := p.s.c.Closed(); err != nil {
 		return 0, p.errorf(err)
 	}
@@ -316,6 +325,9 @@ func (p *Permit) TTL(ctx context.Context) (time.Duration, error) {
 // answer decides, so the client and the server agree on every permit. One
 // round trip.
 func (p *Permit) Extend(ctx context.Context, lease time.Duration) error {
+	if p == nil || p.s == nil {
+		return fmt.Errorf("permit: %w", core.NoClient)
+	}
 	if err := p.s.c.Closed(); err != nil {
 		return p.errorf(err)
 	}

@@ -137,17 +137,16 @@ func newPool(c *core.Core, name, kind, marker, needs string) (pool, error) {
 	}, nil
 }
 
-// Name returns the semaphore's name.
-func (s *pool) Name() string { return s.name }
+func (s *pool) nameOf() string { return s.name }
 
-// Key returns the Redis key of the semaphore's state (its kind and available
-// permits); every key of the semaphore shares its hash tag.
-func (s *pool) Key() string { return s.keys[0] }
+func (s *pool) key() string {
+	if len(s.keys) == 0 {
+		return ""
+	}
+	return s.keys[0]
+}
 
-// TrySetPermits sets the semaphore's number of permits to n (0..MaxPermits)
-// if it was never set, and reports whether it did. Waiters that can now
-// proceed are woken. One round trip.
-func (s *pool) TrySetPermits(ctx context.Context, n int64) (bool, error) {
+func (s *pool) trySetPermits(ctx context.Context, n int64) (bool, error) {
 	if err := s.check(0, n); err != nil {
 		return false, err
 	}
@@ -158,12 +157,7 @@ func (s *pool) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 	return r == 1, nil
 }
 
-// AddPermits adds n permits, or removes -n when n is negative: available may
-// then become negative, and acquisitions wait until releases bring it above
-// zero again. It sets the permits when they were never set. Adding wakes the
-// waiters that can now proceed. It returns ErrInvalidArgument when |n| or the
-// resulting count exceeds MaxPermits. One round trip.
-func (s *pool) AddPermits(ctx context.Context, n int64) error {
+func (s *pool) addPermits(ctx context.Context, n int64) error {
 	if err := s.check(-MaxPermits, n); err != nil {
 		return err
 	}
@@ -184,13 +178,7 @@ func (s *pool) add(ctx context.Context, n int64) error {
 	return nil
 }
 
-// SetPermits sets the semaphore's number of permits to n (0..MaxPermits)
-// whether or not it was set (Redisson's setPermits): available becomes n
-// minus the permits held (for a PermitSemaphore; a counting semaphore's
-// permits are not held by anyone, so available becomes n). Available is
-// negative while more than n are held, and climbs back as they are released.
-// Waiters that can now proceed are woken. One round trip.
-func (s *pool) SetPermits(ctx context.Context, n int64) error {
+func (s *pool) setPermits(ctx context.Context, n int64) error {
 	if err := s.check(0, n); err != nil {
 		return err
 	}
@@ -200,10 +188,7 @@ func (s *pool) SetPermits(ctx context.Context, n int64) error {
 	return nil
 }
 
-// Available returns the number of permits available now (negative after
-// permits were removed below those held or taken; 0 when never set). One
-// round trip.
-func (s *pool) Available(ctx context.Context) (int64, error) {
+func (s *pool) available(ctx context.Context) (int64, error) {
 	avail, _, err := s.state(ctx)
 	return avail, err
 }
@@ -222,10 +207,7 @@ func (s *pool) state(ctx context.Context) (avail, held int64, err error) {
 	return r[0], r[1], nil
 }
 
-// Drain takes every available permit and returns how many it took (0 when
-// none was available; a negative count is left unchanged). It wakes no one.
-// One round trip.
-func (s *pool) Drain(ctx context.Context) (int64, error) {
+func (s *pool) drain(ctx context.Context) (int64, error) {
 	if err := s.c.Closed(); err != nil {
 		return 0, s.errorf(err)
 	}
@@ -236,13 +218,7 @@ func (s *pool) Drain(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// Delete removes the semaphore, its kind included, and reports whether it
-// existed. Afterwards its permits count as never set, and the name may be
-// used by any kind; holders of a PermitSemaphore's permits lose them (their
-// contexts are cancelled with ErrLeaseLost at the next renewal). Waiters
-// keep waiting. A name of another kind is left as it is (ErrWrongKind). One
-// round trip.
-func (s *pool) Delete(ctx context.Context) (bool, error) {
+func (s *pool) remove(ctx context.Context) (bool, error) {
 	if err := s.c.Closed(); err != nil {
 		return false, s.errorf(err)
 	}
@@ -365,6 +341,7 @@ func newSemaphore(c *core.Core, name string) (*Semaphore, error) {
 // was on the wire, too few replicas acknowledged it with
 // Options.ReplicaAck), the permits it may have taken are given back.
 func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
+	s = core.OrZero(s)
 	return s.acquire(ctx, n, -1)
 }
 
@@ -375,6 +352,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
 // ErrNotSet when the permits were never set (as for Acquire). Failures are
 // handled as for Acquire; with wait 0 a failed attempt is not repeated.
 func (s *Semaphore) TryAcquire(ctx context.Context, n int64, wait time.Duration) error {
+	s = core.OrZero(s)
 	if err := core.CheckDuration("wait", wait); err != nil {
 		return s.errorf(err)
 	}
@@ -437,6 +415,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) er
 // in Redisson): after an error whose reply was lost it may or may not have
 // been applied; read Available before releasing again.
 func (s *Semaphore) Release(ctx context.Context, n int64) error {
+	s = core.OrZero(s)
 	if err := s.check(1, n); err != nil {
 		return err
 	}

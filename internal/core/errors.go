@@ -3,7 +3,10 @@
 // carried in a context, and embedded Lua scripts.
 package core
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors. The root package and the primitives re-export them, so
 // errors.Is works whichever package a caller names.
@@ -49,3 +52,16 @@ var (
 	// ErrNoLeader is returned when an election has no leader.
 	ErrNoLeader = errors.New("distsync: no leader")
 )
+
+// NoClient is the error of a call on a handle no Client made: a nil pointer
+// or a zero value (a Client, a primitive, a Permit).
+var NoClient = fmt.Errorf("%w: a nil or zero value, not made by a Client", ErrInvalidArgument)
+
+// OrZero returns p, or a new zero T when p is nil: a method of a nil
+// handle goes on with a zero one, whose nil Core reports NoClient.
+func OrZero[T any](p *T) *T {
+	if p == nil {
+		return new(T)
+	}
+	return p
+}

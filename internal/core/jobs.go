@@ -147,6 +147,9 @@ func (b *Backoff) Reset() { b.n = 0 }
 // Track registers an operation (an acquisition) that Close waits for; it
 // returns ErrClosed after Close. Each successful Track needs an Untrack.
 func (c *Core) Track() error {
+	if c == nil {
+		return NoClient
+	}
 	c.jobsMu.Lock()
 	defer c.jobsMu.Unlock()
 	if c.closed.Load() {
