@@ -13,5 +13,5 @@ var ErrNoLeader error = core.ErrNoLeader
 // makes no I/O; an invalid name returns ErrInvalidName, and a Client that
 // was closed ErrClosed.
 func (c *Client) Election(name string) (*election.Election, error) {
-	return core.Make[*election.Election](c.core, core.KindElection, name)
+	return core.Make[*election.Election](c.cc(), core.KindElection, name)
 }
