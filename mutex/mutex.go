@@ -22,7 +22,6 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/distsync/distsync/internal/acquire"
@@ -68,6 +67,7 @@ type Mutex struct {
 	c    *core.Core
 	name string
 	key  string // the lock hash; the other keys are derived from it (core.SubKeys)
+	ch   string // Channel, made once
 }
 
 // The suffixes of a mutex's other keys, after its key and ':'.
@@ -97,7 +97,7 @@ func (h *handle) Kind() (string, string) { return core.KindMutex, "" }
 
 // Channel is where releases tell this Client's waiters: the mutex's
 // channel, ':', the Client id.
-func (h *handle) Channel() string { return h.key + ":" + channel + ":" + h.c.ID }
+func (h *handle) Channel() string { return h.ch }
 
 // Keys are those of lock.lua for acquisition id.
 func (h *handle) Keys(id string) []string {
@@ -131,7 +131,8 @@ func newMutex(c *core.Core, name string) (*Mutex, error) {
 	if err := core.ValidateName(name); err != nil {
 		return nil, err
 	}
-	return &Mutex{c: c, name: name, key: c.Key(name, "")}, nil
+	key := c.Key(name, "")
+	return &Mutex{c: c, name: name, key: key, ch: key + ":" + channel + ":" + c.ID}, nil
 }
 
 // Name returns the mutex's name.
@@ -229,7 +230,7 @@ func (m *Mutex) run(ctx context.Context, owner, id string, life time.Duration, l
 	starve, hl := c.Tuned(ctx)
 	return c.Eval(ctx, unlockScript,
 		core.SubKeys(m.key, "", waiters, entries, done+id, fence),
-		[]string{owner, id, m.key + ":" + channel, c.PublishCmd(), core.Ms(life), strconv.FormatInt(starve.Milliseconds(), 10), core.Ms(hl), core.Ms(c.FenceTTL), l},
+		[]string{owner, id, m.ch[:len(m.key)+1+len(channel)], c.PublishCmd(), core.Ms(life), msOrZero(starve), core.Ms(hl), core.Ms(c.FenceTTL), l},
 	).AsInt64()
 }
 
@@ -294,6 +295,14 @@ func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) { return m.s().T
 // Token makes no round trip; it returns ErrNotHeld if ctx carries no hold
 // (ErrClosed after Client.Close).
 func (m *Mutex) Token(ctx context.Context) (int64, error) { return m.s().Token(ctx) }
+
+// msOrZero is d in whole milliseconds, 0 included (core.Ms, at least 1).
+func msOrZero(d time.Duration) string {
+	if d < time.Millisecond {
+		return "0"
+	}
+	return core.Ms(d)
+}
 
 func (m *Mutex) what() string { return fmt.Sprintf("mutex %q", m.name) }
 

@@ -137,8 +137,12 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 			sub, waiter = s, w.Waiter
 		}
 	}
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
+	var timer *time.Timer // made at the first sleep: most acquisitions never sleep
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	for {
 		ok, retry, err := attempt(ctx, try, waiter)
 		if !ok && err == nil && w.Track != nil {
@@ -212,6 +216,9 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 				return notAcquired(w.Budget, lastErr)
 			}
 			sleep = min(sleep, left)
+		}
+		if timer == nil {
+			timer = time.NewTimer(time.Hour)
 		}
 		if err := sleepFor(ctx, w, sub, timer, sleep); err != nil {
 			if errors.Is(err, errHanded) {

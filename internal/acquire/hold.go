@@ -95,14 +95,16 @@ func hold(ctx context.Context, l *Lock, h Handle, owner string, wait, lease time
 	}
 	args := append([]string{owner, leaseArg, "", core.Ms(c.WaiterWindow), core.Ms(c.FenceTTL), id, mode}, h.Extra()...)
 	keys := h.Keys(id)
-	t := Track{Name: h.Name()}
-	t.Kind, t.Side = h.Kind()
-	var (
+	// What the closures below share, in one allocation.
+	g := &struct {
+		t           Track
 		token       int64
 		serverLease time.Duration // of a lock handed to this waiter
 		regSent     time.Time     // the send of the last refused attempt
 		regAt       int64         // and the server's ms when it ran
-	)
+	}{t: Track{Name: h.Name()}}
+	t := &g.t
+	t.Kind, t.Side = h.Kind()
 	try := func(actx context.Context, waiter string) (bool, time.Duration, error) {
 		sent := time.Now()
 		a := args
@@ -124,11 +126,11 @@ func hold(ctx context.Context, l *Lock, h Handle, owner string, wait, lease time
 			return false, 0, fmt.Errorf("unexpected reply %v", res)
 		case res[0] == 0:
 			if len(res) > 2 {
-				regSent, regAt = sent, res[2]
+				g.regSent, g.regAt = sent, res[2]
 			}
 			return false, core.RetryAfter(res[1]), nil
 		}
-		token, serverLease = res[0], 0
+		g.token, g.serverLease = res[0], 0
 		return true, 0, t.Sent(sent, true, nil)
 	}
 	// handed takes a grant a release made to this waiter: "<acquisition
@@ -141,7 +143,7 @@ func hold(ctx context.Context, l *Lock, h Handle, owner string, wait, lease time
 	// attempts once more instead, which confirms the grant and extends it.
 	handed := func(data string) bool {
 		f := strings.Fields(data)
-		if len(f) != 3 || f[0] != id || regSent.IsZero() {
+		if len(f) != 3 || f[0] != id || g.regSent.IsZero() {
 			return false
 		}
 		if c.AckReplicas > 0 {
@@ -162,12 +164,12 @@ func hold(ctx context.Context, l *Lock, h Handle, owner string, wait, lease time
 			}
 			sl = lease
 		}
-		d := time.Duration(at-regAt) * time.Millisecond
-		from := regSent.Add(d - core.Drift(d.Abs()))
+		d := time.Duration(at-g.regAt) * time.Millisecond
+		from := g.regSent.Add(d - core.Drift(d.Abs()))
 		if !time.Now().Before(from.Add(sl - core.Drift(sl) - sl/3)) {
 			return false
 		}
-		token, serverLease = tok, sl
+		g.token, g.serverLease = tok, sl
 		t.Sent(from, true, nil)
 		return true
 	}
@@ -181,15 +183,15 @@ func hold(ctx context.Context, l *Lock, h Handle, owner string, wait, lease time
 		_, hl := c.Tuned(ctx)
 		w.Handed, w.Bound = handed, hl
 	}
-	w.Track = &t
+	w.Track = t
 	err := Do(ctx, w, try)
 	if err := t.Finish(ctx, err, undo); err != nil {
 		t.Report(ctx, c, 0, err)
 		return nil, err
 	}
 	lctx, _, err := c.Holds.Grant(ctx, core.Grant{
-		Key: h.Key(), Owner: owner, Lock: h, ID: id, Token: token, SentAt: t.SentAt(),
-		Lease: lease, ServerLease: serverLease, Unknown: t.Unknown(),
+		Key: h.Key(), Owner: owner, Lock: h, ID: id, Token: g.token, SentAt: t.SentAt(),
+		Lease: lease, ServerLease: g.serverLease, Unknown: t.Unknown(),
 	})
 	if err != nil {
 		undo()
@@ -198,11 +200,11 @@ func hold(ctx context.Context, l *Lock, h Handle, owner string, wait, lease time
 		if promised == 0 {
 			promised = c.Lease
 		}
-		if serverLease > 0 && serverLease < promised {
-			promised = serverLease
+		if g.serverLease > 0 && g.serverLease < promised {
+			promised = g.serverLease
 		}
 		core.ReportGrant(ctx, t.SentAt(), promised)
 	}
-	t.Report(ctx, c, token, err)
+	t.Report(ctx, c, g.token, err)
 	return lctx, err
 }

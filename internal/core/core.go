@@ -237,12 +237,28 @@ func SubKeys(key string, suffixes ...string) []string {
 }
 
 // Ms renders a duration as whole milliseconds for a script argument (at least 1).
+// The few values a Client sends on every call (its leases, windows and
+// lifetimes) come from a small cache, without an allocation.
 func Ms(d time.Duration) string {
 	ms := d.Milliseconds()
 	if ms < 1 {
 		ms = 1
 	}
-	return strconv.FormatInt(ms, 10)
+	slot := &msCache[uint64(ms)%uint64(len(msCache))]
+	if e := slot.Load(); e != nil && e.ms == ms {
+		return e.s
+	}
+	s := strconv.FormatInt(ms, 10)
+	slot.Store(&msEntry{ms, s})
+	return s
+}
+
+// msCache holds the latest rendering of Ms per slot.
+var msCache [64]atomic.Pointer[msEntry]
+
+type msEntry struct {
+	ms int64
+	s  string
 }
 
 // epoch is the origin of Mono.

@@ -260,6 +260,9 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 // when ctx carries another owner than the acquisition's (a new owner was
 // started from the acquisition's context: see NewOwner).
 func (h *Holds) Lookup(ctx context.Context, key string) *Acq {
+	if a, ok := ctx.(*Acq); ok && a.owner && a.hold.holds == h && a.hold.key.key == key {
+		return a // the acquisition's own context, which carries its owner
+	}
 	a, _ := ctx.Value(acqKey{h, key}).(*Acq)
 	if a == nil {
 		return nil
