@@ -128,7 +128,10 @@ type Options struct {
 	// server the demo uses: it turns off client-side caching and Cluster
 	// detection. Not for Redis Cluster.
 	RESP2 bool
-	// Prefix starts every key; default "distsync:".
+	// Prefix starts every key; default "distsync:". It must not contain a
+	// brace ('{' or '}'): each name is the hash tag of its primitive's keys,
+	// and a brace in the prefix would put every name in one Cluster slot
+	// (ErrInvalidArgument).
 	Prefix string
 	// Lease is the watchdog lease: locks taken without an explicit lease
 	// hold it and the watchdog renews it every Lease/3. Default 30 s.
@@ -262,6 +265,9 @@ func (o *Options) check() error {
 	}
 	if o.Spin.Min < 0 || o.Spin.Max < 0 || (o.Spin.Max > 0 && o.Spin.Min > o.Spin.Max) {
 		errs = append(errs, fmt.Errorf("%w: Spin %+v", ErrInvalidArgument, o.Spin))
+	}
+	if strings.ContainsAny(o.Prefix, "{}") {
+		errs = append(errs, fmt.Errorf("%w: Prefix %q contains a brace, which would put every name in one Cluster slot", ErrInvalidArgument, o.Prefix))
 	}
 	if o.DB < 0 {
 		errs = append(errs, fmt.Errorf("%w: negative DB %d", ErrInvalidArgument, o.DB))

@@ -64,10 +64,24 @@ func TestInvalidOptions(t *testing.T) {
 		{FenceTTL: -1},
 		{DB: -1},
 		{ReplicaAck: distsync.ReplicaAck{Replicas: -1}},
+		{Prefix: "{app}:"},
+		{Prefix: "app{"},
+		{Prefix: "app}:"},
 	} {
 		_, err := distsync.New(o)
 		assert.ErrorIs(t, err, distsync.ErrInvalidArgument, "%+v", o)
 	}
+}
+
+// A prefix with a brace would put its own hash tag before the name's: every
+// name would share one Cluster slot. FromClient refuses it too.
+func TestPrefixWithBraceRefused(t *testing.T) {
+	rc := redistest.Shared(t).Client(t)
+	_, err := distsync.FromClient(rc, distsync.Options{Prefix: "{app}:"})
+	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
+	c, err := distsync.FromClient(rc, distsync.Options{Prefix: "app:"})
+	require.NoError(t, err)
+	c.Close()
 }
 
 func TestForeverIsTheInternalForever(t *testing.T) {
