@@ -10,6 +10,7 @@ import (
 
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/dstest"
+	"github.com/distsync/distsync/internal/redistest"
 )
 
 // Names are one namespace across kinds: a primitive whose name another kind
@@ -17,6 +18,7 @@ import (
 // state as it was (the scripts check the kind before they write).
 func TestWrongKind(t *testing.T) {
 	t.Parallel()
+	redistest.RequireReal(t, redistest.Shared(t), "the embedded server's Lua reports an error table as text")
 	c := dstest.Client(t)
 	ctx := context.Background()
 	type kind struct {
@@ -139,6 +141,7 @@ func TestNeverSetSemaphore(t *testing.T) {
 // count, its held permits, its kind).
 func TestSemaphoreKindsRefuseEachOther(t *testing.T) {
 	t.Parallel()
+	redistest.RequireReal(t, redistest.Shared(t), "the embedded server's Lua reports an error table as text")
 	c := dstest.Client(t)
 	ctx := context.Background()
 	name := dstest.Name(t)

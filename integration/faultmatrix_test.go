@@ -218,7 +218,7 @@ func TestWaitersSurviveRestartAndCut(t *testing.T) {
 		t.Parallel()
 		s := redistest.Start(t)
 		p := startCutProxy(t, s.Addr())
-		got, unblock := start(t, s, dstest.ClientOn(t, s), connect(t, distsync.Options{Addrs: []string{p.Addr()}}))
+		got, unblock := start(t, s, dstest.ClientOn(t, s), connect(t, distsync.Options{Addrs: []string{p.Addr()}, RESP2: s.RESP2()}))
 		p.cut()
 		p.sever()
 		time.Sleep(200 * time.Millisecond) // the length of the cut

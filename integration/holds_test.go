@@ -729,7 +729,7 @@ func TestWaiterSurvivesRestartAndCut(t *testing.T) {
 		s := redistest.Start(t)
 		p := startCutProxy(t, s.Addr())
 		holder := mutexOf(t, dstest.ClientOn(t, s), "lock")
-		c := connect(t, distsync.Options{Addrs: []string{p.Addr()}})
+		c := connect(t, distsync.Options{Addrs: []string{p.Addr()}, RESP2: s.RESP2()})
 		w := mutexOf(t, c, "lock")
 		ctx := context.Background()
 		held, err := holder.Lock(ctx)

@@ -65,7 +65,7 @@ func withKey(t testing.TB, servers []*redistest.Server, key string) []string {
 	t.Helper()
 	var found []string
 	for _, s := range servers {
-		if s.Pid() == 0 {
+		if !s.Running() {
 			continue
 		}
 		rc := s.Client(t)

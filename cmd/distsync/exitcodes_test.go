@@ -71,6 +71,10 @@ func (e *binEnv) testBadArguments(t *testing.T) {
 		{[]string{"run", "--lock", str, "--", "true"}, "is a string that fits no known kind"},
 		{[]string{"delete", "--yes", str}, "is a string that fits no known kind"},
 	} {
+		if strings.Contains(c.want, "has no such database") && !e.s.Real() {
+			t.Logf("%q: not run, the embedded server has every database", c.args)
+			continue
+		}
 		var stderr bytes.Buffer
 		cmd := e.command(c.args[0], c.args[1:]...)
 		cmd.Stderr = &stderr

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,8 +40,8 @@ func invoke(t *testing.T, stdin string, args ...string) (int, string, string) {
 		}
 		return ""
 	}}
-	if s.RESP2() {
-		args = append(args[:1:1], append([]string{"--resp2"}, args[1:]...)...)
+	if s.RESP2() && len(args) > 0 && slices.ContainsFunc(commands, func(c command) bool { return c.name == args[0] }) {
+		args = append([]string{args[0], "--resp2"}, args[1:]...) // the embedded server speaks RESP2 only
 	}
 	code := c.main(args)
 	return code, out.String(), errOut.String()

@@ -23,7 +23,7 @@ func requireBinary(tb testing.TB, what string) string {
 	if os.Getenv(RequireEnv) == "1" {
 		tb.Fatalf("redistest: %s needs a redis-server binary and %s=1; install one, e.g. apt-get install redis-server", what, RequireEnv)
 	}
-	tb.Skipf("redistest: %s needs a redis-server binary (looked on PATH, %s)", what, strings.Join(binCandidates, ", "))
+	tb.Skipf("redistest: %s needs a redis-server binary, none found (%s); %s", what, where(), GetServer)
 	return ""
 }
 

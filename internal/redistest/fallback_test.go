@@ -17,8 +17,8 @@ func TestMiniFallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Stop()
-	if s.Real() || !s.RESP2() || s.Kind() != miniKind || s.Pid() != 0 {
-		t.Fatalf("Real %v RESP2 %v Kind %q Pid %d", s.Real(), s.RESP2(), s.Kind(), s.Pid())
+	if s.Real() || !s.RESP2() || s.Kind() != miniKind || s.Pid() != 0 || !s.Running() {
+		t.Fatalf("Real %v RESP2 %v Kind %q Pid %d Running %v", s.Real(), s.RESP2(), s.Kind(), s.Pid(), s.Running())
 	}
 	opt := s.ClientOption()
 	if !opt.AlwaysRESP2 || !opt.DisableCache || !opt.ForceSingleClient {
@@ -72,6 +72,9 @@ func TestMiniFallback(t *testing.T) {
 
 	s.Stop()
 	s.Stop()
+	if s.Running() {
+		t.Fatal("Running after Stop")
+	}
 	if err := c.Do(ctx, c.B().Ping().Build()).Error(); err == nil {
 		t.Fatal("PING answered after Stop")
 	}

@@ -25,10 +25,18 @@ var binOnce struct {
 	path, kind string
 }
 
-// redisBinary returns the absolute path of redis-server, or "".
+// redisBinary returns the absolute path of redis-server, or "". ServerEnv
+// overrides the search: "none" finds none, any other value is the binary.
 func redisBinary() string {
 	binOnce.Do(func() {
 		p, err := exec.LookPath("redis-server")
+		switch v := os.Getenv(ServerEnv); v {
+		case "":
+		case "none":
+			return
+		default:
+			p, err = v, nil
+		}
 		if err != nil {
 			for _, c := range binCandidates {
 				if fi, err := os.Stat(c); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
@@ -55,6 +63,14 @@ func redisBinary() string {
 		binOnce.kind = fmt.Sprintf("redis-server %s (%s)", ver, p)
 	})
 	return binOnce.path
+}
+
+// where says where redisBinary looked.
+func where() string {
+	if os.Getenv(ServerEnv) == "none" {
+		return ServerEnv + "=none"
+	}
+	return "looked on PATH, " + strings.Join(binCandidates, ", ")
 }
 
 // proc is one run of the server process.
@@ -266,6 +282,14 @@ func (s *Server) Pid() int {
 		return 0
 	}
 	return s.proc.cmd.Process.Pid
+}
+
+// Running reports whether s has been started and not stopped since, whatever
+// its kind.
+func (s *Server) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.proc != nil || s.mini != nil || s.stopCtr != nil
 }
 
 // Stop shuts the server down (SIGTERM, then SIGKILL if it has not exited

@@ -35,6 +35,13 @@ const RequireEnv = "DISTSYNC_REQUIRE_REDIS"
 // prints a passing package's output only with -v).
 const ReportEnv = "DISTSYNC_REDIS_REPORT"
 
+// ServerEnv is the environment variable that chooses the redis-server binary:
+// unset, the one on PATH (or in /usr/bin, /usr/local/bin); a path, that
+// binary; "none", no real server at all (neither a binary nor a container),
+// as on a machine with nothing but Go: tests then run on the in-process
+// fallback or skip.
+const ServerEnv = "DISTSYNC_REDIS_SERVER"
+
 // Option configures a server started by Start, StartCluster or StartSentinel.
 type Option func(*config)
 
@@ -112,8 +119,8 @@ func start(tempDir func() string, cfg config, logf func(string, ...any)) (*Serve
 	case dockerAvailable():
 		s, err = startContainer(cfg)
 	case os.Getenv(RequireEnv) == "1":
-		err = fmt.Errorf("%s=1 but no redis-server binary was found (looked on PATH, %s) and no Docker daemon answers; install one, e.g. apt-get install redis-server",
-			RequireEnv, strings.Join(binCandidates, ", "))
+		err = fmt.Errorf("%s=1 but no redis-server binary was found (%s) and no Docker daemon answers; %s",
+			RequireEnv, where(), GetServer)
 	default:
 		if len(cfg.extra) > 0 {
 			logf("redistest: miniredis fallback ignores config %v", cfg.extra)
@@ -239,7 +246,7 @@ func Main(m *testing.M) {
 		msg := "redistest: tests ran against " + strings.Join(kinds, " and ")
 		for _, k := range kinds {
 			if k == miniKind {
-				msg += fmt.Sprintf(" -- no redis-server binary or Docker daemon was found; set %s=1 to make that an error", RequireEnv)
+				msg += fmt.Sprintf(" -- no redis-server binary (%s) nor Docker daemon: tests that need one skipped; %s", where(), GetServer)
 				break
 			}
 		}
@@ -308,12 +315,20 @@ func newClient(tb testing.TB, opt rueidis.ClientOption) rueidis.Client {
 	return c
 }
 
+// GetServer says how to get a real server, for skip messages.
+const GetServer = "scripts/test installs redis-server (apt-get or brew) and runs every module's tests"
+
 // RequireReal skips the test when s is the miniredis fallback, which can only
-// happen when DISTSYNC_REQUIRE_REDIS is not set to 1.
-func RequireReal(tb testing.TB, s *Server) {
+// happen when DISTSYNC_REQUIRE_REDIS is not set to 1. The skip message says
+// why, if given, and how to get a real server.
+func RequireReal(tb testing.TB, s *Server, why ...string) {
 	tb.Helper()
 	if !s.Real() {
-		tb.Skipf("redistest: needs a real Redis, have %s", s.Kind())
+		reason := ""
+		if len(why) > 0 {
+			reason = " (" + strings.Join(why, "; ") + ")"
+		}
+		tb.Skipf("redistest: needs a real Redis%s, have %s; %s", reason, s.Kind(), GetServer)
 	}
 }
 
@@ -322,6 +337,6 @@ func RequireReal(tb testing.TB, s *Server) {
 func RequireProcess(tb testing.TB, s *Server) {
 	tb.Helper()
 	if s.backend != backendProcess {
-		tb.Skipf("redistest: needs a local redis-server process, have %s", s.Kind())
+		tb.Skipf("redistest: needs a local redis-server process, have %s; %s", s.Kind(), GetServer)
 	}
 }

@@ -43,13 +43,13 @@ func TestStartStop(t *testing.T) {
 	if got := get(t, c, "k"); got != "v" {
 		t.Fatalf("GET k = %q", got)
 	}
-	if s.Dir() != "" && s.Pid() == 0 {
-		t.Fatal("running process has no pid")
+	if s.Dir() != "" && s.Pid() == 0 || !s.Running() {
+		t.Fatalf("running server has pid %d, Running %v", s.Pid(), s.Running())
 	}
 	s.Stop()
 	s.Stop() // idempotent
-	if s.Pid() != 0 {
-		t.Fatalf("pid %d after Stop", s.Pid())
+	if s.Pid() != 0 || s.Running() {
+		t.Fatalf("pid %d, Running %v after Stop", s.Pid(), s.Running())
 	}
 	err := c.Do(ctx(t, 2*time.Second), c.B().Ping().Build()).Error()
 	if err == nil {

@@ -49,6 +49,7 @@ type Watchdog struct {
 	wake    chan struct{}
 	stop    chan struct{}
 	done    chan struct{}
+	calls   sync.WaitGroup // goroutines calling Lost
 
 	stats Stats
 }
@@ -189,8 +190,10 @@ func (w *Watchdog) Remove(ce core.Entry) {
 	w.mu.Unlock()
 }
 
-// Close stops the watchdog's goroutine and waits for it. Registered leases
-// are no longer renewed; they expire on the server by themselves.
+// Close stops the watchdog's goroutine and waits for it, and for Lost
+// callbacks in progress at most core.CloseGrace: one that blocks longer is
+// left running. Registered leases are no longer renewed; they expire on the
+// server by themselves.
 func (w *Watchdog) Close() {
 	w.mu.Lock()
 	if w.closed {
@@ -208,6 +211,15 @@ func (w *Watchdog) Close() {
 	close(w.stop)
 	if started {
 		<-w.done
+	}
+	idle := make(chan struct{})
+	go func() { w.calls.Wait(); close(idle) }()
+	t := time.NewTimer(core.CloseGrace)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+		w.log.Warn("distsync: a lost-lease callback has not returned; the watchdog's Close does not wait for it")
 	}
 }
 
@@ -361,8 +373,16 @@ func (w *Watchdog) renew(batch []*entry) {
 		b.Lost = len(lost)
 		w.onBatch(b)
 	}
-	for _, f := range lost {
-		f()
+	if len(lost) > 0 {
+		// On a goroutine of their own: a callback that blocks must hold
+		// up neither the renewal of other leases nor Close.
+		w.calls.Add(1)
+		go func() {
+			defer w.calls.Done()
+			for _, f := range lost {
+				f()
+			}
+		}()
 	}
 }
 

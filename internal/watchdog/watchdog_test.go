@@ -26,7 +26,8 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0`)
 
-// lostLog records lost callbacks.
+// lostLog records lost callbacks. Its callbacks never block, so a failing
+// test cannot leave the watchdog stuck in one.
 type lostLog struct {
 	mu    sync.Mutex
 	calls map[string][]error
@@ -40,7 +41,10 @@ func (l *lostLog) fn(key string) func(error) {
 		l.mu.Lock()
 		l.calls[key] = append(l.calls[key], err)
 		l.mu.Unlock()
-		l.ch <- key
+		select {
+		case l.ch <- key:
+		default: // counted in calls; only the first 1024 are announced
+		}
 	}
 }
 
@@ -84,6 +88,7 @@ func exists(t *testing.T, rc rueidis.Client, key string) bool {
 func TestRenewsManyLeasesInBatches(t *testing.T) {
 	t.Parallel()
 	s := redistest.Start(t)
+	redistest.RequireReal(t, s, "2000 renewals every 200 ms outrun the embedded server's Lua")
 	rc := s.Client(t)
 	const lease, n = 600 * time.Millisecond, 2000
 	w := watchdog.New(rc, lease, nil)
@@ -217,6 +222,35 @@ func TestCloseStopsRenewing(t *testing.T) {
 	e := w.Add(leaseOf("x", time.Second, lost.fn("x")), time.Now(), 0)
 	w.Remove(e)
 	assert.Zero(t, w.Len(), "a closed watchdog registers nothing")
+}
+
+// A Lost callback that never returns holds up neither the renewal of the
+// other leases nor Close.
+func TestBlockedLostHoldsUpNothing(t *testing.T) {
+	t.Parallel()
+	s := redistest.Start(t)
+	rc := s.Client(t)
+	const lease = 300 * time.Millisecond
+	w := watchdog.New(rc, lease, nil)
+	defer w.Close() // after unblock, should the test fail early
+	called, unblock := make(chan struct{}), make(chan struct{})
+	defer close(unblock)
+	hold(t, rc, w, "blocked", lease, func(error) { close(called); <-unblock })
+	lost := newLostLog()
+	hold(t, rc, w, "kept", lease, lost.fn("kept"))
+	require.NoError(t, rc.Do(context.Background(), rc.B().Del().Key("blocked").Build()).Error())
+	<-called
+	before := w.Stats().Renewals.Load()
+	require.Eventually(t, func() bool { return w.Stats().Renewals.Load() >= before+2 }, 10*time.Second, time.Millisecond)
+	assert.True(t, exists(t, rc, "kept"))
+	closed := make(chan struct{})
+	go func() { w.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(time.Minute):
+		t.Fatal("Close waits for a Lost callback that never returns")
+	}
+	assert.Zero(t, lost.count("kept"))
 }
 
 // A server that lost its script cache (a restart, SCRIPT FLUSH) gets the
