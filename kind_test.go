@@ -18,7 +18,7 @@ import (
 // state as it was (the scripts check the kind before they write).
 func TestWrongKind(t *testing.T) {
 	t.Parallel()
-	redistest.RequireReal(t, redistest.Shared(t), "the embedded server's Lua reports an error table as text")
+	redistest.RequireReal(t, redistest.Shared(t), redistest.ErrorTables)
 	c := dstest.Client(t)
 	ctx := context.Background()
 	type kind struct {
@@ -141,7 +141,7 @@ func TestNeverSetSemaphore(t *testing.T) {
 // count, its held permits, its kind).
 func TestSemaphoreKindsRefuseEachOther(t *testing.T) {
 	t.Parallel()
-	redistest.RequireReal(t, redistest.Shared(t), "the embedded server's Lua reports an error table as text")
+	redistest.RequireReal(t, redistest.Shared(t), redistest.ErrorTables)
 	c := dstest.Client(t)
 	ctx := context.Background()
 	name := dstest.Name(t)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/dstest"
+	"github.com/distsync/distsync/internal/redistest"
 )
 
 // luaWords match what only a script's author could read in an error: a
@@ -106,6 +107,7 @@ func must(t *testing.T, err error) {
 // Lua. The other kind's state is left as it was.
 func TestEveryCallRefusesAnotherKind(t *testing.T) {
 	t.Parallel()
+	redistest.RequireReal(t, redistest.Shared(t), redistest.ErrorTables)
 	c := dstest.Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

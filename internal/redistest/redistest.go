@@ -318,6 +318,10 @@ func newClient(tb testing.TB, opt rueidis.ClientOption) rueidis.Client {
 // GetServer says how to get a real server, for skip messages.
 const GetServer = "scripts/test installs redis-server (apt-get or brew) and runs every module's tests"
 
+// ErrorTables is RequireReal's reason for tests of errors raised in Lua
+// (ErrWrongKind): the fallback reports a raised error table as "table: 0x…".
+const ErrorTables = "the embedded server's Lua reports a raised error table as text"
+
 // RequireReal skips the test when s is the miniredis fallback, which can only
 // happen when DISTSYNC_REQUIRE_REDIS is not set to 1. The skip message says
 // why, if given, and how to get a real server.
