@@ -38,12 +38,17 @@ local function fl_prune(q, d)
   return now
 end
 
--- When the lock is free, wake the head of the queue, and only it (the
--- notifier's 'w:<id>' payload). Returns 1 when it published.
-local function fl_wake_head(h, q, channel, pub)
+-- When the lock is free, wake the head of the queue, and only it, and nudge
+-- the waiter after it (the notifier's 'w:<head> <next>' payload). The head
+-- must come back within hl ms: its window is cut to that, and then it is
+-- dropped, so that the next one, which bounds its sleep by hl, finds itself
+-- the head. A head that vanished delays the queue by at most hl. Returns 1
+-- when it published.
+local function fl_wake_head(h, q, d, channel, pub, hl)
   if redis.call('EXISTS', h) == 1 then return 0 end
-  local head = redis.call('LINDEX', q, 0)
-  if not head then return 0 end
-  redis.call(pub, channel, 'w:' .. head)
+  local two = redis.call('LRANGE', q, 0, 1)
+  if #two == 0 then return 0 end
+  redis.call('ZADD', d, 'XX', 'LT', fl_int(ds_now_ms() + tonumber(hl)), two[1])
+  redis.call(pub, channel, 'w:' .. two[1] .. ' ' .. (two[2] or '-'))
   return 1
 end

@@ -67,7 +67,7 @@ type FairLock struct {
 }
 
 // lock is what every fair lock's acquisitions share.
-var lock = acquire.Lock{Script: lockScript}
+var lock = acquire.Lock{Script: lockScript, PerAcquisition: true}
 
 // handle is a FairLock as acquire.Handle (and core.Holdable), out of the
 // FairLock's API.
@@ -91,8 +91,8 @@ func (h *handle) Release(ctx context.Context, owner, id string, life time.Durati
 	return (*FairLock)(h).release(ctx, owner, id, life)
 }
 
-func (h *handle) Leave(ctx context.Context, owner, _ string) error {
-	return (*FairLock)(h).leave(ctx, owner)
+func (h *handle) Leave(ctx context.Context, waiter, _ string) error {
+	return (*FairLock)(h).leave(ctx, waiter)
 }
 
 func (h *handle) Renewal(owner string) core.Renewal {
@@ -175,7 +175,14 @@ func (f *FairLock) TryLock(ctx context.Context, wait, lease time.Duration) (cont
 func (f *FairLock) leave(ctx context.Context, waiter string) error {
 	return f.c.Eval(ctx, leaveScript,
 		[]string{f.key, f.queue, f.deadlines},
-		[]string{waiter, f.channel, f.c.PublishCmd()}).Error()
+		[]string{waiter, f.channel, f.c.PublishCmd(), f.handoff(ctx)}).Error()
+}
+
+// handoff is how long, in ms, a woken head of the queue keeps its place
+// before the next waiter, nudged, may take it (core.Config.HandoffLease).
+func (f *FairLock) handoff(ctx context.Context) string {
+	_, hl := f.c.Tuned(ctx)
+	return core.Ms(hl)
 }
 
 // Unlock releases the acquisition the context carries: pass the context
@@ -204,7 +211,7 @@ func (f *FairLock) Unlock(ctx context.Context) error { return f.s().Unlock(ctx) 
 func (f *FairLock) release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
 	return f.c.Eval(ctx, unlockScript,
 		[]string{f.key, f.queue, f.deadlines, f.done},
-		[]string{owner, id, f.channel, f.c.PublishCmd(), core.Ms(life)},
+		[]string{owner, id, f.channel, f.c.PublishCmd(), core.Ms(life), f.handoff(ctx)},
 	).AsInt64()
 }
 
@@ -232,7 +239,7 @@ func (f *FairLock) ForceUnlock(ctx context.Context) (bool, error) {
 	}
 	r, err := f.c.Eval(ctx, forceScript,
 		[]string{f.key, f.queue, f.deadlines},
-		[]string{f.channel, f.c.PublishCmd()},
+		[]string{f.channel, f.c.PublishCmd(), f.handoff(ctx)},
 	).AsInt64()
 	if err != nil {
 		return false, f.errorf(err)

@@ -19,6 +19,10 @@ ds_kind(KEYS[1], 'fairlock')
 local now = fl_prune(KEYS[2], KEYS[3])
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
   if ds_finished(KEYS[5], ARGV[6]) then return {-2, 0} end
+  if ARGV[3] ~= '' and redis.call('ZREM', KEYS[3], ARGV[3]) == 1 then
+    -- A waiter whose owner got the lock meanwhile re-enters: it waits no more.
+    redis.call('LREM', KEYS[2], 1, ARGV[3])
+  end
   local n = ds_enter(KEYS[1], ARGV[1], ARGV[6], ARGV[7], ARGV[2], now, true)
   ds_extend(KEYS[1], ARGV[2])
   return {tonumber(redis.call('HGET', KEYS[1], '#t')), n}

@@ -94,6 +94,23 @@ local function rw_release(h, l, d, m, id, now, life)
   return r
 end
 
+-- Wake one waiting writer, the one whose registration ends last (the
+-- likeliest alive), and nudge the one before it ('w:<id> <next>', see
+-- internal/notify). The woken writer must come back within hl ms: its
+-- registration is cut to that, and the nudged one, which bounds its sleep
+-- by hl, tries by then. A writer that vanished delays the others by at most
+-- hl. Returns whether a writer was woken.
+local function rw_wake_writer(wwait, channel, pub, now, hl)
+  redis.call('ZREMRANGEBYSCORE', wwait, '-inf', rw_int(now))
+  local two = redis.call('ZRANGE', wwait, -2, -1)
+  if #two == 0 then return false end
+  local id, next = two[#two], '-'
+  if #two == 2 then next = two[1] end
+  redis.call('ZADD', wwait, 'XX', 'LT', rw_int(now + tonumber(hl)), id)
+  redis.call(pub, channel, 'w:' .. id .. ' ' .. next)
+  return true
+end
+
 -- Publish '' (wake every waiter) when either waiter set has a live member.
 local function rw_wake_all(rwait, wwait, channel, pub)
   if ds_notify(rwait, channel, '', pub) == 0 then

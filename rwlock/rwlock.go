@@ -160,8 +160,8 @@ type Side struct {
 // The kinds of acquisitions of the two sides.
 var (
 	codes     = map[int64]error{-1: core.ErrUpgrade}
-	readLock  = acquire.Lock{Script: readLockScript, Codes: codes}
-	writeLock = acquire.Lock{Script: writeLockScript, Codes: codes}
+	readLock  = acquire.Lock{Script: readLockScript, Codes: codes, PerAcquisition: true}
+	writeLock = acquire.Lock{Script: writeLockScript, Codes: codes, PerAcquisition: true}
 )
 
 // handle is a Side as acquire.Handle (and core.Holdable), out of the Side's
@@ -197,8 +197,8 @@ func (h *handle) Release(ctx context.Context, owner, id string, life time.Durati
 	return (*Side)(h).release(ctx, owner, id, life)
 }
 
-func (h *handle) Leave(ctx context.Context, owner, _ string) error {
-	return (*Side)(h).leave(ctx, owner)
+func (h *handle) Leave(ctx context.Context, waiter, _ string) error {
+	return (*Side)(h).leave(ctx, waiter)
 }
 
 func (h *handle) Renewal(owner string) core.Renewal {
@@ -343,13 +343,14 @@ func (l *Side) Unlock(ctx context.Context) error { return l.s().Unlock(ctx) }
 // owner, remembering it for life: see core.ReleaseFunc.
 func (l *Side) release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
 	rw, c := l.rw, l.rw.c
+	_, hl := c.Tuned(ctx)
 	script := readUnlockScript
 	if l.side == "w" {
 		script = writeUnlockScript
 	}
 	return c.Eval(ctx, script,
 		[]string{rw.hash, rw.leases, rw.rwait, rw.wwait, rw.done},
-		[]string{owner, id, rw.channel, c.PublishCmd(), core.Ms(life)},
+		[]string{owner, id, rw.channel, c.PublishCmd(), core.Ms(life), core.Ms(hl)},
 	).AsInt64()
 }
 

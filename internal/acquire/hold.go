@@ -32,7 +32,16 @@ type Lock struct {
 	// and tell it so ('g:' notifications, see mutex/mx.lua); refusals then
 	// reply {0, ms until retry, server ms}.
 	Handoff bool
+	// PerAcquisition registers a waiter as WaiterID(owner, acquisition id)
+	// rather than as its owner: two waiting goroutines of one owner are two
+	// waiters, and one giving up leaves the other's registration.
+	PerAcquisition bool
 }
+
+// WaiterID is the waiter id of acquisition id of owner, for the kinds whose
+// waiters are acquisitions (Lock.PerAcquisition): like an owner, it starts
+// with the Client's id and a ':'.
+func WaiterID(owner, id string) string { return owner + ":" + id }
 
 // Handle is one named lock of a Lock's kind: the primitive's handle, under
 // a type of the primitive's package that its API does not show. Holds keep
@@ -48,9 +57,10 @@ type Handle interface {
 	Keys(id string) []string
 	// Extra returns the script's arguments after the mode.
 	Extra() []string
-	// Leave removes waiter owner, which gave up waiting for acquisition id,
-	// and gives back what a release may have handed it (with Handoff).
-	Leave(ctx context.Context, owner, id string) error
+	// Leave removes waiter (its owner, or WaiterID with PerAcquisition),
+	// which gave up waiting for acquisition id, and gives back what a
+	// release may have handed it (with Handoff).
+	Leave(ctx context.Context, waiter, id string) error
 	// Errorf wraps an error with the primitive and its name.
 	Errorf(err error) error
 }
@@ -178,10 +188,14 @@ func hold(ctx context.Context, l *Lock, h Handle, owner string, wait, lease time
 			return h.Release(ctx, owner, id, life)
 		})
 	}
-	w := WaitFor(c, h.Channel(), owner, wait, func(lctx context.Context) error { return h.Leave(lctx, owner, id) })
+	waiter := owner
+	if l.PerAcquisition {
+		waiter = WaiterID(owner, id)
+	}
+	w := WaitFor(c, h.Channel(), waiter, wait, func(lctx context.Context) error { return h.Leave(lctx, waiter, id) })
+	_, w.Bound = c.Tuned(ctx) // a waiter nudged as the next in line
 	if l.Handoff {
-		_, hl := c.Tuned(ctx)
-		w.Handed, w.Bound = handed, hl
+		w.Handed = handed
 	}
 	w.Track = t
 	err := Do(ctx, w, try)
