@@ -8,6 +8,8 @@
 //     while queued is dropped when its window ends, wherever it stands; one
 //     that paused past its window joins the tail again at its next attempt:
 //     it is never told it leads unless the server just made it the leader.
+//     When nobody leads and nobody queues, a resign wakes every candidate
+//     of the election, so one whose entry vanished tries again at once.
 //   - Leadership is a hold of the leader's key, with the watchdog lease,
 //     renewed by the Client's one watchdog. The context Campaign returns
 //     ends when leadership does: Resign, a lost lease (the watchdog's
@@ -393,8 +395,10 @@ func (e *Election) observe(ctx, jctx context.Context, out chan<- State) {
 
 // ForceResign deposes the leader, whoever it is: the head candidate is woken
 // and leads, and the deposed leader's context ends by push (with
-// ErrLeaseLost), not at its next renewal. It reports whether someone led.
-// One round trip.
+// ErrLeaseLost), not at its next renewal. It is a take-over: the successor
+// may be elected a round trip before the deposed leader hears of it (or,
+// if its process does not answer, a lease before), which its larger term
+// fences. It reports whether someone led. One round trip.
 func (e *Election) ForceResign(ctx context.Context) (bool, error) {
 	if err := e.c.Closed(); err != nil {
 		return false, e.errorf(err)

@@ -41,10 +41,16 @@ local function el_prune(q, d)
   return now
 end
 
--- Nobody leads any more: wake the head candidate, only it, and tell the
--- observers.
+-- Nobody leads any more: wake the head candidate, only it, or, when none
+-- queues, any candidate whose entry vanished while it waited (a pause past
+-- its window): it then tries at once instead of at the lease it was told.
+-- And tell the observers.
 local function el_vacant(q, wake, pub, obs)
   local head = redis.call('LINDEX', q, 0)
-  if head then redis.call(pub, wake, 'w:' .. head) end
+  if head then
+    redis.call(pub, wake, 'w:' .. head)
+  else
+    redis.call(pub, wake, 'v')
+  end
   redis.call(pub, obs, 'c')
 end

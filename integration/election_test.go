@@ -1,0 +1,340 @@
+package integration_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/election"
+	"github.com/distsync/distsync/internal/dstest"
+	"github.com/distsync/distsync/internal/redistest"
+)
+
+// The election's must-holds (issue 23), on a real server, with the fault
+// layer where a fault is what they are about.
+
+func electionOf(t *testing.T, c *distsync.Client, name string) *election.Election {
+	t.Helper()
+	e, err := c.Election(name)
+	require.NoError(t, err)
+	return e
+}
+
+// Scripts of the election, for fault rules: each matches a line of one.
+var (
+	campaignLua = dstest.Script("A candidate's attempt to lead")
+	resignLua   = dstest.Script("The leader resigns")
+	renewLua    = dstest.Script("Extend the leader's lease")
+	leaveLua    = dstest.Script("A candidate gives up")
+)
+
+// Never two leaders with live leadership contexts at once: candidates on
+// Clients whose campaigns, resignations and renewals lose requests and
+// replies, or get them late, campaign over and over, each leader works
+// while its context lives, and the history of their leaderships is checked
+// for overlaps and for terms that do not increase. (A deposition,
+// ForceResign, is a take-over: the successor may lead before the deposed
+// leader hears of it, which the term fences; it has no place here.)
+func TestElectionHistoryUnderFaults(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	redistest.RequireReal(t, s)
+	name := dstest.Name(t)
+	h := newHistory(name)
+	const lease = 400 * time.Millisecond
+	run := 3 * time.Second
+	if testing.Short() {
+		run = time.Second
+	}
+	stop := make(chan struct{})
+	time.AfterFunc(run, func() { close(stop) })
+
+	var wg sync.WaitGroup
+	var leads sync.Map // who -> count
+	for i := range 4 {
+		c, f := faultyClient(t, s, lease)
+		e := electionOf(t, c, name)
+		who := fmt.Sprintf("candidate-%d", i)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(i), 23))
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				f.Clear()
+				switch rng.IntN(6) {
+				case 0:
+					f.Inject(&dstest.Rule{Match: campaignLua, Fault: dstest.LoseReply, Times: 1})
+				case 1:
+					f.Inject(&dstest.Rule{Match: campaignLua, Fault: dstest.LoseRequest, Times: 1})
+				case 2:
+					f.Inject(&dstest.Rule{Match: campaignLua, Fault: dstest.LateReply, Delay: lease + lease/2, Times: 1})
+				case 3:
+					f.Inject(&dstest.Rule{Match: resignLua, Fault: dstest.LoseReply, Times: 1})
+				case 4:
+					f.Inject(&dstest.Rule{Match: renewLua, Fault: dstest.LoseRequest, Times: 3})
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				l, term, err := e.Campaign(ctx, who)
+				if err != nil {
+					cancel()
+					continue
+				}
+				hd := h.acquired(who, term)
+				v, _ := leads.LoadOrStore(who, new(int))
+				*v.(*int)++
+				work := make(chan struct{})
+				time.AfterFunc(time.Duration(rng.IntN(int(lease))), func() { close(work) })
+				if hd.work(l, work) {
+					_ = hd.release(l, e.Resign)
+				}
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+
+	assert.Empty(t, h.overlaps(), "two live leaders at once")
+	assert.Empty(t, h.tokenErrors(), "terms that do not increase")
+	holds := h.snapshot()
+	assert.GreaterOrEqual(t, len(holds), 8, "leaderships in %v", run)
+	leads.Range(func(k, v any) bool {
+		t.Logf("%s led %d times", k, *v.(*int))
+		return true
+	})
+}
+
+// A leader whose renewals fail learns that it lost its lease (its context
+// ends) before the server can elect a successor: checked on the server at
+// every campaign attempt of the successor, right after it ran.
+func TestElectionLostLeaderLearnsFirst(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	name := dstest.Name(t)
+	const lease = 300 * time.Millisecond
+	lc, lf := faultyClient(t, s, lease)
+	leader := electionOf(t, lc, name)
+	ctx := context.Background()
+	l, term, err := leader.Campaign(ctx, "leader")
+	require.NoError(t, err)
+	lf.Inject(&dstest.Rule{Match: renewLua, Fault: dstest.LoseRequest})
+
+	sc, sf := faultyClient(t, s, 0)
+	successor := electionOf(t, sc, name)
+	observer := electionOf(t, dstest.ClientOn(t, s), name)
+	var checks, granted int
+	sf.Inject(&dstest.Rule{Match: campaignLua, Fault: dstest.Hook, Then: func() {
+		checks++
+		st, err := observer.Leader(ctx)
+		if err == nil && st.Value == "successor" {
+			granted++
+			assert.Error(t, l.Err(), "the successor was elected while the old leader's context lived")
+		}
+	}})
+	sl, sterm, err := successor.Campaign(ctx, "successor")
+	require.NoError(t, err)
+	assert.Equal(t, 1, granted, "the hook saw the grant (%d attempts)", checks)
+	assert.Greater(t, sterm, term)
+	assert.ErrorIs(t, context.Cause(l), distsync.ErrLeaseLost)
+	require.NoError(t, successor.Resign(sl))
+}
+
+// Campaign never returns leadership it does not hold: a grant whose reply
+// came after the lease could have ended is not returned (it is given back,
+// and a new campaign made), and a candidate whose queue entry vanished
+// while it waited (a pause past its window) registers again and leads
+// rather than wait forever.
+func TestElectionNoPhantomLeadership(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	ctx := context.Background()
+
+	t.Run("late grant", func(t *testing.T) {
+		t.Parallel()
+		name := dstest.Name(t)
+		const lease = 300 * time.Millisecond
+		c, f := faultyClient(t, s, lease)
+		e := electionOf(t, c, name)
+		observer := electionOf(t, dstest.ClientOn(t, s), name)
+		var lateTerm int64
+		f.Inject(&dstest.Rule{Match: campaignLua, Fault: dstest.LateReply, Delay: 2 * lease, Times: 1, Then: func() {
+			st, err := observer.Leader(ctx)
+			if assert.NoError(t, err, "the late attempt was granted on the server") {
+				lateTerm = st.Term
+			}
+		}})
+		l, term, err := e.Campaign(ctx, "me")
+		require.NoError(t, err)
+		assert.Greater(t, term, lateTerm, "not the late grant's term")
+		st, err := observer.Leader(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, term, st.Term, "the server's leader is the one returned")
+		assert.NoError(t, l.Err())
+		require.NoError(t, e.Resign(l))
+	})
+
+	t.Run("vanished candidate", func(t *testing.T) {
+		t.Parallel()
+		name := dstest.Name(t)
+		window := func(o *distsync.Options) { o.WaiterWindow = 200 * time.Millisecond }
+		leader := electionOf(t, dstest.ClientOn(t, s, window), name)
+		wc := dstest.ClientOn(t, s, window)
+		cand := electionOf(t, wc, name)
+		l, _, err := leader.Campaign(ctx, "leader")
+		require.NoError(t, err)
+		got := make(chan error, 1)
+		var cl context.Context
+		go func() {
+			var err error
+			cl, _, err = cand.Campaign(ctx, "candidate")
+			got <- err
+		}()
+		require.Eventually(t, func() bool { n, _ := cand.Candidates(ctx); return n == 1 }, 10*time.Second, time.Millisecond)
+		// The entry vanishes, as after a pause past its window: the
+		// resignation wakes nobody.
+		rc := wc.Rueidis()
+		require.NoError(t, rc.Do(ctx, rc.B().Del().Key(leader.Key()+":cands", leader.Key()+":wins").Build()).Error())
+		require.NoError(t, leader.Resign(l))
+		select {
+		case err := <-got:
+			require.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("the candidate whose entry vanished waits forever")
+		}
+		st, err := cand.Leader(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, "candidate", st.Value)
+		require.NoError(t, cand.Resign(cl))
+	})
+}
+
+// A campaign that fails or is cancelled leaves no candidate entry, even
+// when the request that takes it out of the queue is lost once.
+func TestElectionGivenUpCampaignLeavesNothing(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	name := dstest.Name(t)
+	ctx := context.Background()
+	leader := electionOf(t, dstest.ClientOn(t, s), name)
+	l, _, err := leader.Campaign(ctx, "leader")
+	require.NoError(t, err)
+
+	c, f := faultyClient(t, s, 0)
+	e := electionOf(t, c, name)
+	f.Inject(&dstest.Rule{Match: leaveLua, Fault: dstest.LoseRequest, Times: 1})
+	cctx, cancel := context.WithCancel(ctx)
+	got := make(chan error, 1)
+	go func() {
+		_, _, err := e.Campaign(cctx, "quitter")
+		got <- err
+	}()
+	require.Eventually(t, func() bool { n, _ := e.Candidates(ctx); return n == 1 }, 10*time.Second, time.Millisecond)
+	cancel()
+	require.ErrorIs(t, <-got, context.Canceled)
+	n, err := e.Candidates(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	assert.Empty(t, dstest.Keys(t, c, "*{"+name+"}:cands"))
+	assert.Empty(t, dstest.Keys(t, c, "*{"+name+"}:wins"))
+
+	// A campaign whose wait is cut by its deadline, on a campaign reply lost.
+	f.Inject(&dstest.Rule{Match: campaignLua, Fault: dstest.LoseReply, Times: 1})
+	dctx, dcancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer dcancel()
+	_, _, err = e.Campaign(dctx, "late")
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	n, err = e.Candidates(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	require.NoError(t, leader.Resign(l))
+	_, err = leader.Leader(ctx)
+	assert.ErrorIs(t, err, distsync.ErrNoLeader, "nothing left leads")
+}
+
+// On Cluster, with sharded pub/sub: a resign hands over to the next
+// candidate and a deposition reaches the leader, both by push, on names
+// spread over the masters.
+func TestElectionOnCluster(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartCluster(t, 3, 0)
+	lease := func(o *distsync.Options) { o.Lease = time.Minute }
+	a, b := clusterClient(t, cl, lease), clusterClient(t, cl, lease)
+	ctx := context.Background()
+	for i := range 6 {
+		name := fmt.Sprintf("election-%d", i)
+		ea, eb := electionOf(t, a, name), electionOf(t, b, name)
+		la, ta, err := ea.Campaign(ctx, "a")
+		require.NoError(t, err)
+		obs := eb.Observe(ctx)
+		assert.Equal(t, ta, (<-obs).Term)
+		type won struct {
+			l    context.Context
+			term int64
+			err  error
+		}
+		got := make(chan won, 1)
+		go func() {
+			l, term, err := eb.Campaign(ctx, "b")
+			got <- won{l, term, err}
+		}()
+		require.Eventually(t, func() bool { n, _ := ea.Candidates(ctx); return n == 1 }, 10*time.Second, time.Millisecond)
+		require.NoError(t, ea.Resign(la))
+		var w won
+		select {
+		case w = <-got:
+			require.NoError(t, w.err)
+		case <-time.After(20 * time.Second): // a minute's lease: not by expiry
+			t.Fatalf("%s: the next candidate was not woken", name)
+		}
+		assert.Greater(t, w.term, ta)
+		for st := range obs {
+			if st.Term == w.term {
+				break
+			}
+		}
+		ok, err := ea.ForceResign(ctx)
+		require.NoError(t, err)
+		require.True(t, ok)
+		select {
+		case <-w.l.Done():
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: the deposed leader was not told", name)
+		}
+	}
+}
+
+// With replica acknowledgement, leadership is granted once a replica has
+// it, and refused (leaving nothing behind) when no replica answers.
+func TestElectionReplicaAck(t *testing.T) {
+	t.Parallel()
+	c, replica := ackedClient(t)
+	e := electionOf(t, c, dstest.Name(t))
+	ctx := context.Background()
+	l, _, err := e.Campaign(ctx, "acked")
+	require.NoError(t, err)
+	require.NoError(t, e.Resign(l))
+
+	replica.Pause()
+	dctx, cancel := context.WithTimeout(ctx, time.Second)
+	_, _, err = e.Campaign(dctx, "unacked")
+	cancel()
+	replica.Resume()
+	require.Error(t, err)
+	_, err = e.Leader(ctx)
+	assert.ErrorIs(t, err, distsync.ErrNoLeader, "the unacknowledged leadership was undone")
+
+	l, _, err = e.Campaign(ctx, "acked again")
+	require.NoError(t, err)
+	require.NoError(t, e.Resign(l))
+}
