@@ -8,8 +8,10 @@
 //     while queued is dropped when its window ends, wherever it stands; one
 //     that paused past its window joins the tail again at its next attempt:
 //     it is never told it leads unless the server just made it the leader.
-//     When nobody leads and nobody queues, a resign wakes every candidate
-//     of the election, so one whose entry vanished tries again at once.
+//     A resign wakes the head candidate and nudges the next: a head that
+//     vanished delays the election by at most the Client's hand-off lease.
+//     When nobody queues, a resign wakes every candidate of the election,
+//     so one whose entry vanished tries again at once.
 //   - Leadership is a hold of the leader's key, with the watchdog lease,
 //     renewed by the Client's one watchdog. The context Campaign returns
 //     ends when leadership does: Resign, a lost lease (the watchdog's
@@ -404,7 +406,7 @@ func (e *Election) ForceResign(ctx context.Context) (bool, error) {
 		return false, e.errorf(err)
 	}
 	r, err := e.c.Eval(ctx, forceScript, []string{e.key, e.cands, e.wins},
-		[]string{e.wake, e.c.PublishCmd(), e.obs}).AsInt64()
+		[]string{e.wake, e.c.PublishCmd(), e.obs, e.handoff(ctx)}).AsInt64()
 	if err != nil {
 		return false, e.errorf(err)
 	}
@@ -419,6 +421,13 @@ func (e *Election) Candidates(ctx context.Context) (int, error) {
 		return 0, e.errorf(err)
 	}
 	return n, nil
+}
+
+// handoff is how long, in ms, a woken head candidate keeps its place before
+// the next one, nudged, may take it (core.Config.HandoffLease).
+func (e *Election) handoff(ctx context.Context) string {
+	_, hl := e.c.Tuned(ctx)
+	return core.Ms(hl)
 }
 
 func (e *Election) errorf(err error) error {
@@ -455,14 +464,14 @@ func (h *candidate) Release(ctx context.Context, owner, id string, life time.Dur
 	e := h.e
 	return e.c.Eval(ctx, resignScript,
 		[]string{e.key, e.cands, e.wins, e.done},
-		[]string{owner, id, e.wake, e.c.PublishCmd(), core.Ms(life), e.obs},
+		[]string{owner, id, e.wake, e.c.PublishCmd(), core.Ms(life), e.obs, e.handoff(ctx)},
 	).AsInt64()
 }
 
 func (h *candidate) Leave(ctx context.Context, owner, _ string) error {
 	e := h.e
 	return e.c.Eval(ctx, leaveScript, []string{e.key, e.cands, e.wins},
-		[]string{owner, e.wake, e.c.PublishCmd()}).Error()
+		[]string{owner, e.wake, e.c.PublishCmd(), e.handoff(ctx)}).Error()
 }
 
 func (h *candidate) Renewal(owner string) core.Renewal {

@@ -339,3 +339,32 @@ func TestWrongKind(t *testing.T) {
 	_, err = e.Leader(context.Background())
 	assert.ErrorIs(t, err, distsync.ErrWrongKind)
 }
+
+// A head candidate that vanished (its process died while queued) delays the
+// election by the hand-off lease, not by its wait window: the resign nudges
+// the next candidate, and the vanished one's window is cut.
+func TestVanishedHeadCandidate(t *testing.T) {
+	t.Parallel()
+	name := dstest.Name(t)
+	long := func(o *distsync.Options) { o.Lease, o.WaiterWindow = time.Minute, time.Minute }
+	c := dstest.Client(t, long)
+	e := newElection(t, c, name)
+	ctx := context.Background()
+	l, _, err := e.Campaign(ctx, "leader")
+	require.NoError(t, err)
+	rc := c.Rueidis()
+	require.NoError(t, rc.Do(ctx, rc.B().Rpush().Key(e.Key()+":cands").Element("dead").Build()).Error())
+	require.NoError(t, rc.Do(ctx, rc.B().Zadd().Key(e.Key()+":wins").ScoreMember().ScoreMember(float64(time.Now().Add(time.Hour).UnixMilli()), "dead").Build()).Error())
+	next := campaign(newElection(t, dstest.Client(t, long), name), ctx, "next")
+	waitCandidates(t, e, 2)
+	require.NoError(t, e.Resign(l))
+	select {
+	case w := <-next:
+		require.NoError(t, w.err)
+		require.NoError(t, context.Cause(w.ctx))
+		_, err := e.ForceResign(ctx)
+		require.NoError(t, err)
+	case <-time.After(15 * time.Second): // the window is a minute
+		t.Fatal("the next candidate waits for the vanished head's window")
+	}
+}

@@ -41,16 +41,26 @@ local function el_prune(q, d)
   return now
 end
 
--- Nobody leads any more: wake the head candidate, only it, or, when none
--- queues, any candidate whose entry vanished while it waited (a pause past
--- its window): it then tries at once instead of at the lease it was told.
--- And tell the observers.
-local function el_vacant(q, wake, pub, obs)
-  local head = redis.call('LINDEX', q, 0)
-  if head then
-    redis.call(pub, wake, 'w:' .. head)
-  else
+-- Wake the head candidate, only it, and nudge the one after it (the
+-- notifier's 'w:<head> <next>'); the head must come back within hl ms: its
+-- window is cut to that, and then it is dropped, so that the next one,
+-- which bounds its sleep by hl, finds itself the head. A head that vanished
+-- delays the election by at most hl. When nobody queues, wake every
+-- candidate of the election ('v'): one whose entry vanished while it waited
+-- (a pause past its window) tries again at once instead of at the lease it
+-- was told.
+local function el_wake(q, d, wake, pub, hl)
+  local two = redis.call('LRANGE', q, 0, 1)
+  if #two == 0 then
     redis.call(pub, wake, 'v')
+    return
   end
+  redis.call('ZADD', d, 'XX', 'LT', el_int(ds_now_ms() + tonumber(hl)), two[1])
+  redis.call(pub, wake, 'w:' .. two[1] .. ' ' .. (two[2] or '-'))
+end
+
+-- Nobody leads any more: wake the head candidate and tell the observers.
+local function el_vacant(q, d, wake, pub, hl, obs)
+  el_wake(q, d, wake, pub, hl)
   redis.call(pub, obs, 'c')
 end
