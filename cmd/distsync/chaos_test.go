@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -67,7 +68,7 @@ func (e *binEnv) testChaos(t *testing.T) {
 			for i := 0; ctx.Err() == nil; i++ {
 				id := fmt.Sprintf("%d.%d", w, i)
 				pidfile := filepath.Join(dir, id+".pid")
-				cmd := e.commandOn(s, "run", "--lock", name, "--lease", "1s", "--grace", "0.2", "--",
+				cmd := e.commandOn(s, "run", "--lock", name, "-E", strconv.Itoa(exitTimedOut), "--lease", "1s", "--grace", "0.2", "--",
 					"sh", "-c", script, "sh", id, marks, pidfile)
 				var stderr bytes.Buffer
 				cmd.Stderr = &stderr
@@ -164,11 +165,15 @@ func (e *binEnv) testChaos(t *testing.T) {
 		}
 	}
 	assert.Positive(t, ends, "no command ran to its end")
-	assert.Zero(t, codes[exitNotAcquired], "a run without --wait waits as long as it takes, server restarts included")
+	assert.Zero(t, codes[exitTimedOut], "a run without --wait waits as long as it takes, server restarts included")
 	assert.Positive(t, restarts, "the server was not restarted")
 	assert.Positive(t, killedRun+killedCmd, "nothing was killed")
 	t.Logf("%d commands started, %d ended", starts, ends)
 }
+
+// exitTimedOut is the conflict code (-E) the chaos runs ask for, so that
+// a run that gave up waiting is told apart from one that failed (1).
+const exitTimedOut = 75
 
 // killCommand sends SIGKILL to the shell of run id, whose pid is in pidfile,
 // if it still runs; it reports whether it did.

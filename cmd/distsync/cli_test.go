@@ -170,7 +170,7 @@ func TestRunRefusesAnotherKind(t *testing.T) {
 	ran := filepath.Join(t.TempDir(), "ran")
 	for _, args := range [][]string{{"--lock", name}, {"--rwlock", name, "-s"}} {
 		code, _, errOut := invoke(t, "", append(append([]string{"run"}, args...), "--", "touch", ran)...)
-		assert.Equal(t, exitUsage, code, errOut)
+		assert.Equal(t, exitState, code, errOut)
 		assert.Contains(t, errOut, "holds a permitsemaphore, not a")
 		assert.NoFileExists(t, ran)
 	}
@@ -183,7 +183,7 @@ func TestRunRefusesAnotherKind(t *testing.T) {
 	_, err = cs.TrySetPermits(ctx, 2)
 	require.NoError(t, err)
 	code, _, errOut := invoke(t, "", "run", "--semaphore", cs.Name(), "--permits", "2", "--", "touch", ran)
-	assert.Equal(t, exitUsage, code, errOut)
+	assert.Equal(t, exitState, code, errOut)
 	assert.Contains(t, errOut, "holds a semaphore, not a permitsemaphore")
 	assert.NoFileExists(t, ran)
 	n, err := cs.Available(ctx)
@@ -191,6 +191,8 @@ func TestRunRefusesAnotherKind(t *testing.T) {
 	assert.Equal(t, int64(2), n, "the counting semaphore is untouched")
 }
 
+// TestInspectKindIsVerified: --kind against another kind is a state error
+// (65), not a usage error (64).
 func TestInspectKindIsVerified(t *testing.T) {
 	t.Parallel()
 	c := dstest.Client(t)
@@ -202,28 +204,28 @@ func TestInspectKindIsVerified(t *testing.T) {
 	_, err = s.TrySetPermits(ctx, 2)
 	require.NoError(t, err)
 	code, _, errOut := invoke(t, "", "inspect", "--kind", "mutex", sname)
-	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, exitState, code)
 	assert.Contains(t, errOut, "distsync:{"+sname+"} holds a permitsemaphore, not a mutex")
 	code, _, errOut = invoke(t, "", "inspect", "--kind", "semaphore", sname)
-	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, exitState, code)
 	assert.Contains(t, errOut, "holds a permitsemaphore, not a semaphore", "the two semaphores are two kinds")
 	p, err := s.TryAcquire(ctx, 0, 0)
 	require.NoError(t, err)
 	defer s.Release(ctx, p)
 	code, _, errOut = invoke(t, "", "inspect", "--kind", "latch", sname)
-	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, exitState, code)
 	assert.Contains(t, errOut, "not a latch")
 
 	lockIn(t, c, mname)
 	for _, k := range []string{"rwlock", "semaphore"} {
 		code, _, errOut = invoke(t, "", "inspect", "--kind", k, mname)
-		assert.Equal(t, exitUsage, code, k)
+		assert.Equal(t, exitState, code, k)
 		assert.Contains(t, errOut, "not a "+k, k)
 	}
 	// The kind is the one stored: a mutex is not a fair lock, even without
 	// waiters (when their keys are alike).
 	code, _, errOut = invoke(t, "", "inspect", "--kind", "fairlock", mname)
-	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, exitState, code)
 	assert.Contains(t, errOut, "holds a mutex, not a fairlock")
 	assert.Equal(t, distsync.KindMutex, inspectJSON(t, "--kind", "mutex", mname).Kind)
 }
@@ -270,7 +272,7 @@ func TestDelete(t *testing.T) {
 	_, err = cs.TrySetPermits(ctx, 3)
 	require.NoError(t, err)
 	code, _, errOut = invoke(t, "", "delete", "--yes", "--kind", "permitsemaphore", cs.Name())
-	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, exitState, code)
 	assert.Contains(t, errOut, "holds a semaphore, not a permitsemaphore")
 	code, out, errOut = invoke(t, "", "delete", "--yes", "--kind", "semaphore", cs.Name())
 	require.Equal(t, exitOK, code, errOut)
@@ -283,7 +285,7 @@ func TestDelete(t *testing.T) {
 	_, err = l.TrySetCount(ctx, 2)
 	require.NoError(t, err)
 	code, _, errOut = invoke(t, "", "delete", "--yes", "--kind", "semaphore", l.Name())
-	assert.Equal(t, exitUsage, code, "--kind is checked against the marker")
+	assert.Equal(t, exitState, code, "--kind is checked against the marker")
 	assert.Contains(t, errOut, "not a semaphore")
 	awaited := make(chan error, 1)
 	go func() { awaited <- l.Await(ctx) }()
@@ -295,7 +297,7 @@ func TestDelete(t *testing.T) {
 	// Locks are unlock --force's.
 	lockIn(t, c, base+"-mutex")
 	code, _, errOut = invoke(t, "", "delete", "--yes", base+"-mutex")
-	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, exitState, code)
 	assert.Contains(t, errOut, "unlock --force")
 }
 

@@ -45,8 +45,8 @@ const connHelp = `Connection flags (every command; demo uses an in-process serve
   --key FILE          the client certificate's private key (PEM)
   --insecure          do not verify the server's certificate
   --resp2             speak RESP2 only (servers without HELLO 3, such as miniredis)
-  -v                  verbose: log the library's warnings to stderr; run reports
-                      its wait
+  -v, --verbose       log the library's warnings to stderr; run reports its
+                      wait
 `
 
 // connFlags are the connection flags every connecting command takes.
@@ -82,12 +82,13 @@ func (cf *connFlags) register(f *flags) {
 	fs.StringVar(&cf.key, "key", "", "the client certificate's private key `file` (PEM); implies --tls")
 	fs.BoolVar(&cf.insecure, "insecure", false, "do not verify the server's certificate; implies --tls")
 	fs.BoolVar(&cf.resp2, "resp2", false, "speak RESP2 only (e.g. miniredis)")
-	fs.BoolVar(&cf.verbose, "v", false, "verbose: log the library's warnings to stderr; run reports its wait")
+	fs.BoolVar(&cf.verbose, "v", false, "log the library's warnings to stderr; run reports its wait")
 	f.conn = map[string]bool{}
 	fs.VisitAll(func(fl *flag.Flag) {
 		f.Var(fl.Value, fl.Name, fl.Usage)
 		f.conn[fl.Name] = true
 	})
+	f.alias("verbose", "v")
 }
 
 // options returns the Client options: flags first, then a URL's parts,

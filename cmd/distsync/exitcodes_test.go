@@ -26,8 +26,9 @@ func init() {
 }
 
 // testBadArguments: a bad argument is exit code 64 in every command,
-// whether distsync sees it at once or the server shows it: a NAME that
-// holds another kind of primitive, a database the server does not have.
+// whether distsync sees it at once or the server shows it (a database the
+// server does not have); a NAME that holds another kind of primitive, or
+// keys no primitive makes, is a state error, 65.
 func (e *binEnv) testBadArguments(t *testing.T) {
 	t.Parallel()
 	c := dstest.Client(t)
@@ -49,27 +50,28 @@ func (e *binEnv) testBadArguments(t *testing.T) {
 	t.Cleanup(func() { rc.Do(context.Background(), rc.B().Del().Key("distsync:{"+str+"}").Build()) })
 
 	for _, c := range []struct {
-		args []string
-		want string // in the message
+		args  []string
+		want  string // in the message
+		state bool   // 65, not 64
 	}{
-		{[]string{"bench", "--workers", "9007199254740993"}, "--workers 9007199254740993: give 2 to 10000"},
-		{[]string{"bench", "--workers", "10001"}, "give 2 to 10000"},
-		{[]string{"bench", "--scenarios", ""}, "--scenarios names no scenario"},
-		{[]string{"bench", "--scenarios", " , "}, "--scenarios names no scenario"},
-		{[]string{"run", "--lock", base, "--lease", "3ms", "--", "true"}, "--lease 3ms is too short: at least 100ms"},
-		{[]string{"run", "--lock", base, "--lease", "0.099", "--", "true"}, "at least 100ms"},
-		{[]string{"inspect", "--db", "99999", base}, "database 99999: " + e.s.Addr() + " has no such database (DB index is out of range)"},
-		{[]string{"inspect", "--db", "4294967296", base}, "database 4294967296: a database is numbered 0 to"},
-		{[]string{"run", "--db", "99999", "--lock", base, "--", "true"}, "has no such database"},
-		{[]string{"run", "--lock", sem.Name(), "--", "true"}, "holds a permitsemaphore, not a mutex"},
-		{[]string{"inspect", "--kind", "mutex", sem.Name()}, "holds a permitsemaphore, not a mutex"},
-		{[]string{"unlock", "--force", "--yes", "--kind", "mutex", sem.Name()}, "holds a permitsemaphore, not a mutex"},
-		{[]string{"unlock", "--force", "--yes", sem.Name()}, "is a permitsemaphore, which has no holds to delete"},
-		{[]string{"delete", "--yes", "--kind", "latch", sem.Name()}, "holds a permitsemaphore, not a latch"},
-		{[]string{"delete", "--yes", mutex}, "delete takes a semaphore or a latch"},
-		{[]string{"inspect", str}, "the name is used by another kind of primitive: distsync:{" + str + "} is a string that fits no known kind"},
-		{[]string{"run", "--lock", str, "--", "true"}, "is a string that fits no known kind"},
-		{[]string{"delete", "--yes", str}, "is a string that fits no known kind"},
+		{[]string{"bench", "--workers", "9007199254740993"}, "--workers 9007199254740993: give 2 to 10000", false},
+		{[]string{"bench", "--workers", "10001"}, "give 2 to 10000", false},
+		{[]string{"bench", "--scenarios", ""}, "--scenarios names no scenario", false},
+		{[]string{"bench", "--scenarios", " , "}, "--scenarios names no scenario", false},
+		{[]string{"run", "--lock", base, "--lease", "3ms", "--", "true"}, "--lease 3ms is too short: at least 100ms", false},
+		{[]string{"run", "--lock", base, "--lease", "0.099", "--", "true"}, "at least 100ms", false},
+		{[]string{"inspect", "--db", "99999", base}, "database 99999: " + e.s.Addr() + " has no such database (DB index is out of range)", false},
+		{[]string{"inspect", "--db", "4294967296", base}, "database 4294967296: a database is numbered 0 to", false},
+		{[]string{"run", "--db", "99999", "--lock", base, "--", "true"}, "has no such database", false},
+		{[]string{"run", "--lock", sem.Name(), "--", "true"}, "holds a permitsemaphore, not a mutex", true},
+		{[]string{"inspect", "--kind", "mutex", sem.Name()}, "holds a permitsemaphore, not a mutex", true},
+		{[]string{"unlock", "--force", "--yes", "--kind", "mutex", sem.Name()}, "holds a permitsemaphore, not a mutex", true},
+		{[]string{"unlock", "--force", "--yes", sem.Name()}, "is a permitsemaphore, which has no holds to delete", true},
+		{[]string{"delete", "--yes", "--kind", "latch", sem.Name()}, "holds a permitsemaphore, not a latch", true},
+		{[]string{"delete", "--yes", mutex}, "delete takes a semaphore or a latch", true},
+		{[]string{"inspect", str}, "the name is used by another kind of primitive: distsync:{" + str + "} is a string that fits no known kind", true},
+		{[]string{"run", "--lock", str, "--", "true"}, "is a string that fits no known kind", true},
+		{[]string{"delete", "--yes", str}, "is a string that fits no known kind", true},
 	} {
 		if strings.Contains(c.want, "has no such database") && !e.s.Real() {
 			t.Logf("%q: not run, the embedded server has every database", c.args)
@@ -78,7 +80,11 @@ func (e *binEnv) testBadArguments(t *testing.T) {
 		var stderr bytes.Buffer
 		cmd := e.command(c.args[0], c.args[1:]...)
 		cmd.Stderr = &stderr
-		assert.Equal(t, exitUsage, exitCodeOf(t, cmd.Run()), "%q: %s", c.args, stderr.String())
+		want := exitUsage
+		if c.state {
+			want = exitState
+		}
+		assert.Equal(t, want, exitCodeOf(t, cmd.Run()), "%q: %s", c.args, stderr.String())
 		assert.Contains(t, stderr.String(), c.want, "%q", c.args)
 		// One prefix: not the library's "distsync: ", nor the command again.
 		msg, ok := strings.CutPrefix(stderr.String(), "distsync "+c.args[0]+": ")

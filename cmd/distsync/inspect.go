@@ -126,23 +126,24 @@ type permits struct {
 // lookup inspects name and builds its report, checking the kind stored
 // against forced when it is given; the kind is nil when nothing is stored.
 // A name that holds another kind than forced, or keys no primitive makes,
-// is a bad argument (64) in every command.
+// is a state error (65) in every command: the arguments are well formed,
+// what the server holds under them is not what they expect.
 func lookup(ctx context.Context, c *distsync.Client, name string, forced distsync.Kind) (*report, *kind, error) {
 	info, err := c.Inspect(ctx, name)
 	switch {
 	case errors.Is(err, distsync.ErrWrongKind):
 		// Without Inspect's "inspect NAME: ", which repeats the command.
 		msg := strings.TrimPrefix(errText(err), fmt.Sprintf("inspect %q: ", name))
-		return nil, nil, withCode(exitUsage, reworded{msg, err})
+		return nil, nil, withCode(exitState, reworded{msg, err})
 	case err != nil:
 		return nil, nil, err
 	}
 	if err := verifyKind(info, forced); err != nil {
-		return nil, nil, withCode(exitUsage, err)
+		return nil, nil, withCode(exitState, err)
 	}
 	k := findKind(info.Kind)
 	if k == nil && info.Kind != "" {
-		return nil, nil, withCode(exitUsage, fmt.Errorf("%s holds a %s, a kind this command does not know (%s)", info.Key, info.Kind, kindNames()))
+		return nil, nil, withCode(exitState, fmt.Errorf("%s holds a %s, a kind this command does not know (%s)", info.Key, info.Kind, kindNames()))
 	}
 	return newReport(info), k, nil
 }
@@ -325,7 +326,7 @@ func (c *cli) unlock(args []string) error {
 		return nil
 	}
 	if k.forceUnlock == nil {
-		return withCode(exitUsage, fmt.Errorf("%q is a %s, which has no holds to delete; distsync delete deletes it", name, k.name))
+		return withCode(exitState, fmt.Errorf("%q is a %s, which has no holds to delete; distsync delete deletes it", name, k.name))
 	}
 	if !*yes {
 		if err := c.confirm(r, fmt.Sprintf("Delete %s %q, whoever holds it?", k.name, name)); err != nil {
@@ -410,7 +411,7 @@ func (c *cli) deleteCmd(args []string) error {
 		fmt.Fprintf(c.stdout, "%q does not exist; nothing to do\n", name)
 		return nil
 	case k.remove == nil:
-		return withCode(exitUsage, fmt.Errorf("%q is a %s: delete takes a semaphore or a latch; a lock is deleted with distsync unlock --force", name, k.name))
+		return withCode(exitState, fmt.Errorf("%q is a %s: delete takes a semaphore or a latch; a lock is deleted with distsync unlock --force", name, k.name))
 	}
 	if !*yes {
 		if err := c.confirm(r, fmt.Sprintf("Delete %s %q?", k.name, name)); err != nil {

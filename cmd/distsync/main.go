@@ -17,33 +17,39 @@ import (
 	"os/signal"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/distsync/distsync"
 )
 
-// Exit codes. A command run by "distsync run" passes its own exit code
-// through, so ours are taken from sysexits.h, where tools rarely land.
+// Exit codes. As flock(1), run exits 1 on a conflict (-E changes it) and
+// takes its other codes from sysexits.h, where commands rarely land; a
+// command run by "distsync run" passes its own exit code through.
 const (
 	exitOK          = 0
 	exitFailure     = 1   // any other failure (a Redis error, a refused confirmation)
-	exitUsage       = 64  // EX_USAGE: bad flags or arguments (a NAME of another kind, a --db the server lacks)
+	exitNotAcquired = 1   // run: the lock or permit was not had within --wait, as flock's conflict (-E changes it)
+	exitUsage       = 64  // EX_USAGE: bad flags or arguments (a --db the server lacks)
+	exitState       = 65  // EX_DATAERR: NAME holds another kind, or a semaphore of another size
 	exitUnavailable = 69  // EX_UNAVAILABLE: cannot connect to Redis
 	exitLeaseLost   = 70  // EX_SOFTWARE: run lost its lease; the command was stopped
-	exitNotAcquired = 75  // EX_TEMPFAIL: the lock or permit was not had within --wait (run -E changes it)
 	exitCannotExec  = 126 // run: the command was found but could not be executed
 	exitNotFound    = 127 // run: the command was not found
 )
 
 const exitCodesHelp = `Exit codes:
   0     success
-  1     failure (a Redis error, a declined confirmation)
-  64    usage error: bad flags or arguments, a NAME that holds another kind
-        of primitive, a database (--db) the server does not have
+  1     run: not acquired within --wait (taken, with -n or --wait 0), as
+        flock's conflict; -E sets another. Any command: another failure
+        (a Redis error, a declined confirmation)
+  64    usage error: bad flags or arguments, a database (--db) the server
+        does not have
+  65    NAME holds another kind of primitive (run, inspect --kind, unlock,
+        delete), or run --semaphore's NAME has another number of permits
   69    cannot connect to Redis
   70    run: the lease was lost while the command ran; the command was stopped
-  75    run: not acquired within --wait (taken, with -n or --wait 0); -E sets another
   126   run: the command could not be executed
   127   run: the command was not found
   128+N interrupted by signal N (130 for SIGINT) before the command ran, or in
@@ -69,6 +75,7 @@ var commands = []command{
 	{"demo", "a tour of the primitives, on an in-process server unless --redis", (*cli).demo},
 	{"run", "run a command while holding a lock or a semaphore permit", (*cli).runCmd},
 	{"inspect", "show what holds a lock, semaphore or latch", (*cli).inspect},
+	{"list", "list the names held or waited for (scans the keyspace)", (*cli).list},
 	{"unlock", "delete a lock whoever holds it (--force)", (*cli).unlock},
 	{"delete", "delete a semaphore or a latch", (*cli).deleteCmd},
 	{"bench", "measure uncontended, contended and handoff locking", (*cli).bench},
@@ -179,7 +186,7 @@ var errHelp = errors.New("help printed")
 
 // exit prints err (if any) and returns its exit code: the one err carries,
 // 64 for an argument the library refused (an invalid name, a count out of
-// range), 1 otherwise.
+// range), 65 for a name of another kind, 1 otherwise.
 func (c *cli) exit(name string, err error) int {
 	if err == nil || errors.Is(err, errHelp) {
 		return exitOK
@@ -194,6 +201,8 @@ func (c *cli) exit(name string, err error) int {
 		}
 	case errors.Is(err, distsync.ErrInvalidName), errors.Is(err, distsync.ErrInvalidArgument):
 		code = exitUsage
+	case errors.Is(err, distsync.ErrWrongKind):
+		code = exitState
 	}
 	fmt.Fprintf(c.stderr, "distsync %s: %s\n", name, errText(err))
 	return code
@@ -214,30 +223,41 @@ func (r reworded) Error() string { return r.msg }
 
 func (r reworded) Unwrap() error { return r.err }
 
-// version is the module version the binary was built from ("(devel)" for a
-// build in a work tree), with the VCS revision when the build recorded one.
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
+// version is what --version prints: the module version the binary was
+// built from ("v0.1.0", or the pseudo-version Go gives a build in a
+// repository), else, for a source build without one, "source" and the VCS
+// revision, whether the tree was modified, and the commit's date.
+func version() string { return versionOf(debug.ReadBuildInfo()) }
+
+func versionOf(bi *debug.BuildInfo, ok bool) string {
 	if !ok {
-		return "(unknown)"
+		return "unknown (built without module information)"
 	}
-	v := bi.Main.Version
-	if v == "" {
-		v = "(devel)"
-	}
-	var rev, dirty string
+	var rev, at, dirty string
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
-			rev = s.Value
+			rev = s.Value[:min(12, len(s.Value))]
+		case "vcs.time":
+			at = s.Value
 		case "vcs.modified":
 			if s.Value == "true" {
 				dirty = "+dirty"
 			}
 		}
 	}
-	if rev != "" && !strings.Contains(v, rev[:min(12, len(rev))]) {
-		v += fmt.Sprintf(" (%s%s)", rev[:min(12, len(rev))], dirty)
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		if rev != "" && !strings.Contains(v, rev) {
+			v += fmt.Sprintf(" (%s%s)", rev, dirty)
+		}
+		return v
+	}
+	if rev == "" {
+		return "source build (no module version or VCS revision recorded: built outside a repository or with -buildvcs=false)"
+	}
+	v := "source " + rev + dirty
+	if at != "" {
+		v += " " + at
 	}
 	return v
 }
@@ -246,32 +266,54 @@ func version() string {
 type flags struct {
 	*flag.FlagSet
 	name   string
-	usage  string            // the synopsis and description, before the flags
-	conn   map[string]bool   // the connection flags, listed apart
-	short  map[string]string // long name -> its one-letter alias
-	isTiny map[string]bool   // the one-letter aliases, listed with their long names
+	usage  string              // the synopsis and description, before the flags
+	conn   map[string]bool     // the connection flags, listed apart
+	short  map[string][]string // flag name -> its aliases (flock's spellings)
+	isTiny map[string]bool     // the aliases, listed with the flags they name
 }
 
 func newFlags(name, usage string) *flags {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	return &flags{FlagSet: fs, name: name, usage: usage, short: map[string]string{}, isTiny: map[string]bool{}}
+	return &flags{FlagSet: fs, name: name, usage: usage, short: map[string][]string{}, isTiny: map[string]bool{}}
 }
 
-// alias makes -short another name of the flag --long, as in flock(1).
-func (f *flags) alias(short, long string) {
-	fl := f.Lookup(long)
-	f.Var(fl.Value, short, fl.Usage)
-	f.short[long] = short
-	f.isTiny[short] = true
+// alias makes alias another name of the flag name, as flock(1) spells
+// it: -x beside --exclusive, --timeout beside --wait, --verbose beside -v.
+func (f *flags) alias(alias, name string) {
+	fl := f.Lookup(name)
+	f.Var(fl.Value, alias, fl.Usage)
+	f.short[name] = append(f.short[name], alias)
+	f.isTiny[alias] = true
+}
+
+// spelled is how the usage lists the flag name and its aliases: the
+// one-letter ones first, then the flag's own name, then the longer ones,
+// e.g. "-w, --wait, --timeout".
+func (f *flags) spelled(name string) string {
+	dash := func(n string) string {
+		if len(n) == 1 {
+			return "-" + n
+		}
+		return "--" + n
+	}
+	var short, long []string
+	for _, a := range f.short[name] {
+		if len(a) == 1 {
+			short = append(short, dash(a))
+		} else {
+			long = append(long, dash(a))
+		}
+	}
+	return strings.Join(append(append(short, dash(name)), long...), ", ")
 }
 
 // set reports whether the flag name (or its alias) was given.
 func (f *flags) set(name string) bool {
 	found := false
 	f.Visit(func(fl *flag.Flag) {
-		if fl.Name == name || fl.Name == f.short[name] {
+		if fl.Name == name || slices.Contains(f.short[name], fl.Name) {
 			found = true
 		}
 	})
@@ -326,13 +368,7 @@ func (f *flags) printUsage(w io.Writer) {
 				first = false
 			}
 			typ, help := flag.UnquoteUsage(fl)
-			name := "--" + fl.Name
-			if len(fl.Name) == 1 {
-				name = "-" + fl.Name
-			}
-			if s, ok := f.short[fl.Name]; ok {
-				name = "-" + s + ", " + name
-			}
+			name := f.spelled(fl.Name)
 			if typ != "" {
 				name += " " + typ
 			}

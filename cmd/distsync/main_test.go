@@ -198,7 +198,7 @@ func TestInspectUnknownKeys(t *testing.T) {
 	require.NoError(t, rc.Do(context.Background(), rc.B().Sadd().Key("distsync:{"+name+"}").Member("x").Build()).Error())
 	t.Cleanup(func() { rc.Do(context.Background(), rc.B().Del().Key("distsync:{"+name+"}").Build()) })
 	code, _, errOut := invoke(t, "", "inspect", name)
-	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, exitState, code)
 	assert.Contains(t, errOut, "is a set that fits no known kind")
 }
 

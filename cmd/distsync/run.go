@@ -16,15 +16,18 @@ import (
 	"github.com/distsync/distsync/semaphore"
 )
 
-const runUsage = `Usage: distsync run --lock NAME [flags] [--] COMMAND [ARG...]
-       distsync run --rwlock NAME [-s] [flags] [--] COMMAND [ARG...]
+const runUsage = `Usage: distsync run [flags] NAME [--] COMMAND [ARG...]
+       distsync run --lock NAME [flags] [--] COMMAND [ARG...]
+       distsync run --rwlock NAME [-s|-x] [flags] [--] COMMAND [ARG...]
        distsync run --semaphore NAME --permits N [flags] [--] COMMAND [ARG...]
        distsync run ... -c 'COMMAND STRING'
 
-A distributed flock(1): runs COMMAND while holding the mutex NAME, a side of
-the read-write lock NAME (the write side; the read side, shared with other
-readers, with -s), or one permit of the semaphore NAME (whose size is set to
-N unless it already has one), and releases it when COMMAND exits. The hold
+A distributed flock(1): runs COMMAND while holding the mutex NAME (given
+alone, as flock's file, or with --lock), a side of the read-write lock NAME
+(the write side, -x; the read side, shared with other readers, with -s), or
+one permit of the semaphore NAME (whose size is set to N unless it already
+has one; one of another size is refused, exit 65), and releases it when
+COMMAND exits. The hold
 has the watchdog lease (--lease), renewed while COMMAND runs, so a crashed
 distsync frees it within one lease. COMMAND gets the hold's fencing token in
 $DISTSYNC_FENCING_TOKEN, or the permit's id in $DISTSYNC_PERMIT_ID. With -c,
@@ -59,13 +62,17 @@ want the terminal: run ... | less) COMMAND is a background job: one that
 reads the terminal is stopped until a signal ends it. To give a pipeline the
 terminal, make it COMMAND: -c 'make | less'.
 
---wait, --lease and --grace take seconds (5, 0.5) or durations (1m30s). With
--v, distsync reports every second of its wait who holds NAME.
+--wait (--timeout), --lease and --grace take seconds (5, 0.5) or durations
+(1m30s). With -v (--verbose), distsync reports every second of its wait who
+holds NAME. flock's -u (unlock a descriptor) has no meaning here: the hold
+ends when COMMAND exits; distsync unlock --force NAME deletes a lock whoever
+holds it.
 
-Exit: COMMAND's exit code (128+N if signal N ended it); 75 (or -E's code)
-when not acquired within --wait (at once, with -n or --wait 0, if taken); 70
-lease lost; 64 usage; 69 cannot connect; 126 COMMAND cannot run; 127 COMMAND
-not found; 128+N when signal N ended the wait.
+Exit: COMMAND's exit code (128+N if signal N ended it); 1 (or -E's code)
+when not acquired within --wait (at once, with -n or --wait 0, if taken), as
+flock; 70 lease lost; 64 usage; 65 NAME holds another kind, or a semaphore
+of another size; 69 cannot connect; 126 COMMAND cannot run; 127 COMMAND not
+found; 128+N when signal N ended the wait.
 `
 
 // guard is what run holds while the command runs: a lock or a permit.
@@ -102,7 +109,8 @@ const minRunLease = 100 * time.Millisecond
 // runFlags are run's own flags.
 type runFlags struct {
 	lock, rwlock, sem string
-	shared            bool
+	shared, exclusive bool
+	unlock            bool
 	permits           int64
 	wait              *durationFlag
 	nonblock          bool
@@ -119,12 +127,19 @@ func (c *cli) runCmd(args []string) error {
 	f.StringVar(&rf.rwlock, "rwlock", "", "hold the write side of the read-write lock `NAME` (the read side with -s)")
 	f.BoolVar(&rf.shared, "shared", false, "with --rwlock: hold the read side, shared with other readers (flock -s)")
 	f.alias("s", "shared")
+	f.BoolVar(&rf.exclusive, "exclusive", false, "hold the lock exclusively: the default; with --rwlock, the write side (flock -x)")
+	f.alias("x", "exclusive")
+	f.alias("e", "exclusive")
 	f.StringVar(&rf.sem, "semaphore", "", "hold one permit of the semaphore `NAME`")
 	f.Int64Var(&rf.permits, "permits", 0, "the semaphore's size `N`, set if it has none (with --semaphore)")
 	rf.wait = f.durationVar("wait", 0, "the `time` to wait for the hold, e.g. 5 or 1m; 0 fails at once when taken (default forever)")
 	f.alias("w", "wait")
+	f.alias("timeout", "wait")
 	f.BoolVar(&rf.nonblock, "nonblock", false, "fail at once when taken: --wait 0")
 	f.alias("n", "nonblock")
+	f.alias("nb", "nonblock")
+	f.BoolVar(&rf.unlock, "unlock", false, "flock's -u: refused, as the hold ends when COMMAND exits")
+	f.alias("u", "unlock")
 	f.IntVar(&rf.conflict, "conflict-exit-code", exitNotAcquired, "the exit `code` when not acquired within --wait (flock -E)")
 	f.alias("E", "conflict-exit-code")
 	f.StringVar(&rf.command, "command", "", "run `STRING` with sh -c instead of COMMAND [ARG...]")
@@ -134,6 +149,9 @@ func (c *cli) runCmd(args []string) error {
 	cf.register(f)
 	argv, err := f.parse(c, args, false)
 	if err != nil {
+		return err
+	}
+	if argv, err = rf.positional(c, f, argv); err != nil {
 		return err
 	}
 	if err := rf.check(f, &argv); err != nil {
@@ -278,8 +296,23 @@ wait:
 	return withCode(p.status(), nil)
 }
 
+// positional takes NAME from argv when no --lock, --rwlock or --semaphore
+// names the primitive: flock's form, run [flags] NAME [flags] [--] COMMAND,
+// where NAME is a mutex. Flags may follow NAME, before COMMAND (flock NAME
+// -c STRING). It returns the command's argv.
+func (rf *runFlags) positional(c *cli, f *flags, argv []string) ([]string, error) {
+	if rf.lock != "" || rf.rwlock != "" || rf.sem != "" || len(argv) == 0 {
+		return argv, nil
+	}
+	rf.lock = argv[0]
+	return f.parse(c, argv[1:], false)
+}
+
 // check validates the flags and sets argv to the command to run.
 func (rf *runFlags) check(f *flags, argv *[]string) error {
+	if rf.unlock {
+		return usageErrorf("run", "-u/--unlock has no meaning here: the hold ends when COMMAND exits (flock -u unlocks a descriptor that run never gives COMMAND); to delete a lock whoever holds it, run distsync unlock --force NAME")
+	}
 	n := 0
 	for _, name := range []string{rf.lock, rf.rwlock, rf.sem} {
 		if name != "" {
@@ -287,6 +320,8 @@ func (rf *runFlags) check(f *flags, argv *[]string) error {
 		}
 	}
 	switch {
+	case n == 0:
+		return usageErrorf("run", "no NAME to hold: give NAME before COMMAND, or --lock, --rwlock or --semaphore NAME")
 	case n != 1:
 		return usageErrorf("run", "give exactly one of --lock, --rwlock and --semaphore")
 	case rf.sem != "" && (rf.permits <= 0 || rf.permits > semaphore.MaxPermits):
@@ -294,7 +329,11 @@ func (rf *runFlags) check(f *flags, argv *[]string) error {
 	case rf.sem == "" && f.set("permits"):
 		return usageErrorf("run", "--permits goes with --semaphore")
 	case rf.shared && rf.rwlock == "":
-		return usageErrorf("run", "-s/--shared is the read side of a read-write lock: use it with --rwlock NAME (a --lock mutex has no shared side)")
+		return usageErrorf("run", "-s/--shared is the read side of a read-write lock: use it with --rwlock NAME (a mutex, --lock NAME or NAME alone, has no shared side)")
+	case rf.shared && rf.exclusive:
+		return usageErrorf("run", "-s/--shared and -x/--exclusive disagree")
+	case rf.exclusive && rf.sem != "":
+		return usageErrorf("run", "-x/--exclusive goes with a lock: a permit of --semaphore is shared with the other permits")
 	case rf.nonblock && rf.wait.set && rf.wait.d != 0:
 		return usageErrorf("run", "-n/--nonblock and --wait %v disagree", rf.wait.d)
 	case rf.conflict < 0 || rf.conflict > 255:
@@ -304,7 +343,7 @@ func (rf *runFlags) check(f *flags, argv *[]string) error {
 	case f.set("command") && strings.TrimSpace(rf.command) == "":
 		return usageErrorf("run", "-c needs a command string")
 	case !f.set("command") && len(*argv) == 0:
-		return usageErrorf("run", "no COMMAND to run")
+		return usageErrorf("run", "no COMMAND to run (after NAME %q)", rf.lock+rf.rwlock+rf.sem)
 	case rf.lease.d < minRunLease:
 		return usageErrorf("run", "--lease %v is too short: at least %v, as it is renewed every third of it", rf.lease.d, minRunLease)
 	}
@@ -350,7 +389,7 @@ func unwrapPathError(err error) error {
 	return err
 }
 
-// checkKind refuses a name that holds another kind of primitive (64): a
+// checkKind refuses a name that holds another kind of primitive (65): a
 // --lock on a semaphore would otherwise fail on its keys.
 func checkKind(ctx context.Context, c *distsync.Client, g guard) error {
 	_, _, err := lookup(ctx, c, g.name(), g.kind())

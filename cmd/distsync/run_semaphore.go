@@ -12,7 +12,7 @@ import (
 
 // permitGuard is run --semaphore NAME --permits N: one permit of the
 // permit-expiring semaphore NAME (its lease renewed by the watchdog), whose
-// size is set to N when it has none.
+// size is set to N when it has none; one of another size is refused (65).
 type permitGuard struct {
 	s       *semaphore.PermitSemaphore
 	permits int64
@@ -28,10 +28,20 @@ func newSemaphoreGuard(c *distsync.Client, name string, permits int64) (guard, e
 }
 
 func (g *permitGuard) acquire(ctx context.Context, wait time.Duration) (context.Context, []string, error) {
-	if _, err := g.s.TrySetPermits(ctx, g.permits); err != nil {
+	set, err := g.s.TrySetPermits(ctx, g.permits)
+	if err != nil {
 		return nil, nil, err
 	}
-	var err error
+	if !set {
+		n, err := g.s.Permits(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if n != g.permits {
+			return nil, nil, withCode(exitState, fmt.Errorf("semaphore %q has %d permits, not --permits %d: give --permits %d, or resize it with distsync delete --kind %s %s while nobody holds a permit",
+				g.s.Name(), n, g.permits, n, distsync.KindPermitSemaphore, g.s.Name()))
+		}
+	}
 	if wait < 0 {
 		g.permit, err = g.s.Acquire(ctx)
 	} else {

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/dstest"
+)
+
+// A conflict exits 1 by default, as flock -n and -w do; -E changes it.
+func TestRunConflictExitsOneAsFlock(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	name := dstest.Name(t)
+	lockIn(t, c, name)
+
+	code, _, errOut := invoke(t, "", "run", "--lock", name, "-n", "--", "true")
+	assert.Equal(t, 1, code, errOut)
+	assert.Contains(t, errOut, "held by others")
+	code, _, errOut = invoke(t, "", "run", "--lock", name, "-w", "0.05", "--", "true")
+	assert.Equal(t, 1, code, errOut)
+	code, _, errOut = invoke(t, "", "run", "--lock", name, "-E", "75", "-n", "--", "true")
+	assert.Equal(t, 75, code, errOut)
+}
+
+// flock's spellings: -x/-e/--exclusive, --nb/--nonblock, --timeout beside
+// -w, --verbose beside -v; -u is refused with what to do instead.
+func TestRunFlockSpellings(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	name := dstest.Name(t)
+	lockIn(t, c, name)
+
+	for _, args := range [][]string{{"--nb"}, {"--nonblock"}, {"--timeout", "0"}, {"--timeout", "0.05"}, {"-x", "-n"}, {"--exclusive", "-n"}, {"-e", "-n"}} {
+		code, _, errOut := invoke(t, "", append(append([]string{"run", "--lock", name}, args...), "--", "true")...)
+		assert.Equal(t, exitNotAcquired, code, "%q: %s", args, errOut)
+	}
+	code, _, errOut := invoke(t, "", "run", "--lock", name, "--timeout", "0.05", "--", "true")
+	assert.Equal(t, exitNotAcquired, code, errOut)
+	assert.Contains(t, errOut, "not acquired within 50ms")
+
+	// -x on a read-write lock is its write side; -s and -x disagree.
+	rw := name + "-rw"
+	code, out, errOut := invoke(t, "", "run", "--rwlock", rw, "-x", "-n", "--", "sh", "-c", "echo $"+envFencingToken)
+	assert.Equal(t, 0, code, errOut)
+	assert.Regexp(t, `^[1-9][0-9]*\n$`, out)
+	code, _, errOut = invoke(t, "", "run", "--rwlock", rw, "-s", "-x", "--", "true")
+	assert.Equal(t, exitUsage, code, errOut)
+	assert.Contains(t, errOut, "disagree")
+
+	code, _, errOut = invoke(t, "", "run", "-u", "--lock", name, "--", "true")
+	assert.Equal(t, exitUsage, code, errOut)
+	assert.Contains(t, errOut, "distsync unlock --force NAME")
+	code, _, errOut = invoke(t, "", "run", "--unlock", name, "true")
+	assert.Equal(t, exitUsage, code, errOut)
+
+	code, _, errOut = invoke(t, "", "run", "--verbose", "--lock", name+"-free", "--", "true")
+	assert.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, `distsync run: holding lock "`+name+`-free"`)
+}
+
+// The positional form, flock's: run [flags] NAME [flags] [--] COMMAND holds
+// the mutex NAME, the same as --lock NAME.
+func TestRunPositionalName(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	name := dstest.Name(t)
+
+	code, out, errOut := invoke(t, "", "run", name, "--", "sh", "-c", "echo $"+envFencingToken)
+	require.Equal(t, 0, code, errOut)
+	assert.Regexp(t, `^[1-9][0-9]*\n$`, out)
+	code, _, errOut = invoke(t, "", "run", name, "sh", "-c", "exit 3")
+	assert.Equal(t, 3, code, errOut)
+	code, out, errOut = invoke(t, "", "run", name, "-c", "echo via sh; exit 4")
+	assert.Equal(t, 4, code, errOut)
+	assert.Equal(t, "via sh\n", out)
+
+	lockIn(t, c, name)
+	code, _, errOut = invoke(t, "", "run", "-n", name, "--", "true")
+	assert.Equal(t, exitNotAcquired, code, errOut)
+	assert.Contains(t, errOut, `lock "`+name+`"`, "NAME is the mutex --lock NAME holds")
+	code, _, errOut = invoke(t, "", "run", name, "-w", "0", "--", "true")
+	assert.Equal(t, exitNotAcquired, code, "flags after NAME: %s", errOut)
+
+	code, _, errOut = invoke(t, "", "run", name)
+	assert.Equal(t, exitUsage, code, errOut)
+	assert.Contains(t, errOut, "no COMMAND to run")
+	code, _, errOut = invoke(t, "", "run", "-s", name, "true")
+	assert.Equal(t, exitUsage, code, errOut)
+	assert.Contains(t, errOut, "--rwlock NAME")
+}
+
+// run --semaphore on a semaphore of another size says so and exits 65,
+// instead of holding a permit of the old size.
+func TestRunSemaphoreOfAnotherSize(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	ctx := context.Background()
+	s, err := c.PermitSemaphore(dstest.Name(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Delete(context.Background()) })
+	require.NoError(t, s.SetPermits(ctx, 2))
+
+	ran := filepath.Join(t.TempDir(), "ran")
+	code, _, errOut := invoke(t, "", "run", "--semaphore", s.Name(), "--permits", "5", "--", "touch", ran)
+	assert.Equal(t, exitState, code, errOut)
+	assert.Contains(t, errOut, `semaphore "`+s.Name()+`" has 2 permits, not --permits 5`)
+	assert.NoFileExists(t, ran)
+	n, err := s.Permits(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), n, "the size is left as it was")
+
+	code, _, errOut = invoke(t, "", "run", "--semaphore", s.Name(), "--permits", "2", "--", "touch", ran)
+	assert.Equal(t, 0, code, errOut)
+	assert.FileExists(t, ran)
+}
+
+// list shows the names held or waited for, with kind, holders, waiters and
+// TTL; --all adds the free ones that store state; --max bounds the scan.
+func TestList(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	ctx := context.Background()
+	base := dstest.Name(t)
+
+	held := base + "-held"
+	lockIn(t, c, held)
+	m, err := c.Mutex(held)
+	require.NoError(t, err)
+	wctx, cancel := context.WithCancel(ctx)
+	waited := make(chan error, 1)
+	go func() { _, err := m.Lock(wctx); waited <- err }()
+	t.Cleanup(func() { cancel(); <-waited })
+	dstest.WaitWaiters(t, c, m.Key()+":waiters", 1)
+
+	rw, err := c.RWLock(base + "-rw")
+	require.NoError(t, err)
+	r, err := rw.Read().Lock(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { rw.Read().Unlock(r) })
+
+	s, err := c.PermitSemaphore(base + "-sem")
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Delete(context.Background()) })
+	require.NoError(t, s.SetPermits(ctx, 3))
+	free, err := c.PermitSemaphore(base + "-free")
+	require.NoError(t, err)
+	t.Cleanup(func() { free.Delete(context.Background()) })
+	require.NoError(t, free.SetPermits(ctx, 1))
+	p, err := s.Acquire(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Release(context.Background(), p) })
+
+	code, out, errOut := invoke(t, "", "list", base+"-*")
+	require.Equal(t, exitOK, code, errOut)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	require.Len(t, lines, 4, out)
+	assert.Equal(t, []string{"NAME", "KIND", "HOLDERS", "WAITERS", "TTL"}, strings.Fields(lines[0]))
+	assert.Regexp(t, `^`+held+` +mutex +1 +1 +[0-9.]+s$`, lines[1])
+	assert.Regexp(t, `^`+base+`-rw +rwlock +1 \(read\) +0 +[0-9.]+s$`, lines[2])
+	assert.Regexp(t, `^`+base+`-sem +permitsemaphore +1 +0 +[0-9.]+s$`, lines[3])
+	assert.NotContains(t, out, base+"-free", "a free semaphore is neither held nor waited for")
+
+	code, out, errOut = invoke(t, "", "list", "--all", "--json", base+"-*")
+	require.Equal(t, exitOK, code, errOut)
+	var reports []report
+	require.NoError(t, json.Unmarshal([]byte(out), &reports), out)
+	var names []string
+	for _, r := range reports {
+		names = append(names, r.Name)
+	}
+	assert.Equal(t, []string{base + "-free", held, base + "-rw", base + "-sem"}, names)
+	assert.Equal(t, distsync.KindPermitSemaphore, reports[0].Kind)
+
+	code, out, errOut = invoke(t, "", "list", base+"-nothing*")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "nothing held or waited for")
+
+	code, _, errOut = invoke(t, "", "list", "--max", "1", base+"-*")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, errOut, "stopped after --max 1 keys; more names may exist")
+
+	code, _, errOut = invoke(t, "", "list", "a{b}")
+	assert.Equal(t, exitUsage, code, errOut)
+}
+
+// --version prints the module version, or a source build's VCS revision
+// and date: never "(devel)".
+func TestVersionOf(t *testing.T) {
+	t.Parallel()
+	vcs := []debug.BuildSetting{{Key: "vcs.revision", Value: "4f2a9c1e8d3b77aa"}, {Key: "vcs.time", Value: "2026-11-25T21:30:00Z"}}
+	dirty := append(vcs[:2:2], debug.BuildSetting{Key: "vcs.modified", Value: "true"})
+	for _, c := range []struct {
+		what string
+		bi   *debug.BuildInfo
+		want string
+	}{
+		{"go install …@v0.1.0", &debug.BuildInfo{Main: debug.Module{Version: "v0.1.0"}}, "v0.1.0"},
+		{"a pseudo-version", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261125213000-4f2a9c1e8d3b"}, Settings: vcs}, "v0.0.0-20261125213000-4f2a9c1e8d3b"},
+		{"a source build", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs}, "source 4f2a9c1e8d3b 2026-11-25T21:30:00Z"},
+		{"a modified tree", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: dirty}, "source 4f2a9c1e8d3b+dirty 2026-11-25T21:30:00Z"},
+	} {
+		assert.Equal(t, c.want, versionOf(c.bi, true), c.what)
+	}
+	noVCS := versionOf(&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, true)
+	assert.NotContains(t, noVCS, "(devel)")
+	assert.Contains(t, noVCS, "-buildvcs=false", "says why there is no revision")
+	_, out, _ := invoke(t, "", "--version")
+	assert.NotContains(t, out, "(devel)")
+}
+
+// help COMMAND prints that command's usage, for every command.
+func TestHelpCommand(t *testing.T) {
+	t.Parallel()
+	for _, cmd := range commands {
+		code, out, errOut := invokeEnv(t, nil, "", "help", cmd.name)
+		assert.Equal(t, exitOK, code, "%s: %s", cmd.name, errOut)
+		_, want, _ := invokeEnv(t, nil, "", cmd.name, "--help")
+		assert.Equal(t, want, out, cmd.name)
+		assert.True(t, strings.HasPrefix(out, "Usage: distsync "+cmd.name), "%s: %q", cmd.name, out)
+	}
+	code, _, errOut := invokeEnv(t, nil, "", "help", "nosuch")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, `unknown command "nosuch"`)
+}
