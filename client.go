@@ -100,6 +100,14 @@ func init() {
 	ErrNotReplicated = core.ErrNotReplicated
 }
 
+// MinLease is the shortest lease: an explicit lease (TryLock, TryAcquire),
+// an Extend and Options.Lease below it return ErrInvalidArgument. A holder
+// stops trusting a lease a margin before the server ends it (1% + 2 ms, for
+// clock drift), and what is left must still cover the grant's round trip, so
+// a shorter lease would be refused as late, which looks like contention.
+// 10 ms holds on a local server; over a network, leave several round trips.
+const MinLease time.Duration = 10 * time.Millisecond
+
 // Defaults.
 const (
 	DefaultPrefix       = "distsync:"
@@ -134,7 +142,8 @@ type Options struct {
 	// (ErrInvalidArgument).
 	Prefix string
 	// Lease is the watchdog lease: locks taken without an explicit lease
-	// hold it and the watchdog renews it every Lease/3. Default 30 s.
+	// hold it and the watchdog renews it every Lease/3. Default 30 s; at
+	// least MinLease.
 	Lease time.Duration
 	// WaiterWindow is how long a waiter stays registered beyond the lease it
 	// was told, and its longest sleep when no lease bounds it. Default 30 s.
@@ -257,8 +266,8 @@ func (o *Options) check() error {
 			errs = append(errs, fmt.Errorf("%w: negative %s %v", ErrInvalidArgument, what, d))
 		}
 	}
-	if o.Lease > 0 && o.Lease < 3*time.Millisecond {
-		errs = append(errs, fmt.Errorf("%w: Lease %v is shorter than 3ms", ErrInvalidArgument, o.Lease))
+	if o.Lease > 0 && o.Lease < MinLease {
+		errs = append(errs, fmt.Errorf("%w: Lease %v is shorter than the minimum, %v", ErrInvalidArgument, o.Lease, MinLease))
 	}
 	if o.ReplicaAck.Replicas < 0 || o.ReplicaAck.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("%w: negative ReplicaAck %+v", ErrInvalidArgument, o.ReplicaAck))

@@ -87,3 +87,7 @@ func TestPrefixWithBraceRefused(t *testing.T) {
 func TestForeverIsTheInternalForever(t *testing.T) {
 	assert.Equal(t, core.Forever, distsync.Forever)
 }
+
+func TestMinLeaseIsTheInternalMinLease(t *testing.T) {
+	assert.Equal(t, core.MinLease, distsync.MinLease)
+}

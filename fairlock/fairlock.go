@@ -166,7 +166,8 @@ func (f *FairLock) Lock(ctx context.Context) (context.Context, error) {
 // with cause ErrLeaseExpired (a little before the server's count ends, a
 // margin for clock drift). With wait 0 a failed attempt is not repeated: its
 // error is returned, and anything it may have granted is given back.
-// Negative durations (but Forever) return ErrInvalidArgument.
+// Negative durations (but Forever) and a lease under distsync.MinLease
+// return ErrInvalidArgument.
 func (f *FairLock) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	return f.s().TryLock(ctx, wait, lease)
 }
@@ -221,7 +222,7 @@ func (f *FairLock) release(ctx context.Context, owner, id string, life time.Dura
 // Redisson's expire on a held lock. The hold's lease is never shortened below
 // what another of its acquisitions was promised. It returns ErrNotHeld when
 // the acquisition is no longer held (an ended lease is not revived), and
-// ErrInvalidArgument for lease <= 0 or an acquisition the watchdog renews.
+// ErrInvalidArgument for a lease under MinLease or an acquisition the watchdog renews.
 // While Extend is on the wire the acquisition does not expire: the server's
 // answer decides, so client and server agree. One round trip.
 func (f *FairLock) Extend(ctx context.Context, lease time.Duration) error {

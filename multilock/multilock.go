@@ -97,7 +97,8 @@ func (l *Lock) Lock(ctx context.Context) (context.Context, error) {
 // together: when ctx ends, every member releases its acquisition (see the
 // members' Lock), and when ctx ends before every grant came back, TryLock
 // returns ctx.Err() and leaves nothing held. Locking again with it
-// re-enters every member. Negative durations return ErrInvalidArgument.
+// re-enters every member. Negative durations and a lease under
+// distsync.MinLease return ErrInvalidArgument.
 func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	if err := core.CheckDuration("wait", wait); err != nil {
 		return ctx, fmt.Errorf("multilock: %w", err)

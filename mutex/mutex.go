@@ -173,7 +173,8 @@ func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 // with cause ErrLeaseExpired (a little before the server's count ends, a
 // margin for clock drift). With wait 0 a failed attempt is not repeated: its
 // error is returned, and anything it may have granted is given back.
-// Negative durations (but Forever) return ErrInvalidArgument.
+// Negative durations (but Forever) and a lease under distsync.MinLease
+// return ErrInvalidArgument.
 func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	return m.s().TryLock(ctx, wait, lease)
 }
@@ -240,7 +241,7 @@ func (m *Mutex) run(ctx context.Context, owner, id string, life time.Duration, l
 // Redisson's expire on a held lock. The hold's lease is never shortened below
 // what another of its acquisitions was promised. It returns ErrNotHeld when
 // the acquisition is no longer held (an ended lease is not revived), and
-// ErrInvalidArgument for lease <= 0 or an acquisition the watchdog renews.
+// ErrInvalidArgument for a lease under MinLease or an acquisition the watchdog renews.
 // While Extend is on the wire the acquisition does not expire: the server's
 // answer decides, so client and server agree. One round trip.
 func (m *Mutex) Extend(ctx context.Context, lease time.Duration) error {

@@ -108,8 +108,8 @@ func WithDrift(factor float64, constant time.Duration) Option {
 // larger than the real lease overstates the validity.
 func WithWatchdogLease(d time.Duration) Option {
 	return func(o *options) {
-		if d <= 0 {
-			o.errs = append(o.errs, fmt.Errorf("%w: watchdog lease %v is not positive", distsync.ErrInvalidArgument, d))
+		if d < distsync.MinLease {
+			o.errs = append(o.errs, fmt.Errorf("%w: watchdog lease %v is shorter than the minimum, %v", distsync.ErrInvalidArgument, d, distsync.MinLease))
 		}
 		o.watchdogLease = d
 	}
@@ -257,7 +257,7 @@ func (l *Lock) Lock(ctx context.Context) (context.Context, error) {
 // ctx ends, every member releases its acquisition, and when ctx ends before
 // a quorum's grants came back, TryLock returns ctx.Err() and leaves nothing
 // held. Locking again with it re-enters on every master. A refusal wraps
-// ErrNotAcquired; negative durations return
+// ErrNotAcquired; negative durations and a lease under distsync.MinLease return
 // ErrInvalidArgument; when so many masters' Clients were closed that no
 // quorum can grant, it returns an error wrapping ErrClosed (before the
 // error of a ctx that is done).

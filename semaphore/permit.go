@@ -69,7 +69,8 @@ func (s *PermitSemaphore) Acquire(ctx context.Context) (*Permit, error) {
 // (Permit.Extend moves its end): Redisson's tryAcquire(waitTime,
 // leaseTime). It returns an error wrapping ErrNotAcquired when no permit
 // became available in time, one wrapping ctx.Err() when ctx ended first, and
-// ErrInvalidArgument for a negative wait or lease. Either of the first two
+// ErrInvalidArgument for a negative wait or a lease that is negative or under
+// distsync.MinLease. Either of the first two
 // also wraps ErrNotSet when the permits were never set (as for Acquire).
 // Failures are handled as for Acquire; with wait 0 a failed attempt is not
 // repeated.
@@ -320,7 +321,7 @@ func (p *Permit) TTL(ctx context.Context) (time.Duration, error) {
 // from now, by the server's clock, and moves the end of the permit's context
 // with it. It returns an error wrapping ErrNotHeld when
 // the permit is no longer held (a permit whose lease ended is not revived),
-// and ErrInvalidArgument for lease <= 0 or a permit the watchdog renews.
+// and ErrInvalidArgument for a lease under MinLease or a permit the watchdog renews.
 // While the update is on the wire the permit does not expire: the server's
 // answer decides, so the client and the server agree on every permit. One
 // round trip.
@@ -332,8 +333,8 @@ func (p *Permit) Extend(ctx context.Context, lease time.Duration) error {
 		return p.errorf(err)
 	}
 	switch {
-	case lease <= 0:
-		return p.errorf(fmt.Errorf("%w: lease %v, want > 0", core.ErrInvalidArgument, lease))
+	case lease < core.MinLease:
+		return p.errorf(fmt.Errorf("%w: lease %v, want at least %v", core.ErrInvalidArgument, lease, core.MinLease))
 	case p.lease == 0:
 		return p.errorf(fmt.Errorf("%w: the watchdog renews this permit", core.ErrInvalidArgument))
 	}

@@ -272,11 +272,20 @@ func Mono(t time.Time) time.Duration { return t.Sub(epoch) }
 // Forever is the wait that lasts until the caller's context is done.
 const Forever time.Duration = -1
 
+// MinLease is the shortest lease distsync grants: a holder's view of a
+// lease ends Drift(lease) before the server's, and what is left must still
+// cover a round trip, so a shorter one would be refused as a late grant,
+// like contention. It is also the shortest watchdog lease.
+const MinLease = 10 * time.Millisecond
+
 // CheckDuration returns ErrInvalidArgument for a negative duration, but
-// Forever as a wait.
+// Forever as a wait, and for a lease > 0 shorter than MinLease.
 func CheckDuration(what string, d time.Duration) error {
 	if d < 0 && !(what == "wait" && d == Forever) {
 		return fmt.Errorf("%w: negative %s %v", ErrInvalidArgument, what, d)
+	}
+	if what == "lease" && d > 0 && d < MinLease {
+		return fmt.Errorf("%w: lease %v is shorter than the minimum, %v", ErrInvalidArgument, d, MinLease)
 	}
 	return nil
 }

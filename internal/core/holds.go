@@ -566,8 +566,8 @@ func (a *Acq) send(ctx context.Context) (int64, error) {
 // before. While Extend is on the wire the lease does not expire: the
 // server's answer decides, so client and server agree.
 func (a *Acq) Extend(ctx context.Context, lease time.Duration, send func(ctx context.Context) (bool, error)) error {
-	if lease <= 0 {
-		return fmt.Errorf("%w: lease %v, want > 0", ErrInvalidArgument, lease)
+	if lease < MinLease {
+		return fmt.Errorf("%w: lease %v, want at least %v", ErrInvalidArgument, lease, MinLease)
 	}
 	if a.exp == nil {
 		return fmt.Errorf("%w: the watchdog renews this acquisition", ErrInvalidArgument)
