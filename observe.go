@@ -49,9 +49,9 @@ type Observer struct {
 
 // AcquireInfo describes one acquisition attempt, granted or not.
 type AcquireInfo struct {
-	// Kind is the primitive's kind (KindMutex, KindRWLock, KindFairLock,
-	// KindSemaphore or KindPermitSemaphore); Side is a read-write lock's
-	// side, SideRead or SideWrite, and "" for other kinds; Name is the
+	// Kind is the primitive's kind, a Kind constant (never KindLatch: a
+	// latch has no acquisitions); Side is a read-write lock's side,
+	// SideRead or SideWrite, and "" for other kinds; Name is the
 	// primitive's name.
 	Kind Kind
 	Side string

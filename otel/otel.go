@@ -13,9 +13,9 @@
 // # Metrics
 //
 // Durations are in seconds, said by each metric's unit. Every metric but
-// the renewals' carries distsync.kind (a distsync.Kind: mutex, rwlock,
-// fairlock, semaphore, permitsemaphore), distsync.side (read or write) for
-// a read-write lock, and distsync.name with WithNameAttribute.
+// the renewals' carries distsync.kind (a distsync.Kind, such as mutex,
+// rwlock or permitsemaphore), distsync.side (read or write) for a
+// read-write lock, and distsync.name with WithNameAttribute.
 //
 //   - distsync.acquisitions (counter): acquisitions, with distsync.outcome
 //     (acquired, not_acquired: the wait budget was spent, as a TryLock
