@@ -30,7 +30,8 @@ nothing but reads every key of the database, and stops after --max keys
 it found, one round trip each, as distsync inspect does; what it prints is
 what each name held at that moment, not one snapshot of all of them.
 
-A counting semaphore does not record its holders: its HOLDERS are "-".
+A counting semaphore does not record its holders: its HOLDERS are "-", and
+it is listed when waited for, or with --all.
 
 JSON: an array of what inspect --json prints, one element per name.
 `
