@@ -221,9 +221,9 @@ func (tel *telemetry) ours(t *testing.T, prefix string) tracetest.SpanStubs {
 	return out
 }
 
-// A real failure is an error with error.type, on the span and the metrics;
-// so is a release that found its acquisition no longer held.
+// A real failure is an error with error.type, on the span and the metrics.
 func TestErrorsHaveAType(t *testing.T) {
+	redistest.RequireReal(t, redistest.Shared(t), redistest.ErrorTables)
 	c, tel := client(t)
 	ctx := context.Background()
 	name := dstest.Name(t)
@@ -244,8 +244,14 @@ func TestErrorsHaveAType(t *testing.T) {
 	require.Len(t, acq, 1)
 	assert.Equal(t, codes.Error, acq[0].Status.Code)
 	assert.True(t, has(attribute.NewSet(acq[0].Attributes...), []attribute.KeyValue{outcome("error"), wrongKind}), "%v", acq[0].Attributes)
+}
 
-	m2, err := c.Mutex(name)
+// A release that found its acquisition no longer held is an error with
+// error.type not_held.
+func TestReleaseNotHeldHasAType(t *testing.T) {
+	c, tel := client(t)
+	ctx := context.Background()
+	m2, err := c.Mutex(dstest.Name(t))
 	require.NoError(t, err)
 	held, err := m2.TryLock(ctx, 0, time.Minute)
 	require.NoError(t, err)
