@@ -171,8 +171,9 @@ func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 // With lease 0 the watchdog renews the lease until Unlock; with lease > 0
 // the lock simply expires after lease, and the returned context ends then
 // with cause ErrLeaseExpired (a little before the server's count ends, a
-// margin for clock drift). With wait 0 a failed attempt is not repeated: its
-// error is returned, and anything it may have granted is given back.
+// margin for clock drift), which is its Deadline. With wait 0 a failed
+// attempt is not repeated: its error is returned, and anything it may have
+// granted is given back.
 // Negative durations (but Forever) and a lease under distsync.MinLease
 // return ErrInvalidArgument.
 func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
@@ -237,7 +238,7 @@ func (m *Mutex) run(ctx context.Context, owner, id string, life time.Duration, l
 
 // Extend moves the end of the explicit lease of the acquisition ctx carries
 // (a context TryLock returned with lease > 0) to lease from now by the
-// server's clock, and the end of its context with it: redsync's Extend,
+// server's clock, and the end of its context (its Deadline) with it: redsync's Extend,
 // Redisson's expire on a held lock. The hold's lease is never shortened below
 // what another of its acquisitions was promised. It returns ErrNotHeld when
 // the acquisition is no longer held (an ended lease is not revived), and

@@ -262,8 +262,9 @@ func (l *Side) Lock(ctx context.Context) (context.Context, error) {
 // With lease 0 the watchdog renews the lease until Unlock; with lease > 0
 // the lock simply expires after lease, and the returned context ends then
 // with cause ErrLeaseExpired (a little before the server's count ends, a
-// margin for clock drift). With wait 0 a failed attempt is not repeated: its
-// error is returned, and anything it may have granted is given back.
+// margin for clock drift), which is its Deadline. With wait 0 a failed
+// attempt is not repeated: its error is returned, and anything it may have
+// granted is given back.
 // Negative durations (but Forever) and a lease under distsync.MinLease
 // return ErrInvalidArgument.
 func (l *Side) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
@@ -366,7 +367,7 @@ func (l *Side) leave(ctx context.Context, waiter string) error {
 
 // Extend moves the end of the explicit lease of the acquisition ctx carries
 // (a context TryLock returned with lease > 0) to lease from now by the
-// server's clock, and the end of its context with it: redsync's Extend,
+// server's clock, and the end of its context (its Deadline) with it: redsync's Extend,
 // Redisson's expire on a held lock. The hold's lease is never shortened below
 // what another of its acquisitions was promised. It returns ErrNotHeld when
 // the acquisition is no longer held (an ended lease is not revived), and

@@ -319,9 +319,10 @@ func (p *Permit) TTL(ctx context.Context) (time.Duration, error) {
 // Extend (Redisson's updateLeaseTime, as a lock's Extend) sets the
 // remaining lease of a permit acquired with an explicit lease to lease (> 0)
 // from now, by the server's clock, and moves the end of the permit's context
-// with it. It returns an error wrapping ErrNotHeld when
-// the permit is no longer held (a permit whose lease ended is not revived),
-// and ErrInvalidArgument for a lease under MinLease or a permit the watchdog renews.
+// (its Deadline) with it. It returns an error wrapping ErrNotHeld when the
+// permit is no longer held (a permit whose lease ended is not revived), and
+// ErrInvalidArgument for a lease under MinLease or a permit the watchdog
+// renews.
 // While the update is on the wire the permit does not expire: the server's
 // answer decides, so the client and the server agree on every permit. One
 // round trip.

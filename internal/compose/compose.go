@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/distsync/distsync/internal/core"
 )
@@ -92,7 +93,41 @@ func (h *Hold) Start(ctx context.Context, what string, members []context.Context
 			s()
 		}
 	}
-	return context.WithValue(ctx, key, self)
+	return &composed{Context: context.WithValue(ctx, key, self), members: members, need: need}
+}
+
+// composed is the composed context: it ends by itself once fewer than need
+// members are left, so its Deadline is the deadline by which that many
+// members' contexts have ended (those of explicit leases end by
+// themselves, and Extend moves them), or its parent's when that is earlier.
+type composed struct {
+	context.Context
+	members []context.Context
+	need    int
+}
+
+func (c *composed) Deadline() (time.Time, bool) {
+	held := 0
+	var ends []time.Time
+	for _, m := range c.members {
+		if m == nil {
+			continue
+		}
+		held++
+		if d, ok := m.Deadline(); ok {
+			ends = append(ends, d)
+		}
+	}
+	pd, ok := c.Context.Deadline()
+	// Members without a deadline never end by themselves: sorted, the
+	// (held-need)th end (from 0) is the one that leaves fewer than need.
+	if k := held - c.need; k >= 0 && k < len(ends) {
+		slices.SortFunc(ends, time.Time.Compare)
+		if !ok || ends[k].Before(pd) {
+			return ends[k], true
+		}
+	}
+	return pd, ok
 }
 
 // Members returns a copy of the member contexts.

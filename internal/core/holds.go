@@ -109,6 +109,24 @@ type expiry struct {
 	timer    *time.Timer // ends the acquisition at deadline
 }
 
+// Deadline is when the acquisition's context ends by itself: the end of an
+// explicit lease as this process sees it (Drift before the server's), which
+// Extend moves, or the parent's deadline when that comes first. A watchdog
+// acquisition has only its parent's.
+func (a *Acq) Deadline() (time.Time, bool) {
+	pd, ok := a.Context.Deadline()
+	if a.exp == nil {
+		return pd, ok
+	}
+	a.mu.Lock()
+	d := a.exp.deadline
+	a.mu.Unlock()
+	if ok && pd.Before(d) {
+		return pd, true
+	}
+	return d, true
+}
+
 // explicit returns a's explicit lease, 0 when the watchdog renews it.
 func (a *Acq) explicit() time.Duration {
 	if a.exp == nil {
