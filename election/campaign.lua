@@ -31,7 +31,7 @@ if redis.call('EXISTS', KEYS[1]) == 0 and (not head or head == ARGV[3]) then
   local term, s = ds_token(KEYS[4], ARGV[5])
   redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', s, '#k', 'election',
     '#a:' .. ARGV[1], ARGV[6] .. '=' .. ds_end(now, ARGV[7], ARGV[2]),
-    'v', ARGV[8], 's', el_int(now))
+    '#v', ARGV[8], '#s', el_int(now))
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   redis.call(ARGV[10], ARGV[9], 'c')
   return {term, 1}

@@ -370,7 +370,7 @@ func (e *Election) observe(ctx, jctx context.Context, out chan<- State) {
 		}
 		st, ttl, err := e.read(ctx)
 		switch {
-		case err != nil && ctx.Err() != nil:
+		case err != nil && (ctx.Err() != nil || e.c.Closed() != nil):
 			return
 		case err != nil:
 			if !core.Transient(err) {

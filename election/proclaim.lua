@@ -6,7 +6,7 @@
 ds_kind(KEYS[1], 'election')
 for _, id in ipairs(ds_ledger(KEYS[1], ARGV[1])) do
   if id == ARGV[2] then
-    redis.call('HSET', KEYS[1], 'v', ARGV[3])
+    redis.call('HSET', KEYS[1], '#v', ARGV[3])
     redis.call(ARGV[5], ARGV[4], 'c')
     return 1
   end

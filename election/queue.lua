@@ -4,8 +4,8 @@
 -- An election is, under one hash tag:
 --   H  the leader's hash, which exists while someone leads and expires with
 --      the leader's lease: the lock hold's fields (owner -> 1, '#a:'..owner
---      its acquisition, '#t' the term, '#k' 'election'), 'v' the value the
---      leader announced and 's' the server ms since when it leads
+--      its acquisition, '#t' the term, '#k' 'election'), '#v' the value the
+--      leader announced and '#s' the server ms since when it leads
 --   Q  a list of candidate ids in arrival order, the head first
 --   D  a sorted set: candidate id -> the end of its wait window (server ms);
 --      a candidate pushes it further at every attempt, and one whose window

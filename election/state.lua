@@ -4,6 +4,6 @@
 --        leads; {'0', the last term given ('0' when none is known)} when
 --        nobody does.
 ds_kind(KEYS[1], 'election')
-local f = redis.call('HMGET', KEYS[1], '#t', 'v', 's')
+local f = redis.call('HMGET', KEYS[1], '#t', '#v', '#s')
 if not f[1] then return {'0', redis.call('GET', KEYS[2]) or '0'} end
 return {'1', f[1], f[2] or '', f[3] or '0', tostring(redis.call('PTTL', KEYS[1]))}
