@@ -2,7 +2,11 @@ package redistest
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,5 +81,31 @@ func TestMiniFallback(t *testing.T) {
 	}
 	if err := c.Do(ctx, c.B().Ping().Build()).Error(); err == nil {
 		t.Fatal("PING answered after Stop")
+	}
+}
+
+// ServerEnv chooses the server: "none" the fallback even where redis-server
+// is installed, a path that binary. The choice is made once per test binary,
+// so each case runs in a child process of this one.
+func TestServerEnv(t *testing.T) {
+	if os.Getenv("REDISTEST_CHILD") == "1" {
+		fmt.Printf("kind=%s\n", Start(t).Kind())
+		return
+	}
+	t.Parallel()
+	cases := map[string]string{"none": miniKind}
+	if bin := redisBinary(); bin != "" {
+		cases[bin] = "(" + bin + ")"
+	}
+	for env, want := range cases {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestServerEnv$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "REDISTEST_CHILD=1", ServerEnv+"="+env, RequireEnv+"=", ReportEnv+"=")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s=%s: %v\n%s", ServerEnv, env, err, out)
+		}
+		if !strings.Contains(string(out), "kind=") || !strings.Contains(string(out), want) {
+			t.Errorf("%s=%s: want a server of kind %q, got:\n%s", ServerEnv, env, want, out)
+		}
 	}
 }
