@@ -326,6 +326,7 @@ func TestInvalidAndClosed(t *testing.T) {
 // Names are one namespace across kinds.
 func TestWrongKind(t *testing.T) {
 	t.Parallel()
+	redistest.RequireReal(t, redistest.Shared(t), redistest.ErrorTables)
 	c := dstest.Client(t)
 	name := dstest.Name(t)
 	m, err := c.Mutex(name)
