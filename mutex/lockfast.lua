@@ -4,8 +4,8 @@
 --         once a waiter may wait, '#q' -> 1 (releases then look for them)
 -- KEYS[2] the name's fencing counter  KEYS[3] Q and KEYS[4] E, the waiters
 -- (mx.lua)  KEYS[5] the acquisition's finished mark (ds_mark)
--- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] waiter id ('' when the caller will
--- not wait)  ARGV[4] waiter window ms  ARGV[5] fencing counter lifetime ms
+-- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] waiter id ('<owner>:<acquisition
+-- id>', mx.lua; '' when the caller will not wait)  ARGV[4] waiter window ms  ARGV[5] fencing counter lifetime ms
 -- ARGV[6] acquisition id  ARGV[7] 'w' (the watchdog renews it) or 'e'
 -- Reply: {token, hold count} when acquired or re-entered, or when this
 --        acquisition was granted before (a repeated attempt, or the

@@ -22,6 +22,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/distsync/distsync/internal/acquire"
@@ -80,7 +81,7 @@ const (
 )
 
 // lock is what every mutex's acquisitions share.
-var lock = acquire.Lock{Script: lockScript, Handoff: true}
+var lock = acquire.Lock{Script: lockScript, Handoff: true, PerAcquisition: true}
 
 // handle is a Mutex as acquire.Handle (and core.Holdable): what acquiring,
 // holding and renewing need of it, out of the Mutex's API.
@@ -108,7 +109,10 @@ func (h *handle) Release(ctx context.Context, owner, id string, life time.Durati
 	return (*Mutex)(h).release(ctx, owner, id, life)
 }
 
-func (h *handle) Leave(ctx context.Context, owner, id string) error {
+// Leave removes waiter acquire.WaiterID(owner, id) and gives back what a
+// release may have handed it.
+func (h *handle) Leave(ctx context.Context, waiter, id string) error {
+	owner := strings.TrimSuffix(waiter, ":"+id)
 	_, err := (*Mutex)(h).run(ctx, owner, id, core.ReleaseMemory, true)
 	return err
 }

@@ -3,6 +3,7 @@ package mutex_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"runtime"
 	"sync"
 	"testing"
@@ -433,4 +434,59 @@ func TestCloseCancelsHolders(t *testing.T) {
 	<-explicit.Done()
 	assert.ErrorIs(t, context.Cause(held), distsync.ErrClosed)
 	assert.ErrorIs(t, context.Cause(explicit), distsync.ErrClosed)
+}
+
+// Two goroutines of one owner wait for a lock another owner holds; one gives
+// up. A waiter is an acquisition, not an owner: the one that gave up takes
+// away only its own entry, and the holder's release wakes the other at once
+// (the holder's ten-minute lease would otherwise bound its sleep).
+func TestWaitersOfOneOwnerAreApart(t *testing.T) {
+	t.Parallel()
+	holder, c := dstest.Client(t), dstest.Client(t)
+	name := dstest.Name(t)
+	m := newMutex(t, c, name)
+	held, err := newMutex(t, holder, name).TryLock(context.Background(), 0, 10*time.Minute)
+	require.NoError(t, err)
+
+	owner := distsync.NewOwner(context.Background())
+	quitter, quit := context.WithCancel(owner) // the same owner
+	defer quit()
+	gaveUp := make(chan error, 1)
+	go func() {
+		_, err := m.Lock(quitter)
+		gaveUp <- err
+	}()
+	waitForWaiters(t, c, m, 1)
+	entries := waiterEntries(t, c, m)
+	got := make(chan error, 1)
+	go func() {
+		lctx, err := m.Lock(owner)
+		if err == nil {
+			err = m.Unlock(lctx)
+		}
+		got <- err
+	}()
+	// The second has registered when the entries change (a new entry, or,
+	// were waiters owners, the first's entry rewritten).
+	require.Eventually(t, func() bool { return !maps.Equal(entries, waiterEntries(t, c, m)) }, 20*time.Second, time.Millisecond)
+
+	quit()
+	require.ErrorIs(t, <-gaveUp, context.Canceled)
+	require.NoError(t, newMutex(t, holder, name).Unlock(held))
+	select {
+	case err := <-got:
+		require.NoError(t, err, "the waiter left alone gets the lock")
+	case <-time.After(20 * time.Second):
+		t.Fatal("the waiter left alone was not woken by the release")
+	}
+	waitForWaiters(t, c, m, 0)
+}
+
+// waiterEntries returns the mutex's waiter entries (E in mx.lua).
+func waiterEntries(t *testing.T, c *distsync.Client, m *mutex.Mutex) map[string]string {
+	t.Helper()
+	rc := c.Rueidis()
+	e, err := rc.Do(context.Background(), rc.B().Hgetall().Key(m.Key()+":waiting").Build()).AsStrMap()
+	require.NoError(t, err)
+	return e
 }

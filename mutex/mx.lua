@@ -1,8 +1,11 @@
 -- Helpers of the mutex's scripts, placed after the shared library and
 -- before each script's body.
 --
--- The mutex's waiters, under the lock's hash tag:
---   Q a sorted set: waiter id (its owner) -> server ms of its first
+-- The mutex's waiters, under the lock's hash tag. A waiter is an
+-- acquisition, not an owner: its id is '<owner>:<acquisition id>', so two
+-- waiting acquisitions of one owner have two entries, and one giving up
+-- never takes away the other's entry or wake-up.
+--   Q a sorted set: waiter id -> server ms of its first
 --     registration, so the oldest waiter comes first and a waiter that
 --     registers again (it was woken and beaten to the lock) keeps its place
 --   E a hash: waiter id -> '<end> <acquisition id> <mode> <lease ms>' and,
@@ -22,6 +25,12 @@
 
 local function mx_int(x)
   return string.format('%d', x)
+end
+
+-- The owner of waiter id, which waits for acquisition acq.
+local function mx_owner(id, acq)
+  if string.sub(id, -#acq - 1) == ':' .. acq then return string.sub(id, 1, -#acq - 2) end
+  return id
 end
 
 -- Publish msg to the Client of waiter id.
@@ -97,7 +106,8 @@ local function mx_next(h, q, e, fence, fencettl, channel, pub, starve, hl)
       local ttl = hl
       if mode ~= 'w' then ttl = math.min(ttl, tonumber(lease)) end
       redis.call('DEL', h)
-      redis.call('HSET', h, id, 1, '#t', s, '#k', 'mutex', '#a:' .. id, acq .. '=' .. ds_end(now, mode, lease))
+      local owner = mx_owner(id, acq)
+      redis.call('HSET', h, owner, 1, '#t', s, '#k', 'mutex', '#a:' .. owner, acq .. '=' .. ds_end(now, mode, lease))
       redis.call('PEXPIRE', h, mx_int(ttl))
       redis.call('ZREM', q, id)
       redis.call('HDEL', e, id)

@@ -3,8 +3,8 @@
 -- that waiter once it has waited starve ms). When the owner still holds but
 -- no acquisition left is renewed by the watchdog, the lease falls to the
 -- latest explicit end left. A waiter that gives up runs it too (leave '1'):
--- its waiter entry goes, and a grant a release may have handed it meanwhile
--- is given back.
+-- its waiter entry ('<owner>:<acquisition id>', mx.lua) goes, and a grant a
+-- release may have handed it meanwhile is given back.
 -- KEYS[1] the lock  KEYS[2] Q  KEYS[3] E  KEYS[4] the acquisition's
 -- finished mark  KEYS[5] the fencing counter
 -- ARGV[1] owner  ARGV[2] acquisition id  ARGV[3] channel
