@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/election"
 	"github.com/distsync/distsync/fairlock"
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/latch"
@@ -93,6 +94,7 @@ func TestMisuseIsATypedErrorNotAPanic(t *testing.T) {
 		(*latch.Latch)(nil), &latch.Latch{},
 		(*multilock.Lock)(nil), &multilock.Lock{},
 		(*redlock.Lock)(nil), &redlock.Lock{},
+		(*election.Election)(nil), &election.Election{},
 	}
 	for _, h := range handles {
 		v := reflect.ValueOf(h)

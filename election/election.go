@@ -115,11 +115,11 @@ func newElection(c *core.Core, name string) (*Election, error) {
 }
 
 // Name returns the election's name.
-func (e *Election) Name() string { return e.name }
+func (e *Election) Name() string { return core.OrZero(e).name }
 
 // Key returns the Redis key of the leader; keys of one election share its
 // hash tag.
-func (e *Election) Key() string { return e.key }
+func (e *Election) Key() string { return core.OrZero(e).key }
 
 // Campaign blocks until this candidate leads, or ctx is done. Candidates
 // lead in the order they joined the queue, across processes. The leader
@@ -139,6 +139,7 @@ func (e *Election) Key() string { return e.key }
 // leadership an earlier one gave instead of electing twice. Uncontended,
 // Campaign is one round trip, and a SUBSCRIBE the first time on a Client.
 func (e *Election) Campaign(ctx context.Context, value string) (context.Context, int64, error) {
+	e = core.OrZero(e)
 	if err := e.c.Closed(); err != nil {
 		return ctx, 0, e.errorf(err)
 	}
@@ -219,6 +220,7 @@ func (e *Election) watch(lctx context.Context, owner string, term int64, sub cor
 // returned; Proclaim returns ErrNotHeld when it does not lead (any more).
 // One round trip.
 func (e *Election) Proclaim(ctx context.Context, value string) error {
+	e = core.OrZero(e)
 	if err := e.c.Closed(); err != nil {
 		return e.errorf(err)
 	}
@@ -246,6 +248,7 @@ func (e *Election) Proclaim(ctx context.Context, value string) error {
 // (by this call or an earlier one whose reply was lost); ErrNotHeld when it
 // no longer led. One round trip.
 func (e *Election) Resign(ctx context.Context) error {
+	e = core.OrZero(e)
 	if err := e.c.Release(ctx, e.key); err != nil {
 		return e.errorf(err)
 	}
@@ -255,6 +258,7 @@ func (e *Election) Resign(ctx context.Context) error {
 // Term returns the term of the leadership ctx (a context Campaign returned)
 // carries, with no round trip; ErrNotHeld when it carries none or it ended.
 func (e *Election) Term(ctx context.Context) (int64, error) {
+	e = core.OrZero(e)
 	t, err := e.c.Token(ctx, e.key)
 	if err != nil {
 		return 0, e.errorf(err)
@@ -265,6 +269,7 @@ func (e *Election) Term(ctx context.Context) (int64, error) {
 // Leader returns who leads now; ErrNoLeader when nobody does (the State
 // then still carries the last term given). One round trip.
 func (e *Election) Leader(ctx context.Context) (State, error) {
+	e = core.OrZero(e)
 	if err := e.c.Closed(); err != nil {
 		return State{}, e.errorf(err)
 	}
@@ -311,8 +316,9 @@ func (e *Election) read(ctx context.Context) (State, time.Duration, error) {
 // closed. Each Observe reads the state once per change (one round trip), on
 // one subscription per Client and election.
 func (e *Election) Observe(ctx context.Context) <-chan State {
+	e = core.OrZero(e)
 	out := make(chan State)
-	if !e.c.Go(func(jctx context.Context) {
+	if e.c.Closed() != nil || !e.c.Go(func(jctx context.Context) {
 		defer close(out)
 		e.observe(ctx, jctx, out)
 	}) {
@@ -402,6 +408,7 @@ func (e *Election) observe(ctx, jctx context.Context, out chan<- State) {
 // if its process does not answer, a lease before), which its larger term
 // fences. It reports whether someone led. One round trip.
 func (e *Election) ForceResign(ctx context.Context) (bool, error) {
+	e = core.OrZero(e)
 	if err := e.c.Closed(); err != nil {
 		return false, e.errorf(err)
 	}
@@ -416,6 +423,7 @@ func (e *Election) ForceResign(ctx context.Context) (bool, error) {
 // Candidates returns how many candidates wait, not counting those whose
 // window ended (one round trip). Candidates that vanished count until then.
 func (e *Election) Candidates(ctx context.Context) (int, error) {
+	e = core.OrZero(e)
 	n, err := e.c.Waiting(ctx, core.WaiterSet, e.wins, core.KindElection, e.key)
 	if err != nil {
 		return 0, e.errorf(err)
