@@ -176,12 +176,15 @@ type hold struct {
 
 // New returns the Redlock over lockers: the same lock (equal Key) on N
 // independent masters, one Locker per master, each made by that master's own
-// Client (two lockers on one Client, or on replicas of one master, would
-// count one master twice). An odd N (3, 5) tolerates the most failures for
-// its size. New makes no I/O. It returns ErrInvalidArgument when lockers is
-// empty, contains a nil Locker (also a nil pointer such as the *mutex.Mutex
-// that Client.Mutex returns with an error), the keys differ, or an option is
-// out of range.
+// Client: one Client per master (distsync.New with that master's address).
+// An odd N (3, 5) tolerates the most failures for its size. New makes no
+// I/O. It returns ErrInvalidArgument when lockers is empty, contains a nil
+// Locker (also a nil pointer such as the *mutex.Mutex that Client.Mutex
+// returns with an error), the keys differ, an option is out of range, or
+// two lockers share one Client (the same locker twice, or the name twice on
+// one Client), which would count one master several times. Two Clients on
+// one master, or on replicas of one master, cannot be told apart: do not
+// make them.
 func New(lockers []distsync.Locker, opts ...Option) (*Lock, error) {
 	o := options{
 		driftFactor:   DefaultDriftFactor,
@@ -196,6 +199,7 @@ func New(lockers []distsync.Locker, opts ...Option) (*Lock, error) {
 	if errs := compose.CheckLockers(lockers); errs != nil {
 		o.errs = append(o.errs, errs...)
 	} else {
+		o.errs = append(o.errs, compose.SameClient(lockers)...)
 		for i, lk := range lockers {
 			if lk.Key() != lockers[0].Key() {
 				o.errs = append(o.errs, fmt.Errorf("%w: locker %d has key %q, locker 0 %q", distsync.ErrInvalidArgument, i, lk.Key(), lockers[0].Key()))

@@ -147,3 +147,55 @@ func (h *Hold) Release() bool {
 // Released cancels the composed context with cause ErrReleased, once its
 // members were released.
 func (h *Hold) Released() { h.cancel(core.ErrReleased) }
+
+// SameClient returns, for each locker that shares the Client of an earlier
+// one (the same locker twice, or two handles of the name made by one
+// Client), an error wrapping ErrInvalidArgument: Redlock's members stand
+// for independent masters, and members of one Client are one connection to
+// one deployment, which would grant a fake quorum. Lockers distsync did not
+// make are not checked.
+func SameClient[L any](lockers []L) []error {
+	var errs []error
+	first := map[*core.Core]int{}
+	for i, lk := range lockers {
+		c := coreOf(lk)
+		if c == nil {
+			continue
+		}
+		if j, ok := first[c]; ok {
+			errs = append(errs, fmt.Errorf("%w: lockers %d and %d share one Client; make each member with the Client of its own master", core.ErrInvalidArgument, j, i))
+			continue
+		}
+		first[c] = i
+	}
+	return errs
+}
+
+// coreOf returns the Core of a handle distsync made (a pointer to a struct
+// with a *core.Core field, or whose first pointer-to-struct field leads to
+// one, as a read-write lock's side leads to its lock), or nil.
+func coreOf(v any) *core.Core {
+	coreType := reflect.TypeFor[*core.Core]()
+	rv := reflect.ValueOf(v)
+	for range 3 {
+		if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
+			return nil
+		}
+		rv = rv.Elem()
+		var next reflect.Value
+		for i := range rv.NumField() {
+			f := rv.Field(i)
+			if f.Type() == coreType {
+				return (*core.Core)(f.UnsafePointer())
+			}
+			if !next.IsValid() && f.Kind() == reflect.Pointer && f.Type().Elem().Kind() == reflect.Struct {
+				next = f
+			}
+		}
+		if !next.IsValid() {
+			return nil
+		}
+		rv = next
+	}
+	return nil
+}
