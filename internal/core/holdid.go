@@ -1,0 +1,115 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// A hold ID names one acquisition across processes: "<acquisition
+// id>@<owner>". An acquisition id has no '@'; an owner may.
+
+// HoldID returns the hold ID of the acquisition of key that ctx carries,
+// with no round trip; ErrNotHeld when it carries none or it ended.
+func (c *Core) HoldID(ctx context.Context, key string) (string, error) {
+	if err := c.Closed(); err != nil {
+		return "", err
+	}
+	a := c.Holds.Lookup(ctx, key)
+	if a == nil || !a.Held() {
+		return "", ErrNotHeld
+	}
+	return a.ID + "@" + a.hold.key.owner, nil
+}
+
+// parseHoldID splits a hold ID into the acquisition id and the owner.
+func parseHoldID(hid string) (id, owner string, err error) {
+	id, owner, ok := strings.Cut(hid, "@")
+	if !ok || id == "" || owner == "" {
+		return "", "", fmt.Errorf("%w: %q is not a hold ID", ErrInvalidArgument, hid)
+	}
+	return id, owner, nil
+}
+
+// local returns this Client's live acquisition id of key by owner, or nil.
+func (h *Holds) local(key, owner, id string) *Acq {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if hd := h.m[holdKey{key, owner}]; hd != nil {
+		for _, a := range hd.acqs {
+			if a.ID == id {
+				return a
+			}
+		}
+	}
+	return nil
+}
+
+// ReleaseID releases the acquisition hold ID hid names, of the lock at key,
+// from any Client: by its own Unlock when this Client holds it, else with
+// lock.Release, repeated on transient failures for ReleaseTimeout. It
+// returns nil if and only if this call released it (or an attempt of it
+// whose reply was lost did), ErrNotHeld when it was not held (released
+// before, its lease ended, or never granted).
+func (c *Core) ReleaseID(ctx context.Context, key string, lock Holdable, hid string) error {
+	if err := c.Closed(); err != nil {
+		return err
+	}
+	id, owner, err := parseHoldID(hid)
+	if err != nil {
+		return err
+	}
+	if a := c.Holds.local(key, owner, id); a != nil {
+		return a.Unlock(ctx)
+	}
+	unsure := false
+	var r int64
+	err = Retry(context.WithoutCancel(ctx), ReleaseTimeout, func(ctx context.Context) error {
+		var err error
+		if r, err = lock.Release(ctx, owner, id, ReleaseMemory); err != nil && Unknown(err) {
+			unsure = true
+		}
+		return err
+	})
+	switch {
+	case err != nil:
+		return ClosedErr(err)
+	case r == releaseNoHold, r == releasedTwice && !unsure:
+		return fmt.Errorf("%w: hold %s", ErrNotHeld, hid)
+	}
+	return nil
+}
+
+// ExtendID moves the end of the explicit lease of the acquisition hold ID
+// hid names, of the lock at key (a hash of owner -> hold count, as Extend),
+// to lease from now, from any Client: by the acquisition's own Extend when
+// this Client holds it. ErrNotHeld when it is not a live acquisition with an
+// explicit lease; one round trip.
+func (c *Core) ExtendID(ctx context.Context, key, hid string, lease time.Duration) error {
+	if err := c.Closed(); err != nil {
+		return err
+	}
+	id, owner, err := parseHoldID(hid)
+	if err != nil {
+		return err
+	}
+	if lease <= 0 {
+		return fmt.Errorf("%w: lease %v, want > 0", ErrInvalidArgument, lease)
+	}
+	send := func(ctx context.Context) (bool, error) {
+		r, err := c.Eval(ctx, extendScript, []string{key}, []string{owner, id, Ms(lease)}).AsInt64()
+		return r == 1, err
+	}
+	if a := c.Holds.local(key, owner, id); a != nil {
+		return a.Extend(ctx, lease, send)
+	}
+	ok, err := send(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%w: hold %s", ErrNotHeld, hid)
+	}
+	return nil
+}

@@ -1,0 +1,54 @@
+package mutex
+
+import (
+	"context"
+	"time"
+
+	"github.com/distsync/distsync/internal/core"
+)
+
+// HoldID returns the identity of the acquisition ctx (a context Lock
+// returned) carries, for another process to extend or release it (redsync's
+// Value): a string, with no round trip. ErrNotHeld when ctx carries none or
+// it ended.
+func (m *Mutex) HoldID(ctx context.Context) (string, error) {
+	m = core.OrZero(m)
+	id, err := m.c.HoldID(ctx, m.key)
+	if err != nil {
+		return "", m.errorf(err)
+	}
+	return id, nil
+}
+
+// UnlockID releases the acquisition holdID names (HoldID), from any Client
+// and any process, with Unlock's exactness: it releases that acquisition
+// only, once; it returns nil if and only if this call released it (a
+// transient failure is repeated for a few seconds, and a repeated attempt
+// returns what the first did), and ErrNotHeld when it was not held
+// (released before, its lease ended). The holder learns of it at once when
+// it holds through this Client, otherwise at its next renewal (its context
+// then ends with ErrLeaseLost; while the owner holds another acquisition
+// renewed by the watchdog, when that ends) or when its explicit lease ends.
+// A malformed holdID returns ErrInvalidArgument. One round trip.
+func (m *Mutex) UnlockID(ctx context.Context, holdID string) error {
+	m = core.OrZero(m)
+	if err := m.c.ReleaseID(ctx, m.key, (*handle)(m), holdID); err != nil {
+		return m.errorf(err)
+	}
+	return nil
+}
+
+// ExtendID is Extend of the acquisition holdID names (HoldID), from any
+// Client and any process: it moves the end of that acquisition's explicit
+// lease to lease from now by the server's clock. It returns ErrNotHeld when
+// the acquisition is not held with an explicit lease (an ended lease is not
+// revived), and ErrInvalidArgument for lease <= 0 or a malformed holdID.
+// The holder's own context keeps its end unless it holds through this
+// Client: it may end before the server's lease. One round trip.
+func (m *Mutex) ExtendID(ctx context.Context, holdID string, lease time.Duration) error {
+	m = core.OrZero(m)
+	if err := m.c.ExtendID(ctx, m.key, holdID, lease); err != nil {
+		return m.errorf(err)
+	}
+	return nil
+}
