@@ -338,3 +338,84 @@ func TestElectionReplicaAck(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, e.Resign(l))
 }
+
+// A cut longer than the lease: the leader behind it loses its leadership
+// (its context ends at the watchdog's deadline) before the candidate on
+// the other side is elected; when the cut heals, nothing of the old
+// leadership is left to act. And a restart with appendfsync always: the
+// leadership and the queue survive, the leader goes on leading, and its
+// resignation hands over to the candidate that queued before the crash.
+func TestElectionCutAndRestart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("cut longer than the lease", func(t *testing.T) {
+		t.Parallel()
+		s := redistest.Start(t)
+		redistest.RequireReal(t, s)
+		p := startCutProxy(t, s.Addr())
+		h := newHistory("election cut")
+		lease := func(o *distsync.Options) { o.Lease = time.Second }
+		behind := electionOf(t, connect(t, distsync.Options{Addrs: []string{p.Addr()}}, lease), "cut")
+		other := electionOf(t, dstest.ClientOn(t, s, lease), "cut")
+		l, term, err := behind.Campaign(ctx, "behind the cut")
+		require.NoError(t, err)
+		first := h.acquired("behind the cut", term)
+		worked := make(chan bool, 1)
+		go func() { worked <- first.work(l, make(chan struct{})) }()
+
+		p.cut()
+		sl, sterm, err := other.Campaign(ctx, "other side")
+		require.NoError(t, err)
+		second := h.acquired("other side", sterm)
+		awaitLoss(t, l)
+		assert.False(t, <-worked)
+		require.NoError(t, second.release(sl, other.Resign))
+		p.heal()
+		requireExclusive(t, h)
+	})
+
+	t.Run("restart with appendfsync always", func(t *testing.T) {
+		t.Parallel()
+		s := redistest.Start(t, redistest.WithConfig("appendonly", "yes"), redistest.WithConfig("appendfsync", "always"))
+		redistest.RequireProcess(t, s)
+		h := newHistory("election restart")
+		lease := func(o *distsync.Options) { o.Lease = 2 * time.Second }
+		leader := electionOf(t, dstest.ClientOn(t, s, lease), "restart")
+		cand := electionOf(t, dstest.ClientOn(t, s, lease), "restart")
+		l, term, err := leader.Campaign(ctx, "leader")
+		require.NoError(t, err)
+		first := h.acquired("leader", term)
+		type won struct {
+			l    context.Context
+			term int64
+			err  error
+		}
+		got := make(chan won, 1)
+		go func() {
+			cl, ct, err := cand.Campaign(ctx, "candidate")
+			got <- won{cl, ct, err}
+		}()
+		require.Eventually(t, func() bool { n, _ := leader.Candidates(ctx); return n == 1 }, 10*time.Second, time.Millisecond)
+
+		s.Kill()
+		s.Restart(t)
+		stop := make(chan struct{})
+		time.AfterFunc(3*time.Second, func() { close(stop) }) // past a lease: renewed after the restart
+		require.True(t, first.work(l, stop), "the leader leads on after the restart")
+		st, err := cand.Leader(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, term, st.Term)
+		require.NoError(t, first.release(l, leader.Resign))
+		var w won
+		select {
+		case w = <-got:
+			require.NoError(t, w.err)
+		case <-time.After(20 * time.Second):
+			t.Fatal("the candidate queued before the crash was not elected")
+		}
+		second := h.acquired("candidate", w.term)
+		require.NoError(t, second.release(w.l, cand.Resign))
+		requireExclusive(t, h)
+	})
+}
