@@ -390,7 +390,9 @@ func (e *Election) observe(ctx, jctx context.Context, out chan<- State) {
 		if !st.Leader && st.Term < last.Term {
 			st.Term = last.Term // the term counter expired while one led
 		}
-		if !known || st != last {
+		// An older state (a replica promoted without the newest writes) is
+		// never given after a newer one.
+		if stale := known && st.Leader && st.Term < last.Term; !stale && (!known || st != last) {
 			known, last = true, st
 			pending = &st
 		}
