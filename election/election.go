@@ -137,7 +137,8 @@ func (e *Election) Key() string { return core.OrZero(e).key }
 // leaves no candidate behind. A transient failure does not end the
 // campaign: the attempt is repeated, and a repeated attempt returns the
 // leadership an earlier one gave instead of electing twice. Uncontended,
-// Campaign is one round trip, and a SUBSCRIBE the first time on a Client.
+// Campaign is one round trip, and a SUBSCRIBE to the election's changes
+// when the Client does not listen to them already.
 func (e *Election) Campaign(ctx context.Context, value string) (context.Context, int64, error) {
 	e = core.OrZero(e)
 	if err := e.c.Closed(); err != nil {

@@ -419,3 +419,36 @@ func TestElectionCutAndRestart(t *testing.T) {
 		requireExclusive(t, h)
 	})
 }
+
+// Through Sentinel, candidates are elected and handed over by push as on a
+// standalone server.
+func TestElectionViaSentinel(t *testing.T) {
+	t.Parallel()
+	st := redistest.StartSentinel(t, 1, 1)
+	c, err := distsync.New(distsync.Options{Addrs: st.SentinelAddrs(), MasterName: st.MasterName(), Lease: time.Minute})
+	require.NoError(t, err)
+	defer c.Close()
+	e := electionOf(t, c, "via-sentinel")
+	ctx := context.Background()
+	l, term, err := e.Campaign(ctx, "first")
+	require.NoError(t, err)
+	got := make(chan error, 1)
+	var next int64
+	go func() {
+		nl, nt, err := e.Campaign(ctx, "second")
+		if err == nil {
+			next = nt
+			err = e.Resign(nl)
+		}
+		got <- err
+	}()
+	require.Eventually(t, func() bool { n, _ := e.Candidates(ctx); return n == 1 }, 10*time.Second, time.Millisecond)
+	require.NoError(t, e.Resign(l))
+	select {
+	case err := <-got:
+		require.NoError(t, err)
+	case <-time.After(20 * time.Second): // a minute's lease: not by expiry
+		t.Fatal("the next candidate was not woken")
+	}
+	assert.Greater(t, next, term)
+}
