@@ -48,7 +48,7 @@ var (
 	lockScript   = core.NewScript(fairLua + lockLua)
 	unlockScript = core.NewScript(fairLua + unlockLua)
 	leaveScript  = core.NewScript(fairLua + leaveLua)
-	renewScript  = core.NewScript(renewLua)
+	renewScript  = core.NewFastScript(renewLua, "")
 	forceScript  = core.NewScript(fairLua + forceLua)
 )
 

@@ -47,7 +47,7 @@ var (
 
 	lockScript    = core.NewFastScript(lockFast, mxLua+lockLua)
 	unlockScript  = core.NewFastScript(unlockFast, mxLua+unlockLua)
-	renewScript   = core.NewScript(renewLua)
+	renewScript   = core.NewFastScript(renewLua, "")
 	forceScript   = core.NewScript(mxLua + forceLua)
 	waitingScript = core.NewScript(`
 -- The live waiters of a mutex: entries of E (mx.lua) whose end is to come.

@@ -47,6 +47,8 @@ var (
 	writeUnlockLua string
 	//go:embed renew.lua
 	renewLua string
+	//go:embed renew_full.lua
+	renewFullLua string
 	//go:embed forceunlock.lua
 	forceLua string
 	//go:embed state.lua
@@ -60,7 +62,7 @@ var (
 	writeLockScript   = core.NewScript(rwLua + writeLockLua)
 	readUnlockScript  = core.NewScript(rwLua + readUnlockLua)
 	writeUnlockScript = core.NewScript(rwLua + writeUnlockLua)
-	renewScript       = core.NewScript(rwLua + renewLua)
+	renewScript       = core.NewFastScript(renewLua, rwLua+renewFullLua)
 	forceScript       = core.NewScript(rwLua + forceLua)
 	stateScript       = core.NewScript(stateLua)
 	leaveScript       = core.NewScript(rwLua + leaveLua)

@@ -74,6 +74,8 @@ var (
 	permitReleaseLua string
 	//go:embed permit_renew.lua
 	permitRenewLua string
+	//go:embed permit_renew_full.lua
+	permitRenewFullLua string
 	//go:embed permit_ttl.lua
 	permitTTLLua string
 	//go:embed undo.lua
@@ -90,7 +92,7 @@ var (
 	leaveScript         = newScript(leaveLua)
 	permitAcquireScript = newScript(permitAcquireLua)
 	permitReleaseScript = newScript(permitReleaseLua)
-	permitRenewScript   = newScript(permitRenewLua)
+	permitRenewScript   = core.NewFastScript(permitRenewLua, libLua+permitRenewFullLua)
 	permitTTLScript     = newScript(permitTTLLua)
 	undoScript          = newScript(undoLua)
 	deleteScript        = newScript(deleteLua)

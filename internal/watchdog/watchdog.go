@@ -27,7 +27,11 @@ import (
 )
 
 // BatchSize is the most renewals sent in one pipelined round trip.
-const BatchSize = 8192
+const BatchSize = 4096
+
+// InFlight is how many batches of one tick are on the wire at once, so that
+// the client builds and reads some while the server runs others.
+const InFlight = 4
 
 // Watchdog renews leases. Create it with New; it starts its goroutine with
 // the first lease and stops it on Close.
@@ -263,10 +267,27 @@ func (w *Watchdog) tick() {
 		due = append(due, heap.Pop(&w.queue).(*entry))
 	}
 	w.mu.Unlock()
-	for len(due) > 0 {
-		n := min(len(due), BatchSize)
-		w.renew(due[:n])
-		due = due[n:]
+	if len(due) <= BatchSize {
+		w.renew(due)
+	} else {
+		// The batches of a large tick overlap: the client builds and
+		// reads some while the server runs others (on one connection,
+		// pipelined, in order).
+		var wg sync.WaitGroup
+		slots := make(chan struct{}, InFlight)
+		for len(due) > 0 {
+			n := min(len(due), BatchSize)
+			batch := due[:n]
+			due = due[n:]
+			slots <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				w.renew(batch)
+				<-slots
+			}()
+		}
+		wg.Wait()
 	}
 	w.stats.Ticks.Add(1)
 	w.stats.LastTick.Store(int64(time.Since(start)))
