@@ -102,7 +102,7 @@ func noDenials(t *testing.T, admins ...rueidis.Client) {
 }
 
 // inspected checks that Client.Inspect reads name as a primitive of kind.
-func inspected(t *testing.T, c *distsync.Client, name, kind string) {
+func inspected(t *testing.T, c *distsync.Client, name string, kind distsync.Kind) {
 	t.Helper()
 	info, err := c.Inspect(context.Background(), name)
 	require.NoError(t, err)
@@ -159,7 +159,7 @@ func exercise(t *testing.T, opts distsync.Options) {
 	assert.Equal(t, 1, n)
 	_, err = m.TTL(ctx)
 	require.NoError(t, err)
-	inspected(t, a, "acl-mutex", "mutex")
+	inspected(t, a, "acl-mutex", distsync.KindMutex)
 	require.NoError(t, m.Unlock(held))
 	_, err = m.Lock(ctx)
 	require.NoError(t, err)
@@ -181,7 +181,7 @@ func exercise(t *testing.T, opts distsync.Options) {
 	require.NoError(t, err)
 	_, err = rw.Read().IsLocked(ctx)
 	require.NoError(t, err)
-	inspected(t, a, "acl-rw", "rwlock")
+	inspected(t, a, "acl-rw", distsync.KindRWLock)
 	require.NoError(t, rw.Read().Unlock(r))
 	require.NoError(t, rw2.Read().Unlock(r2))
 
@@ -201,7 +201,7 @@ func exercise(t *testing.T, opts distsync.Options) {
 		got <- err
 	}()
 	waitQueued(t, f, 1)
-	inspected(t, a, "acl-fair", "fairlock")
+	inspected(t, a, "acl-fair", distsync.KindFairLock)
 	require.NoError(t, f.Unlock(fheld))
 	require.NoError(t, <-got)
 
@@ -215,7 +215,7 @@ func exercise(t *testing.T, opts distsync.Options) {
 	require.NoError(t, err)
 	go func() { got <- semb.Acquire(ctx, 1) }()
 	dstest.WaitWaiters(t, a, sem.Key()+":waiters", 1)
-	inspected(t, a, "acl-sem", "semaphore")
+	inspected(t, a, "acl-sem", distsync.KindSemaphore)
 	require.NoError(t, sem.AddPermits(ctx, 0))
 	require.NoError(t, sem.Release(ctx, 1))
 	require.NoError(t, <-got)
@@ -245,7 +245,7 @@ func exercise(t *testing.T, opts distsync.Options) {
 		got <- err
 	}()
 	dstest.WaitWaiters(t, a, ps.Key()+":waiters", 1)
-	inspected(t, a, "acl-permits", "permitsemaphore")
+	inspected(t, a, "acl-permits", distsync.KindPermitSemaphore)
 	_, err = ps.Held(ctx)
 	require.NoError(t, err)
 	require.NoError(t, ps.Release(ctx, p))
@@ -262,7 +262,7 @@ func exercise(t *testing.T, opts distsync.Options) {
 	require.NoError(t, err)
 	go func() { got <- lb.Await(ctx) }()
 	dstest.WaitWaiters(t, a, l.Key()+":waiters", 1)
-	inspected(t, a, "acl-latch", "latch")
+	inspected(t, a, "acl-latch", distsync.KindLatch)
 	_, err = l.Count(ctx)
 	require.NoError(t, err)
 	_, err = l.CountDown(ctx)
