@@ -16,10 +16,11 @@ import (
 //
 // Hooks are called synchronously and never while distsync holds a lock of
 // its own, so a hook may call back into distsync. They run on the goroutine
-// that acquires or releases, or on the watchdog's goroutine (Renewed, and
-// Lost for a lost lease), or on a timer's (Lost for an explicit lease that
-// ran out): a hook must be fast and must not block, since a slow Renewed or
-// Lost delays the renewal of every lease of the Client. Hooks may be called
+// that acquires or releases, on the watchdog's goroutine (Renewed), on one
+// the watchdog starts for the leases a renewal found lost (Lost; Close waits
+// for it at most a second), or on a timer's (Lost for an explicit lease that
+// ran out): a hook must be fast and must not block, since a slow Renewed
+// delays the renewal of every lease of the Client. Hooks may be called
 // concurrently. A hook that panics is recovered and logged through
 // Options.Logger; what distsync was doing goes on as if it had returned.
 //
