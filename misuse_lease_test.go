@@ -75,7 +75,9 @@ func TestMinLease(t *testing.T) {
 			}
 		}
 		must(t, e.Extend(held, distsync.MinLease))
-		must(t, l.Unlock(held))
+		if err := l.Unlock(held); err != nil && !errors.Is(err, distsync.ErrNotHeld) { // 10 ms may have passed
+			t.Errorf("%s.Unlock after Extend(MinLease): %v", kind, err)
+		}
 	}
 
 	s, _ := c.PermitSemaphore(base + "-permits")
