@@ -4,10 +4,12 @@ import (
 	"context"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/rwlock"
 )
 
@@ -218,4 +220,109 @@ func rwLoop(g int, writes float64, preferWriters bool) func(run) result {
 		}
 		return res
 	}
+}
+
+// The common case of each primitive (1f, 1r, 1w, 1p, 1s): g goroutines, each
+// on a name of its own, acquire and release until the window ends, as 1b
+// does with the mutex; the row's server cmd/op is the primitive's cost.
+func init() {
+	scenarios = append(scenarios,
+		scenario{id: "1f", title: "fair lock uncontended, G=64", unit: "pairs/s", run: uncontendedOf(64, fairPair), distsyncOnly: true},
+		scenario{id: "1r", title: "read lock uncontended, G=64", unit: "pairs/s", run: uncontendedOf(64, readPair), distsyncOnly: true},
+		scenario{id: "1w", title: "write lock uncontended, G=64", unit: "pairs/s", run: uncontendedOf(64, writePair), distsyncOnly: true},
+		scenario{id: "1p", title: "permit semaphore uncontended, G=64", unit: "pairs/s", run: uncontendedOf(64, permitPair), distsyncOnly: true},
+		scenario{id: "1s", title: "counting semaphore uncontended, G=64", unit: "pairs/s", run: uncontendedOf(64, countPair), distsyncOnly: true},
+	)
+}
+
+// pairOf returns the acquire-and-release of a primitive's name on c.
+type pairOf func(ctx context.Context, c *distsync.Client, name string) (func(ctx context.Context) (release func() error, err error), error)
+
+func uncontendedOf(g int, of pairOf) func(run) result {
+	return func(r run) result {
+		ctx := context.Background()
+		pairs := make([]func(context.Context) (func() error, error), g)
+		for i := range pairs {
+			p, err := of(ctx, r.ds, r.prefix+":"+strconv.Itoa(i))
+			if err != nil {
+				return result{errors: 1}
+			}
+			pairs[i] = p
+		}
+		return timed(r, g, true, func(ctx context.Context, i int) (time.Time, error) {
+			release, err := pairs[i](ctx)
+			if err != nil {
+				return time.Time{}, err
+			}
+			return time.Now(), release()
+		})
+	}
+}
+
+// lockPair is the pair of a distsync.Locker.
+func lockPair(l distsync.Locker) func(context.Context) (func() error, error) {
+	return func(ctx context.Context) (func() error, error) {
+		h, err := l.TryLock(ctx, distsync.Forever, 0)
+		if err != nil {
+			return nil, err
+		}
+		return func() error { return l.Unlock(h) }, nil
+	}
+}
+
+func fairPair(_ context.Context, c *distsync.Client, name string) (func(context.Context) (func() error, error), error) {
+	f, err := c.FairLock(name)
+	if err != nil {
+		return nil, err
+	}
+	return lockPair(f), nil
+}
+
+func readPair(_ context.Context, c *distsync.Client, name string) (func(context.Context) (func() error, error), error) {
+	rw, err := c.RWLock(name)
+	if err != nil {
+		return nil, err
+	}
+	return lockPair(rw.Read()), nil
+}
+
+func writePair(_ context.Context, c *distsync.Client, name string) (func(context.Context) (func() error, error), error) {
+	rw, err := c.RWLock(name)
+	if err != nil {
+		return nil, err
+	}
+	return lockPair(rw.Write()), nil
+}
+
+func permitPair(ctx context.Context, c *distsync.Client, name string) (func(context.Context) (func() error, error), error) {
+	s, err := c.PermitSemaphore(name)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.TrySetPermits(ctx, 10); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) (func() error, error) {
+		p, err := s.Acquire(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return func() error { return s.Release(ctx, p) }, nil
+	}, nil
+}
+
+func countPair(ctx context.Context, c *distsync.Client, name string) (func(context.Context) (func() error, error), error) {
+	s, err := c.Semaphore(name)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.TrySetPermits(ctx, 10); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) (func() error, error) {
+		if err := s.Acquire(ctx, 1); err != nil {
+			return nil, err
+		}
+		return func() error { return s.Release(ctx, 1) }, nil
+	}, nil
 }

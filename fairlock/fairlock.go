@@ -34,8 +34,12 @@ import (
 var (
 	//go:embed fair.lua
 	fairLua string
+	//go:embed lockfast.lua
+	lockFast string
 	//go:embed lock.lua
 	lockLua string
+	//go:embed unlockfast.lua
+	unlockFast string
 	//go:embed unlock.lua
 	unlockLua string
 	//go:embed leave.lua
@@ -45,8 +49,8 @@ var (
 	//go:embed forceunlock.lua
 	forceLua string
 
-	lockScript   = core.NewScript(fairLua + lockLua)
-	unlockScript = core.NewScript(fairLua + unlockLua)
+	lockScript   = core.NewFastScript(core.FastLib+lockFast, fairLua+lockLua)
+	unlockScript = core.NewFastScript(core.FastLib+unlockFast, fairLua+unlockLua)
 	leaveScript  = core.NewScript(fairLua + leaveLua)
 	renewScript  = core.NewFastScript(renewLua, "")
 	forceScript  = core.NewScript(fairLua + forceLua)
@@ -62,7 +66,6 @@ type FairLock struct {
 	queue     string // waiter ids, head first
 	deadlines string // waiter id -> end of its wait window
 	fence     string // the fencing counter
-	done      string // the finished acquisitions
 	channel   string // wake-ups, addressed to one waiter
 }
 
@@ -83,8 +86,8 @@ func (h *handle) Errorf(e error) error { return (*FairLock)(h).errorf(e) }
 
 func (h *handle) Kind() (string, string) { return core.KindFairLock, "" }
 
-func (h *handle) Keys(string) []string {
-	return []string{h.key, h.queue, h.deadlines, h.fence, h.done}
+func (h *handle) Keys(id string) []string {
+	return []string{h.key, h.queue, h.deadlines, h.fence, (*FairLock)(h).mark(id)}
 }
 
 func (h *handle) Release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
@@ -120,7 +123,6 @@ func newFairLock(c *core.Core, name string) (*FairLock, error) {
 		queue:     c.Key(name, "queue"),
 		deadlines: c.Key(name, "deadlines"),
 		fence:     c.Key(name, "fence"),
-		done:      c.Key(name, "done"),
 		channel:   c.Key(name, "ch"),
 	}
 	return f, nil
@@ -180,6 +182,9 @@ func (f *FairLock) leave(ctx context.Context, waiter string) error {
 		[]string{waiter, f.channel, f.c.PublishCmd(), f.handoff(ctx)}).Error()
 }
 
+// mark is the key of acquisition id's finished mark (ds_mark in lib.lua).
+func (f *FairLock) mark(id string) string { return f.key + ":done:" + id }
+
 // handoff is how long, in ms, a woken head of the queue keeps its place
 // before the next waiter, nudged, may take it (core.Config.HandoffLease).
 func (f *FairLock) handoff(ctx context.Context) string {
@@ -212,7 +217,7 @@ func (f *FairLock) Unlock(ctx context.Context) error { return f.s().Unlock(ctx) 
 // remembering it for life: see core.ReleaseFunc.
 func (f *FairLock) release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
 	return f.c.Eval(ctx, unlockScript,
-		[]string{f.key, f.queue, f.deadlines, f.done},
+		[]string{f.key, f.queue, f.deadlines, f.mark(id)},
 		[]string{owner, id, f.channel, f.c.PublishCmd(), core.Ms(life), f.handoff(ctx)},
 	).AsInt64()
 }

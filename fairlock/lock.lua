@@ -1,24 +1,8 @@
--- Acquire or re-enter the fair lock: one acquisition, by its id. Granted
--- when nobody holds it and the caller is the head of the queue, or the
--- queue is empty.
--- KEYS[1] H  KEYS[2] Q  KEYS[3] D (see fair.lua)  KEYS[4] the fencing counter
--- KEYS[5] the finished acquisitions
--- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] waiter id ('' when the caller
--- will not wait: it is then never queued)  ARGV[4] waiter window ms
--- ARGV[5] fencing counter lifetime ms  ARGV[6] acquisition id
--- ARGV[7] 'w' (the watchdog renews it) or 'e' (an explicit lease)
--- Reply: {token, hold count} when acquired or re-entered, or when this
---        acquisition was granted before (a repeated attempt: its lease is
---        then renewed from now, as a new grant's would be, so the caller
---        may count it from this attempt's send);
---        {0, ms after which to try again} when refused; a queued waiter must
---        try again by then to keep its place;
---        {-2, 0} when the acquisition was released or given up before.
--- A re-entry never shortens the lease (see the mutex).
+-- The full path of lockfast.lua (its keys, arguments and reply).
 ds_kind(KEYS[1], 'fairlock')
 local now = fl_prune(KEYS[2], KEYS[3])
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
-  if ds_finished(KEYS[5], ARGV[6]) then return {-2, 0} end
+  if redis.call('EXISTS', KEYS[5]) == 1 then return {-2, 0} end
   if ARGV[3] ~= '' and redis.call('ZREM', KEYS[3], ARGV[3]) == 1 then
     -- A waiter whose owner got the lock meanwhile re-enters: it waits no more.
     redis.call('LREM', KEYS[2], 1, ARGV[3])
@@ -29,7 +13,7 @@ if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
 end
 local head = redis.call('LINDEX', KEYS[2], 0)
 if redis.call('EXISTS', KEYS[1]) == 0 and (not head or head == ARGV[3]) then
-  if ds_finished(KEYS[5], ARGV[6]) then return {-2, 0} end
+  if redis.call('EXISTS', KEYS[5]) == 1 then return {-2, 0} end
   if head then
     redis.call('LPOP', KEYS[2])
     redis.call('ZREM', KEYS[3], head)

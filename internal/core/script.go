@@ -15,6 +15,12 @@ import (
 //go:embed lib.lua
 var lib string
 
+// FastLib is the few helpers (fast.lua) a common case placed before the
+// shared library may use: prepend it to NewFastScript's fast part.
+//
+//go:embed fast.lua
+var FastLib string
+
 // Script is one Lua script: the shared library (lib.lua) followed by a body.
 // It runs with EVALSHA and falls back to EVAL when the server does not have it.
 type Script struct {
