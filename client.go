@@ -389,14 +389,17 @@ func (c *Client) Mutex(name string) (*mutex.Mutex, error) {
 	return core.Make[*mutex.Mutex](c.cc(), "mutex", name)
 }
 
-// Close stops the watchdog and the notifier and, if New created it, closes
-// the connection. Leases still held are no longer renewed and expire on the
-// server by themselves; their holders' contexts are cancelled with a cause
-// wrapping ErrClosed, and waiters return ErrClosed. An acquisition whose
-// grant arrives during or after Close returns an error wrapping ErrClosed
-// and gives the grant back: Close waits for that (and for releases
-// distsync makes on its own) for at most a second before it closes the
-// connection. Close waits for every goroutine the Client started.
+// Close gives back every hold and permit the Client has, as etcd's
+// Session.Close revokes its lease: their contexts end with a cause wrapping
+// ErrClosed and they are released on the server in one pipelined burst,
+// bounded by a second, so that another process gets them at once. Waiters
+// of the Client return ErrClosed. An acquisition whose grant lands while
+// Close runs returns an error wrapping ErrClosed, and its grant is given
+// back with one bounded attempt before the connection closes. Close then
+// stops the watchdog and the notifier and, if New created it, closes the
+// connection; it waits for every goroutine the Client started. A holder
+// that crashes instead (or whose give-back fails) keeps its locks until
+// their leases end: that is what the lease is for.
 func (c *Client) Close() {
 	if c.cc().Closed() != nil {
 		return
@@ -404,7 +407,7 @@ func (c *Client) Close() {
 	c.core.SetClosed()
 	c.notifier.Close()
 	c.watchdog.Close()
-	c.core.Holds.Abandon(fmt.Errorf("%w: leases are no longer renewed", ErrClosed))
+	c.core.Holds.GiveBack(core.CloseGiveBack, fmt.Errorf("%w: its holds were given back", ErrClosed))
 	c.core.WaitJobs(core.CloseGrace)
 	if c.owned {
 		c.core.Client.Close()

@@ -52,7 +52,7 @@ func everyCallAfterClose(t *testing.T, c *distsync.Client) {
 	s := dstest.Client(t) // another Client on the same server
 	ctx := context.Background()
 	name := dstest.Name(t)
-	lease := time.Minute // what Close leaves held expires by itself, or at cleanup
+	lease := time.Minute // Close gives back what it held: checked at cleanup
 	m, err := c.Mutex(name + "-m")
 	require.NoError(t, err)
 	f, err := c.FairLock(name + "-f")
@@ -77,13 +77,13 @@ func everyCallAfterClose(t *testing.T, c *distsync.Client) {
 	require.NoError(t, err)
 
 	t.Cleanup(func() {
-		// Free what Close left held for the next run.
+		// Close gave back what it held (and the next run starts free).
 		for _, n := range []string{"-m", "-ml", "-rl"} {
 			m, err := s.Mutex(name + n)
 			require.NoError(t, err)
 			ok, err := m.ForceUnlock(ctx)
 			require.NoError(t, err)
-			assert.True(t, ok, n)
+			assert.False(t, ok, "%s: Close gave it back", n)
 		}
 		f, err := s.FairLock(name + "-f")
 		require.NoError(t, err)
@@ -113,7 +113,7 @@ func everyCallAfterClose(t *testing.T, c *distsync.Client) {
 	require.NoError(t, err)
 	sp, err := s.PermitSemaphore(name + "-p")
 	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, sp.ReleaseID(ctx, permit.ID())) })
+	t.Cleanup(func() { assert.ErrorIs(t, sp.ReleaseID(ctx, permit.ID()), distsync.ErrNotHeld, "Close gave the permit back") })
 	c.Close()
 
 	calls := map[string]error{}

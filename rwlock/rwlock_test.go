@@ -239,7 +239,7 @@ func TestCrashedReaderExpiresAlone(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
 
-	crashed.Close() // its watchdog stops; its hold is never released
+	dstest.Crash(crashed) // its watchdog stops; its hold is never released
 	require.Eventually(t, func() bool {
 		n, err := rw.Read().Holders(ctx)
 		return err == nil && n == 1

@@ -62,7 +62,7 @@ func TestCrashedHolderPermitReturnsToWaiter(t *testing.T) {
 	timer := acquire.Counters().Timer.Load()
 
 	// The holder crashes: its watchdog stops, nobody calls Release.
-	holder.Close()
+	dstest.Crash(holder)
 	crashed := time.Now()
 	q := <-got
 	require.NotNil(t, q)

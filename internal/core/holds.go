@@ -355,11 +355,13 @@ func (hd *Hold) Lost(cause error) {
 	}
 }
 
-// Abandon ends every hold of a Client being closed: their leases are no
-// longer renewed, so their contexts are cancelled with cause (wrapping
-// ErrClosed) rather than outliving what the server will keep, and no grant
-// is recorded afterwards.
-func (h *Holds) Abandon(cause error) {
+// GiveBack ends every hold of a Client being closed and gives it back:
+// each live acquisition's context is cancelled with cause (wrapping
+// ErrClosed), no grant is recorded afterwards, and each is released on the
+// server once, the releases sent concurrently so that they share the
+// pipelined connection, all within timeout. An acquisition whose release
+// fails or does not answer in time keeps the lock until its lease ends.
+func (h *Holds) GiveBack(timeout time.Duration, cause error) {
 	h.mu.Lock()
 	h.closed = cause
 	var acqs []*Acq
@@ -367,12 +369,43 @@ func (h *Holds) Abandon(cause error) {
 		acqs = append(acqs, hd.acqs...)
 	}
 	h.mu.Unlock()
+	ended := acqs[:0]
 	for _, a := range acqs {
 		if a.end(cause) {
-			a.tellEnd(cause)
+			ended = append(ended, a)
 		}
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	next := make(chan *Acq)
+	var wg sync.WaitGroup
+	for range min(len(ended), giveBackSenders) {
+		wg.Go(func() {
+			for a := range next {
+				a.mu.Lock()
+				life := ReleaseMemory
+				if a.unknown {
+					life = h.core.UndoLife(a.explicit())
+				}
+				a.mu.Unlock()
+				if _, err := a.hold.lock.Release(ctx, a.hold.key.owner, a.ID, life); err != nil {
+					h.core.Log.Warn("distsync: could not give back a hold at Close; it ends with its lease", "lock", a.hold.lock.What(), "err", err)
+				}
+			}
+		})
+	}
+	for _, a := range ended {
+		next <- a
+	}
+	close(next)
+	wg.Wait()
+	for _, a := range ended {
+		a.tellEnd(cause)
+	}
 }
+
+// giveBackSenders bounds the releases GiveBack has on the wire at once.
+const giveBackSenders = 64
 
 // end ends a live acquisition with cause, without a release: its context is
 // cancelled and it leaves its hold. It reports whether a was live.
@@ -608,7 +641,12 @@ func (a *Acq) Extend(ctx context.Context, lease time.Duration, send func(ctx con
 		return fmt.Errorf("%w: %w", ErrNotHeld, cause)
 	}
 	sentAt := time.Now()
-	ok, err := send(ctx)
+	// ctx is often the acquisition's own context, whose Deadline is the
+	// end this call moves: the request is bounded by ReleaseTimeout
+	// instead, and the acquisition does not expire while it is on the wire.
+	sctx, cancel := IOContext(ctx, ReleaseTimeout)
+	ok, err := send(sctx)
+	cancel()
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,10 @@ const ReleaseMemory = 10 * time.Second
 // cancels them.
 const CloseGrace = time.Second
 
+// CloseGiveBack bounds the releases of the holds Close gives back, and the
+// one attempt to give back a grant that lands while closing.
+const CloseGiveBack = time.Second
+
 // Drift is the safety margin by which a holder's view of a lease ends
 // before the lease's end by this process's clock: lease/100 + 2 ms, for
 // clock rate differences between this process and the server (as in
@@ -203,7 +207,10 @@ func (c *Core) Undo(what, id string, lease time.Duration, release ReleaseFunc) {
 		_, err := release(ctx, id, life)
 		return err
 	}
-	fctx, cancel := context.WithTimeout(c.jobCtx, UndoFirst)
+	// Not cancelled with the background jobs at Close: a grant that lands
+	// while closing gets this one bounded attempt before the connection
+	// closes (Close waits for the operation that calls Undo).
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(c.jobCtx), UndoFirst)
 	err := attempt(fctx)
 	cancel()
 	if !Transient(err) {
