@@ -113,13 +113,15 @@ func everyCallAfterClose(t *testing.T, c *distsync.Client) {
 	require.NoError(t, err)
 	sp, err := s.PermitSemaphore(name + "-p")
 	require.NoError(t, err)
-	t.Cleanup(func() { assert.ErrorIs(t, sp.ReleaseID(ctx, permit.ID()), distsync.ErrNotHeld, "Close gave the permit back") })
+	t.Cleanup(func() {
+		assert.ErrorIs(t, sp.ReleaseID(ctx, permit.ID()), distsync.ErrNotHeld, "Close gave the permit back")
+	})
 	c.Close()
 
 	calls := map[string]error{}
 	callAll(t, calls, "Client", c, ctx, name+"-x")
 	calls["mutex.Unlock(released before Close)"] = m.Unlock(released)
-	callAll(t, calls, "mutex", m, mHeld, lease)
+	callAll(t, calls, "mutex", m, mHeld, lease, "no-such-hold")
 	callAll(t, calls, "fairlock", f, fHeld, lease)
 	callAll(t, calls, "rwlock.Write", rw.Write(), wHeld, lease)
 	callAll(t, calls, "rwlock.Read", rw.Read(), rHeld, lease)

@@ -42,7 +42,8 @@ func (m *Mutex) UnlockID(ctx context.Context, holdID string) error {
 // Client and any process: it moves the end of that acquisition's explicit
 // lease to lease from now by the server's clock. It returns ErrNotHeld when
 // the acquisition is not held with an explicit lease (an ended lease is not
-// revived), and ErrInvalidArgument for lease <= 0 or a malformed holdID.
+// revived), and ErrInvalidArgument for a lease under MinLease or a
+// malformed holdID.
 // The holder's own context keeps its end unless it holds through this
 // Client: it may end before the server's lease. One round trip.
 func (m *Mutex) ExtendID(ctx context.Context, holdID string, lease time.Duration) error {

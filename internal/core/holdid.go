@@ -94,8 +94,8 @@ func (c *Core) ExtendID(ctx context.Context, key, hid string, lease time.Duratio
 	if err != nil {
 		return err
 	}
-	if lease <= 0 {
-		return fmt.Errorf("%w: lease %v, want > 0", ErrInvalidArgument, lease)
+	if lease < MinLease {
+		return fmt.Errorf("%w: lease %v, want at least %v", ErrInvalidArgument, lease, MinLease)
 	}
 	send := func(ctx context.Context) (bool, error) {
 		r, err := c.Eval(ctx, extendScript, []string{key}, []string{owner, id, Ms(lease)}).AsInt64()
