@@ -177,7 +177,11 @@ func (e *Election) Campaign(ctx context.Context, value string) (context.Context,
 // its key deleted by ForceResign), rather than at the next renewal.
 func (e *Election) watch(lctx context.Context, owner string, term int64, sub core.Subscription) {
 	check := func() {
-		st, err := e.state(lctx)
+		// Not on lctx: a read cut by the end of the leadership could fail
+		// other requests waiting for the same new connection.
+		rctx, cancel := core.IOContext(lctx, core.ReleaseTimeout)
+		defer cancel()
+		st, err := e.state(rctx)
 		if err != nil || (st.Leader && st.Term == term) {
 			return
 		}
@@ -375,7 +379,9 @@ func (e *Election) observe(ctx, jctx context.Context, out chan<- State) {
 			}
 			sub, notified, closed = s, s.C(), s.Done()
 		}
-		st, ttl, err := e.read(ctx)
+		rctx, rcancel := core.IOContext(ctx, core.ReleaseTimeout) // see watch
+		st, ttl, err := e.read(rctx)
+		rcancel()
 		switch {
 		case err != nil && (ctx.Err() != nil || e.c.Closed() != nil):
 			return

@@ -154,7 +154,11 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 		var sleep time.Duration
 		switch {
 		case err != nil:
-			if w.Budget == 0 || !core.Transient(err) || ctx.Err() != nil {
+			// A cancellation while ctx lives is not ours: the connection was
+			// being made for a request whose context ended (rueidis makes one
+			// for the requests that wait for it). Try again.
+			again := core.Transient(err) || errors.Is(err, context.Canceled)
+			if w.Budget == 0 || !again || ctx.Err() != nil {
 				leave()
 				if cerr := ctx.Err(); cerr != nil {
 					return cerr

@@ -78,6 +78,14 @@ func Unknown(err error) bool {
 // restarting. A cancelled context, a closed Client and a typed distsync
 // error are not transient.
 func Transient(err error) bool {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "dial" {
+		// A connection being made failed, even as cancelled: rueidis makes
+		// one connection for the requests that wait for it, on the context
+		// of one of them, which need not be the caller's (callers check
+		// their own).
+		return true
+	}
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, ErrClosed) || errors.Is(err, rueidis.ErrClosing) {
 		return false
 	}
