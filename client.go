@@ -133,8 +133,8 @@ type Options struct {
 	// Sentinel (Addrs are then the Sentinels).
 	MasterName string
 	// RESP2 is for servers that speak only RESP2, such as the in-process
-	// server the demo uses: it turns off client-side caching and Cluster
-	// detection. Not for Redis Cluster.
+	// server the demo uses: the connection speaks RESP2 and Cluster
+	// detection is off (a single node). Not for Redis Cluster.
 	RESP2 bool
 	// Prefix starts every key; default "distsync:". It must not contain a
 	// brace ('{' or '}'): each name is the hash tag of its primitive's keys,
@@ -223,11 +223,15 @@ func New(opts Options) (*Client, error) {
 		// Commands go to a pooled connection of their own unless marked
 		// for the pipeline; core.Eval marks scripts that run concurrently.
 		DisableAutoPipelining: true,
-		InitAddress:           addrs,
-		Username:              opts.Username,
-		Password:              opts.Password,
-		SelectDB:              opts.DB,
-		TLSConfig:             opts.TLS,
+		// distsync reads nothing through rueidis's client-side cache
+		// (DoCache): without this, every RESP3 connection would send CLIENT
+		// TRACKING and the server keep invalidation state for nothing.
+		DisableCache: true,
+		InitAddress:  addrs,
+		Username:     opts.Username,
+		Password:     opts.Password,
+		SelectDB:     opts.DB,
+		TLSConfig:    opts.TLS,
 	}
 	if opts.MasterName != "" {
 		ro.Sentinel = rueidis.SentinelOption{MasterSet: opts.MasterName, Username: opts.Username, Password: opts.Password, TLSConfig: opts.TLS}

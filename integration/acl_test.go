@@ -22,7 +22,7 @@ import (
 // and channels under the default prefix, and every command that distsync,
 // its scripts and rueidis's connection setup send.
 const aclRecipe = "ACL SETUSER distsync on >CHANGE-ME resetkeys ~distsync:* resetchannels &distsync:* -@all" +
-	" +hello +auth +ping +client|tracking +cluster|slots +cluster|shards" +
+	" +hello +auth +ping +cluster|slots +cluster|shards" +
 	" +evalsha +eval +script|load +wait" +
 	" +subscribe +unsubscribe +ssubscribe +sunsubscribe +publish +spublish" +
 	" +set +del +exists +pttl +pexpire +time +type" +
