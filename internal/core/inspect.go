@@ -15,8 +15,8 @@ import (
 // LockExists reports whether key exists: whether any owner holds the lock
 // (one round trip).
 func (c *Core) LockExists(ctx context.Context, key, kind string) (bool, error) {
-	ttl, err := c.LockTTL(ctx, key, kind)
-	return ttl != 0, err
+	ms, err := c.lockPTTL(ctx, key, kind)
+	return err == nil && ms != -2, err
 }
 
 var pttlScript = NewScript(`return redis.call('PTTL', KEYS[1])`)
@@ -39,10 +39,7 @@ func (c *Core) HoldCount(ctx context.Context, key, kind string) (int, error) {
 // when it is not held, -1 when it has no expiry (set by something other than
 // distsync).
 func (c *Core) LockTTL(ctx context.Context, key, kind string) (time.Duration, error) {
-	if err := c.Closed(); err != nil {
-		return 0, err
-	}
-	ms, err := c.EvalKind(ctx, pttlScript, kind, key, []string{key}, nil).AsInt64()
+	ms, err := c.lockPTTL(ctx, key, kind)
 	switch {
 	case err != nil:
 		return 0, err
@@ -50,8 +47,21 @@ func (c *Core) LockTTL(ctx context.Context, key, kind string) (time.Duration, er
 		return 0, nil
 	case ms < 0:
 		return -1, nil
+	case ms == 0:
+		// Less than a millisecond left, but held: never report a live lock
+		// as free.
+		return time.Millisecond, nil
 	}
 	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// lockPTTL is the PTTL of key, refusing a primitive of another kind: -2
+// when key does not exist, -1 when it has no expiry.
+func (c *Core) lockPTTL(ctx context.Context, key, kind string) (int64, error) {
+	if err := c.Closed(); err != nil {
+		return 0, err
+	}
+	return c.EvalKind(ctx, pttlScript, kind, key, []string{key}, nil).AsInt64()
 }
 
 // Token returns the fencing token of the hold of key that ctx carries, with
