@@ -452,3 +452,44 @@ func TestElectionViaSentinel(t *testing.T) {
 	}
 	assert.Greater(t, next, term)
 }
+
+// An observer whose connection is cut, and then severed, while the
+// leadership changes (the messages of the changes are lost with the
+// connection) reports the newest state once it is back: it reads the state
+// again when its subscription is re-established, never a stale one.
+func TestElectionObserverAfterCut(t *testing.T) {
+	t.Parallel()
+	s := redistest.Start(t)
+	redistest.RequireReal(t, s)
+	p := startCutProxy(t, s.Addr())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	watcher := electionOf(t, connect(t, distsync.Options{Addrs: []string{p.Addr()}}), "cut-observer")
+	e := electionOf(t, dstest.ClientOn(t, s), "cut-observer")
+	obs := watcher.Observe(ctx)
+	first := <-obs
+	require.False(t, first.Leader)
+
+	p.cut()
+	l, _, err := e.Campaign(ctx, "a")
+	require.NoError(t, err)
+	require.NoError(t, e.Proclaim(l, "a2"))
+	require.NoError(t, e.Resign(l))
+	l, term, err := e.Campaign(ctx, "b")
+	require.NoError(t, err)
+	p.sever()
+	p.heal()
+
+	var last election.State
+	for last.Term != term {
+		select {
+		case st := <-obs:
+			require.GreaterOrEqual(t, st.Term, last.Term, "term order")
+			last = st
+		case <-time.After(20 * time.Second):
+			t.Fatalf("the observer did not report the newest state; last %+v", last)
+		}
+	}
+	assert.Equal(t, election.State{Leader: true, Value: "b", Term: term, Since: last.Since}, last)
+	require.NoError(t, e.Resign(l))
+}
