@@ -16,6 +16,7 @@
 package distsync
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -175,6 +176,7 @@ type Options struct {
 	// queue, and a release that hands it the lock leaves the grant for its
 	// next retry, for a second (the hand-off lease): with Max above that the
 	// grant may lapse first, and the waiter goes on retrying. Default off.
+	// WithSpin sets it for the calls made with a context instead.
 	Spin Spin
 	// ClientName names the Client in every owner it makes ("<name>/<random
 	// id>:<owner id>" in Redis), so that an operator sees which host or
@@ -186,7 +188,24 @@ type Options struct {
 	Observer *Observer
 }
 
-// Spin is the back-off of waiters that do not subscribe (Options.Spin).
+// WithSpin returns ctx carrying s: the waits of the calls made with it (a
+// Lock, TryLock, Acquire or Await, and what their contexts re-enter) poll
+// with s's back-off instead of subscribing, whatever Options.Spin says, as
+// Redisson's getSpinLock does for one lock; Spin{} makes them subscribe. It
+// returns ErrInvalidArgument for a negative Min or Max, or Min above Max.
+// Min defaults to 1 ms when Max is set.
+func WithSpin(ctx context.Context, s Spin) (context.Context, error) {
+	if s.Min < 0 || s.Max < 0 || (s.Max > 0 && s.Min > s.Max) {
+		return ctx, fmt.Errorf("%w: Spin %+v", ErrInvalidArgument, s)
+	}
+	if s.Max > 0 && s.Min == 0 {
+		s.Min = time.Millisecond
+	}
+	return core.WithSpin(ctx, core.Spin{Min: s.Min, Max: s.Max}), nil
+}
+
+// Spin is the back-off of waiters that do not subscribe (Options.Spin and
+// WithSpin).
 type Spin struct {
 	// Min is the first retry's delay (default 1 ms when Max is set); Max
 	// the longest.

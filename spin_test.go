@@ -75,3 +75,51 @@ func channels(t *testing.T, c *distsync.Client, prefix string) []string {
 	}
 	return mine
 }
+
+// Spin is a choice of the call too (WithSpin, as Redisson's getSpinLock is
+// per lock): on a Client that subscribes, a call made with WithSpin polls
+// and never subscribes; on a Client that spins, WithSpin(ctx, Spin{})
+// subscribes. Both get the lock once it is free.
+func TestSpinPerCall(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	spinning, err := distsync.WithSpin(ctx, distsync.Spin{Max: 20 * time.Millisecond})
+	require.NoError(t, err)
+	subscribing, err := distsync.WithSpin(ctx, distsync.Spin{})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name      string
+		client    *distsync.Client
+		ctx       context.Context
+		subscribe bool
+	}{
+		{"spin on a subscribing Client", dstest.Client(t), spinning, false},
+		{"subscribe on a spinning Client", dstest.Client(t, func(o *distsync.Options) { o.Spin = distsync.Spin{Max: time.Second} }), subscribing, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name := dstest.Name(t)
+			holder, err := dstest.Client(t).Mutex(name)
+			require.NoError(t, err)
+			w, err := tc.client.Mutex(name)
+			require.NoError(t, err)
+			held, err := holder.TryLock(ctx, 0, 0)
+			require.NoError(t, err)
+			got := make(chan error, 1)
+			go func() {
+				wctx, err := w.TryLock(tc.ctx, 10*time.Second, 0)
+				if err == nil {
+					err = w.Unlock(wctx)
+				}
+				got <- err
+			}()
+			dstest.WaitWaiters(t, tc.client, w.Key()+":waiters", 1)
+			assert.Equal(t, tc.subscribe, len(channels(t, tc.client, w.Key())) > 0, "subscribed")
+			require.NoError(t, holder.Unlock(held))
+			require.NoError(t, <-got, "the waiter gets the lock")
+		})
+	}
+	for _, bad := range []distsync.Spin{{Min: -1}, {Max: -1}, {Min: time.Second, Max: time.Millisecond}} {
+		_, err := distsync.WithSpin(ctx, bad)
+		assert.ErrorIs(t, err, distsync.ErrInvalidArgument, "%+v", bad)
+	}
+}

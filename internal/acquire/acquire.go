@@ -129,6 +129,11 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 			core.Retry(context.WithoutCancel(ctx), core.ReleaseTimeout, w.Leave)
 		}
 	}
+	if w.Budget != 0 {
+		if s, ok := core.SpinOf(ctx); ok { // a call's own (distsync.WithSpin)
+			w.Spin = s
+		}
+	}
 	if w.Budget != 0 && w.Spin.Max <= 0 {
 		// On a channel this Client already listens to (others wait), join
 		// before the first attempt: it registers the waiter, and no release

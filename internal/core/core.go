@@ -62,6 +62,20 @@ const (
 // after Min, each next one after twice as long, at most Max.
 type Spin struct{ Min, Max time.Duration }
 
+type spinKey struct{}
+
+// WithSpin returns ctx carrying s, which overrides the Client's Spin for
+// the waits of the calls made with it (Max 0: subscribe).
+func WithSpin(ctx context.Context, s Spin) context.Context {
+	return context.WithValue(ctx, spinKey{}, s)
+}
+
+// SpinOf returns the Spin ctx carries, if any.
+func SpinOf(ctx context.Context) (Spin, bool) {
+	s, ok := ctx.Value(spinKey{}).(Spin)
+	return s, ok
+}
+
 // Core is the per-Client environment every primitive shares: the Redis client,
 // the identity, the notifier and the watchdog.
 type Core struct {
