@@ -47,7 +47,7 @@ func TestACLRecipe(t *testing.T) {
 	t.Run("standalone", func(t *testing.T) {
 		t.Parallel()
 		s := redistest.Start(t)
-		redistest.RequireReal(t, s)
+		redistest.RequireReal(t, s, "ACL users: the embedded server has none")
 		admin := s.Client(t)
 		setUser(t, admin)
 		opts := distsync.Options{Addrs: []string{s.Addr()}, Username: "distsync", Password: "CHANGE-ME", Lease: 300 * time.Millisecond}

@@ -624,7 +624,7 @@ func TestLeaveUnderFaults(t *testing.T) {
 func ackedClient(t *testing.T) (*distsync.Client, *redistest.Server) {
 	t.Helper()
 	master := redistest.Start(t)
-	redistest.RequireReal(t, master)
+	redistest.RequireReal(t, master, "a replica: the embedded server has no replication")
 	replica := startReplica(t, master)
 	return dstest.ClientOn(t, master, withReplicaAck), replica
 }

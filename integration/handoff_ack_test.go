@@ -19,7 +19,7 @@ import (
 func TestReplicaAckHandedLock(t *testing.T) {
 	t.Parallel()
 	master := redistest.Start(t)
-	redistest.RequireReal(t, master)
+	redistest.RequireReal(t, master, "a replica: the embedded server has no replication")
 	replica := startReplica(t, master)
 	holderC := dstest.ClientOn(t, master, withReplicaAck)
 	waiterC := dstest.ClientOn(t, master, withReplicaAck)

@@ -81,7 +81,7 @@ func TestReplicaAckRenewals(t *testing.T) {
 		t.Skip("-short: holds a lock over several leases")
 	}
 	master := redistest.Start(t)
-	redistest.RequireReal(t, master)
+	redistest.RequireReal(t, master, "a replica: the embedded server has no replication")
 	startReplica(t, master)
 	const lease = 900 * time.Millisecond
 	c := dstest.ClientOn(t, master, func(o *distsync.Options) {

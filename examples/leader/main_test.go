@@ -59,7 +59,7 @@ func runStory(t *testing.T, args ...string) {
 func TestProcessesOnRealRedis(t *testing.T) {
 	t.Parallel()
 	s := redistest.Shared(t)
-	redistest.RequireReal(t, s)
+	redistest.RequireReal(t, s, "the -redis run; TestDefaultInProcessServer runs the story on the embedded server")
 	runStory(t, "-redis", s.Addr())
 }
 

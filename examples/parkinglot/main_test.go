@@ -61,7 +61,7 @@ func runLotTest(t *testing.T, args ...string) {
 func TestGoroutinesOnRealRedis(t *testing.T) {
 	t.Parallel()
 	s := redistest.Shared(t)
-	redistest.RequireReal(t, s)
+	redistest.RequireReal(t, s, "the -redis run; TestDefaultInProcessServer runs the lot on the embedded server")
 	runLotTest(t, "-redis", s.Addr())
 }
 
@@ -71,7 +71,7 @@ func TestProcessesOnRealRedis(t *testing.T) {
 		t.Skip("-short: the lot takes seconds (TestGoroutinesOnRealRedis runs it once)")
 	}
 	s := redistest.Shared(t)
-	redistest.RequireReal(t, s)
+	redistest.RequireReal(t, s, "the -redis run; TestDefaultInProcessServer runs the lot on the embedded server")
 	runLotTest(t, "-redis", s.Addr(), "-multi")
 }
 

@@ -21,7 +21,7 @@ var leak = regexp.MustCompile(`[0-9a-f]{40}|user_script|traceback|\.lua:\d|:\d+:
 // reachable with RedisErr.
 func TestScriptErrorsSpeakGo(t *testing.T) {
 	s := redistest.Shared(t)
-	redistest.RequireReal(t, s)
+	redistest.RequireReal(t, s, redistest.ErrorTables)
 	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{s.Addr()}, DisableCache: true})
 	if err != nil {
 		t.Fatal(err)

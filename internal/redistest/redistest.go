@@ -319,8 +319,9 @@ func newClient(tb testing.TB, opt rueidis.ClientOption) rueidis.Client {
 const GetServer = "scripts/test installs redis-server (apt-get or brew) and runs every module's tests"
 
 // ErrorTables is RequireReal's reason for tests of errors raised in Lua
-// (ErrWrongKind): the fallback reports a raised error table as "table: 0x…".
-const ErrorTables = "the embedded server's Lua reports a raised error table as text"
+// (ErrWrongKind): the fallback reports them in its own words, a raised error
+// table as "table: 0x…".
+const ErrorTables = "the embedded server's Lua reports script errors in its own words (an error table as \"table: 0x…\")"
 
 // RequireReal skips the test when s is the miniredis fallback, which can only
 // happen when DISTSYNC_REQUIRE_REDIS is not set to 1. The skip message says
@@ -341,6 +342,6 @@ func RequireReal(tb testing.TB, s *Server, why ...string) {
 func RequireProcess(tb testing.TB, s *Server) {
 	tb.Helper()
 	if s.backend != backendProcess {
-		tb.Skipf("redistest: needs a local redis-server process, have %s; %s", s.Kind(), GetServer)
+		tb.Skipf("redistest: needs a local redis-server process (to stop, kill, pause or restart it), have %s; %s", s.Kind(), GetServer)
 	}
 }
