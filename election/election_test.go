@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -28,40 +27,13 @@ func newElection(t testing.TB, c *distsync.Client, name string) *election.Electi
 	return e
 }
 
-// waitCandidates waits until n candidates queue.
-func waitCandidates(t *testing.T, e *election.Election, n int) {
+// campaign runs e.Campaign in the background.
+var campaign = dstest.CampaignAsync
+
+// receive returns the outcome of a campaign, which must lead.
+func receive(t *testing.T, ch <-chan dstest.Campaign, what string) dstest.Campaign {
 	t.Helper()
-	require.Eventually(t, func() bool {
-		got, err := e.Candidates(context.Background())
-		return err == nil && got == n
-	}, 10*time.Second, time.Millisecond, "%d candidates", n)
-}
-
-type won struct {
-	ctx  context.Context
-	term int64
-	err  error
-}
-
-func campaign(e *election.Election, ctx context.Context, value string) <-chan won {
-	ch := make(chan won, 1)
-	go func() {
-		l, term, err := e.Campaign(ctx, value)
-		ch <- won{l, term, err}
-	}()
-	return ch
-}
-
-func receive(t *testing.T, ch <-chan won, what string) won {
-	t.Helper()
-	select {
-	case w := <-ch:
-		require.NoError(t, w.err, what)
-		return w
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s: no leadership", what)
-	}
-	return won{}
+	return dstest.Elected(t, ch, 10*time.Second, what)
 }
 
 // Candidates lead in arrival order, across Clients; a resign hands over at
@@ -81,24 +53,24 @@ func TestArrivalOrderAndTerms(t *testing.T) {
 	assert.Equal(t, election.State{Leader: true, Value: "a", Term: ta, Since: st.Since}, st)
 	assert.False(t, st.Since.IsZero())
 
-	var chans []<-chan won
+	var chans []<-chan dstest.Campaign
 	var elections []*election.Election
 	for i, v := range []string{"b", "c", "d"} {
 		elections = append(elections, newElection(t, dstest.Client(t), name))
 		chans = append(chans, campaign(elections[i], ctx, v))
-		waitCandidates(t, a, i+1)
+		dstest.AwaitCandidates(t, a, i+1)
 	}
 	prev, prevCtx, prevE := ta, la, a
 	for i, v := range []string{"b", "c", "d"} {
 		require.NoError(t, prevE.Resign(prevCtx))
 		assert.ErrorIs(t, context.Cause(prevCtx), distsync.ErrReleased)
 		w := receive(t, chans[i], v)
-		assert.Greater(t, w.term, prev, "%s's term", v)
+		assert.Greater(t, w.Term, prev, "%s's term", v)
 		st, err := a.Leader(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, v, st.Value)
-		assert.Equal(t, w.term, st.Term)
-		prev, prevCtx, prevE = w.term, w.ctx, elections[i]
+		assert.Equal(t, w.Term, st.Term)
+		prev, prevCtx, prevE = w.Term, w.Lead, elections[i]
 	}
 	require.NoError(t, prevE.Resign(prevCtx))
 	st, err = a.Leader(ctx)
@@ -147,20 +119,20 @@ func TestCancelledCampaignLeavesNothing(t *testing.T) {
 
 	cctx, cancel := context.WithCancel(ctx)
 	ch := campaign(newElection(t, dstest.Client(t), name), cctx, "quitter")
-	waitCandidates(t, e, 1)
+	dstest.AwaitCandidates(t, e, 1)
 	cancel()
 	w := <-ch
-	require.ErrorIs(t, w.err, context.Canceled)
+	require.ErrorIs(t, w.Err, context.Canceled)
 	n, err := e.Candidates(ctx)
 	require.NoError(t, err)
 	assert.Zero(t, n)
 	assert.Empty(t, dstest.Keys(t, dstest.Client(t), "*{"+name+"}*:cands"))
 
 	next := campaign(newElection(t, dstest.Client(t), name), ctx, "next")
-	waitCandidates(t, e, 1)
+	dstest.AwaitCandidates(t, e, 1)
 	require.NoError(t, e.Resign(l))
 	w = receive(t, next, "next")
-	assert.NoError(t, context.Cause(w.ctx))
+	assert.NoError(t, context.Cause(w.Lead))
 	_, err = e.ForceResign(ctx)
 	require.NoError(t, err)
 }
@@ -176,7 +148,7 @@ func TestForceResignEndsLeadershipByPush(t *testing.T) {
 	l, term, err := leader.Campaign(ctx, "old")
 	require.NoError(t, err)
 	next := campaign(other, ctx, "new")
-	waitCandidates(t, other, 1)
+	dstest.AwaitCandidates(t, other, 1)
 
 	ok, err := other.ForceResign(ctx)
 	require.NoError(t, err)
@@ -188,7 +160,7 @@ func TestForceResignEndsLeadershipByPush(t *testing.T) {
 	}
 	assert.ErrorIs(t, context.Cause(l), distsync.ErrLeaseLost)
 	w := receive(t, next, "the head candidate")
-	assert.Greater(t, w.term, term)
+	assert.Greater(t, w.Term, term)
 	ok, err = other.ForceResign(ctx)
 	require.NoError(t, err)
 	assert.True(t, ok)
@@ -244,7 +216,7 @@ func TestObserveEveryState(t *testing.T) {
 
 	// A leader whose lease runs out publishes nothing: the observer looks
 	// when the lease ends.
-	fc, f := faultyClient(t, 300*time.Millisecond)
+	fc, f := dstest.FaultyClient(t, redistest.Shared(t), 300*time.Millisecond)
 	f.Inject(&dstest.Rule{Match: dstest.Script("Extend the leader's lease"), Fault: dstest.LoseRequest})
 	l, t3, err := newElection(t, fc, name).Campaign(ctx, "c")
 	require.NoError(t, err)
@@ -288,22 +260,6 @@ func TestObserveSlowReaderSeesNewest(t *testing.T) {
 		seen++
 		require.Less(t, seen, 4)
 	}
-}
-
-// faultyClient returns a Client with the watchdog lease whose commands pass
-// through a Faulty layer; both are closed at cleanup.
-func faultyClient(t *testing.T, lease time.Duration) (*distsync.Client, *dstest.Faulty) {
-	t.Helper()
-	rc, err := rueidis.NewClient(redistest.Shared(t).ClientOption())
-	require.NoError(t, err)
-	f := dstest.NewFaulty(rc)
-	c, err := distsync.FromClient(f, distsync.Options{Lease: lease})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		c.Close()
-		rc.Close()
-	})
-	return c, f
 }
 
 func TestInvalidAndClosed(t *testing.T) {
@@ -357,12 +313,12 @@ func TestVanishedHeadCandidate(t *testing.T) {
 	require.NoError(t, rc.Do(ctx, rc.B().Rpush().Key(e.Key()+":cands").Element("dead").Build()).Error())
 	require.NoError(t, rc.Do(ctx, rc.B().Zadd().Key(e.Key()+":wins").ScoreMember().ScoreMember(float64(time.Now().Add(time.Hour).UnixMilli()), "dead").Build()).Error())
 	next := campaign(newElection(t, dstest.Client(t, long), name), ctx, "next")
-	waitCandidates(t, e, 2)
+	dstest.AwaitCandidates(t, e, 2)
 	require.NoError(t, e.Resign(l))
 	select {
 	case w := <-next:
-		require.NoError(t, w.err)
-		require.NoError(t, context.Cause(w.ctx))
+		require.NoError(t, w.Err)
+		require.NoError(t, context.Cause(w.Lead))
 		_, err := e.ForceResign(ctx)
 		require.NoError(t, err)
 	case <-time.After(15 * time.Second): // the window is a minute

@@ -200,7 +200,7 @@ func TestElectionNoPhantomLeadership(t *testing.T) {
 			cl, _, err = cand.Campaign(ctx, "candidate")
 			got <- err
 		}()
-		require.Eventually(t, func() bool { n, _ := cand.Candidates(ctx); return n == 1 }, 10*time.Second, time.Millisecond)
+		dstest.AwaitCandidates(t, cand, 1)
 		// The entry vanishes, as after a pause past its window: the
 		// resignation wakes nobody.
 		rc := wc.Rueidis()
@@ -239,7 +239,7 @@ func TestElectionGivenUpCampaignLeavesNothing(t *testing.T) {
 		_, _, err := e.Campaign(cctx, "quitter")
 		got <- err
 	}()
-	require.Eventually(t, func() bool { n, _ := e.Candidates(ctx); return n == 1 }, 10*time.Second, time.Millisecond)
+	dstest.AwaitCandidates(t, e, 1)
 	cancel()
 	require.ErrorIs(t, <-got, context.Canceled)
 	n, err := e.Candidates(ctx)
@@ -278,28 +278,13 @@ func TestElectionOnCluster(t *testing.T) {
 		require.NoError(t, err)
 		obs := eb.Observe(ctx)
 		assert.Equal(t, ta, (<-obs).Term)
-		type won struct {
-			l    context.Context
-			term int64
-			err  error
-		}
-		got := make(chan won, 1)
-		go func() {
-			l, term, err := eb.Campaign(ctx, "b")
-			got <- won{l, term, err}
-		}()
-		require.Eventually(t, func() bool { n, _ := ea.Candidates(ctx); return n == 1 }, 10*time.Second, time.Millisecond)
+		got := dstest.CampaignAsync(eb, ctx, "b")
+		dstest.AwaitCandidates(t, ea, 1)
 		require.NoError(t, ea.Resign(la))
-		var w won
-		select {
-		case w = <-got:
-			require.NoError(t, w.err)
-		case <-time.After(20 * time.Second): // a minute's lease: not by expiry
-			t.Fatalf("%s: the next candidate was not woken", name)
-		}
-		assert.Greater(t, w.term, ta)
+		w := dstest.Elected(t, got, 20*time.Second, name+": woken by the resign") // a minute's lease: not by expiry
+		assert.Greater(t, w.Term, ta)
 		for st := range obs {
-			if st.Term == w.term {
+			if st.Term == w.Term {
 				break
 			}
 		}
@@ -307,7 +292,7 @@ func TestElectionOnCluster(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, ok)
 		select {
-		case <-w.l.Done():
+		case <-w.Lead.Done():
 		case <-time.After(20 * time.Second):
 			t.Fatalf("%s: the deposed leader was not told", name)
 		}
@@ -386,17 +371,8 @@ func TestElectionCutAndRestart(t *testing.T) {
 		l, term, err := leader.Campaign(ctx, "leader")
 		require.NoError(t, err)
 		first := h.acquired("leader", term)
-		type won struct {
-			l    context.Context
-			term int64
-			err  error
-		}
-		got := make(chan won, 1)
-		go func() {
-			cl, ct, err := cand.Campaign(ctx, "candidate")
-			got <- won{cl, ct, err}
-		}()
-		require.Eventually(t, func() bool { n, _ := leader.Candidates(ctx); return n == 1 }, 10*time.Second, time.Millisecond)
+		got := dstest.CampaignAsync(cand, ctx, "candidate")
+		dstest.AwaitCandidates(t, leader, 1)
 
 		s.Kill()
 		s.Restart(t)
@@ -407,15 +383,9 @@ func TestElectionCutAndRestart(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, term, st.Term)
 		require.NoError(t, first.release(l, leader.Resign))
-		var w won
-		select {
-		case w = <-got:
-			require.NoError(t, w.err)
-		case <-time.After(20 * time.Second):
-			t.Fatal("the candidate queued before the crash was not elected")
-		}
-		second := h.acquired("candidate", w.term)
-		require.NoError(t, second.release(w.l, cand.Resign))
+		w := dstest.Elected(t, got, 20*time.Second, "the candidate queued before the crash")
+		second := h.acquired("candidate", w.Term)
+		require.NoError(t, second.release(w.Lead, cand.Resign))
 		requireExclusive(t, h)
 	})
 }
@@ -442,7 +412,7 @@ func TestElectionViaSentinel(t *testing.T) {
 		}
 		got <- err
 	}()
-	require.Eventually(t, func() bool { n, _ := e.Candidates(ctx); return n == 1 }, 10*time.Second, time.Millisecond)
+	dstest.AwaitCandidates(t, e, 1)
 	require.NoError(t, e.Resign(l))
 	select {
 	case err := <-got:

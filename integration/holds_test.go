@@ -94,16 +94,7 @@ func (k lockKind) rival(t *testing.T, c *distsync.Client, name string) lockish {
 // layer, with the watchdog lease; both are closed at cleanup.
 func faultyClient(t *testing.T, s *redistest.Server, lease time.Duration) (*distsync.Client, *dstest.Faulty) {
 	t.Helper()
-	rc, err := rueidis.NewClient(s.ClientOption())
-	require.NoError(t, err)
-	f := dstest.NewFaulty(rc)
-	c, err := distsync.FromClient(f, distsync.Options{Lease: lease})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		c.Close()
-		rc.Close()
-	})
-	return c, f
+	return dstest.FaultyClient(t, s, lease)
 }
 
 // eachKind runs body as a parallel subtest for each of kinds, with the lock
