@@ -31,8 +31,9 @@ import (
 
 	"github.com/distsync/distsync/internal/core"
 	"github.com/distsync/distsync/internal/notify"
-	"github.com/distsync/distsync/internal/watchdog"
+	engine "github.com/distsync/distsync/internal/watchdog"
 	"github.com/distsync/distsync/mutex"
+	"github.com/distsync/distsync/watchdog"
 )
 
 // The errors of distsync: every package of the module returns them,
@@ -112,7 +113,7 @@ const MinLease time.Duration = 10 * time.Millisecond
 // Defaults.
 const (
 	DefaultPrefix       = "distsync:"
-	DefaultLease        = 30 * time.Second
+	DefaultLease        = watchdog.DefaultLease
 	DefaultWaiterWindow = 30 * time.Second
 	DefaultFenceTTL     = time.Hour
 )
@@ -144,8 +145,13 @@ type Options struct {
 	Prefix string
 	// Lease is the watchdog lease: locks taken without an explicit lease
 	// hold it and the watchdog renews it every Lease/3. Default 30 s; at
-	// least MinLease.
+	// least MinLease. It is Watchdog.Lease, kept here because it is the
+	// setting most callers change; setting both to different values is an
+	// error.
 	Lease time.Duration
+	// Watchdog sets the lease watchdog: its lease, renewal interval and
+	// batch size (package watchdog says how renewal works).
+	Watchdog watchdog.Config
 	// WaiterWindow is how long a waiter stays registered beyond the lease it
 	// was told, and its longest sleep when no lease bounds it. Default 30 s.
 	WaiterWindow time.Duration
@@ -225,7 +231,7 @@ type ReplicaAck struct {
 type Client struct {
 	core     *core.Core
 	notifier *notify.Notifier
-	watchdog *watchdog.Watchdog
+	watchdog *engine.Watchdog
 	owned    bool // the rueidis client is ours to close
 }
 
@@ -289,8 +295,27 @@ func (o *Options) check() error {
 			errs = append(errs, fmt.Errorf("%w: negative %s %v", ErrInvalidArgument, what, d))
 		}
 	}
-	if o.Lease > 0 && o.Lease < MinLease {
-		errs = append(errs, fmt.Errorf("%w: Lease %v is shorter than the minimum, %v", ErrInvalidArgument, o.Lease, MinLease))
+	w := o.Watchdog
+	switch {
+	case o.Lease != 0 && w.Lease != 0 && o.Lease != w.Lease:
+		errs = append(errs, fmt.Errorf("%w: Lease %v and Watchdog.Lease %v differ", ErrInvalidArgument, o.Lease, w.Lease))
+	case w.Lease == 0:
+		w.Lease = o.Lease
+	}
+	if w.Lease < 0 {
+		errs = append(errs, fmt.Errorf("%w: negative Watchdog.Lease %v", ErrInvalidArgument, w.Lease))
+	}
+	if w.Lease > 0 && w.Lease < MinLease {
+		errs = append(errs, fmt.Errorf("%w: Lease %v is shorter than the minimum, %v", ErrInvalidArgument, w.Lease, MinLease))
+	}
+	if w.Lease == 0 {
+		w.Lease = DefaultLease
+	}
+	if w.Interval < 0 || w.Interval > w.Lease/2 {
+		errs = append(errs, fmt.Errorf("%w: Watchdog.Interval %v, want at most half the lease (%v)", ErrInvalidArgument, w.Interval, w.Lease/2))
+	}
+	if w.BatchSize < 0 {
+		errs = append(errs, fmt.Errorf("%w: negative Watchdog.BatchSize %d", ErrInvalidArgument, w.BatchSize))
 	}
 	if o.ReplicaAck.Replicas < 0 || o.ReplicaAck.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("%w: negative ReplicaAck %+v", ErrInvalidArgument, o.ReplicaAck))
@@ -312,7 +337,7 @@ func newClient(rc rueidis.Client, opts Options) *Client {
 		Client:       rc,
 		ID:           clientName(opts.ClientName) + "/" + uuid.NewString(),
 		Prefix:       opts.Prefix,
-		Lease:        opts.Lease,
+		Lease:        max(opts.Lease, opts.Watchdog.Lease),
 		WaiterWindow: opts.WaiterWindow,
 		FenceTTL:     opts.FenceTTL,
 		AckReplicas:  opts.ReplicaAck.Replicas,
@@ -344,8 +369,9 @@ func newClient(rc rueidis.Client, opts Options) *Client {
 	sharded := rc.Mode() == rueidis.ClientModeCluster
 	c := &Client{
 		notifier: notify.New(rc, sharded, cfg.Log),
-		watchdog: watchdog.New(rc, cfg.Lease, cfg.Log),
+		watchdog: engine.New(rc, cfg.Lease, cfg.Log),
 	}
+	c.watchdog.Tune(opts.Watchdog.Interval, opts.Watchdog.BatchSize)
 	if cfg.AckReplicas > 0 {
 		c.watchdog.RequireReplicas(cfg.AckReplicas, cfg.AckTimeout)
 	}

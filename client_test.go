@@ -2,6 +2,7 @@ package distsync_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -16,6 +17,8 @@ import (
 	"github.com/distsync/distsync/internal/core"
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
+	engine "github.com/distsync/distsync/internal/watchdog"
+	"github.com/distsync/distsync/watchdog"
 )
 
 func TestFromClientLeavesCallersClientOpen(t *testing.T) {
@@ -65,6 +68,12 @@ func TestInvalidOptions(t *testing.T) {
 		{DB: -1},
 		{ReplicaAck: distsync.ReplicaAck{Replicas: -1}},
 		{Prefix: "{app}:"},
+		{Lease: time.Minute, Watchdog: watchdog.Config{Lease: time.Hour}},
+		{Watchdog: watchdog.Config{Lease: time.Millisecond}},
+		{Watchdog: watchdog.Config{Interval: 16 * time.Second}},
+		{Watchdog: watchdog.Config{Lease: time.Second, Interval: time.Second}},
+		{Watchdog: watchdog.Config{Interval: -1}},
+		{Watchdog: watchdog.Config{BatchSize: -1}},
 		{Prefix: "app{"},
 		{Prefix: "app}:"},
 	} {
@@ -86,6 +95,36 @@ func TestPrefixWithBraceRefused(t *testing.T) {
 
 func TestForeverIsTheInternalForever(t *testing.T) {
 	assert.Equal(t, core.Forever, distsync.Forever)
+}
+
+func TestWatchdogDefaultsAreTheEngine(t *testing.T) {
+	assert.Equal(t, engine.BatchSize, watchdog.DefaultBatchSize)
+	assert.Equal(t, watchdog.DefaultLease, distsync.DefaultLease)
+}
+
+// The watchdog's settings take effect: a short interval renews a long
+// lease many times, in batches no larger than BatchSize, and Stats says so.
+func TestWatchdogConfig(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t, func(o *distsync.Options) {
+		o.Watchdog = watchdog.Config{Lease: time.Minute, Interval: 20 * time.Millisecond, BatchSize: 2}
+	})
+	ctx := context.Background()
+	for i := range 5 {
+		m, err := c.Mutex(fmt.Sprintf("%s-%d", dstest.Name(t), i))
+		require.NoError(t, err)
+		held, err := m.Lock(ctx)
+		require.NoError(t, err)
+		t.Cleanup(func() { m.Unlock(held) })
+	}
+	// With the default interval (20 s) nothing would be renewed in time.
+	require.Eventually(t, func() bool { return c.Stats().Renewals >= 15 }, 10*time.Second, time.Millisecond)
+	st := c.Stats()
+	assert.Equal(t, 5, st.HeldLeases)
+	assert.GreaterOrEqual(t, st.RenewalRoundTrips*2, st.Renewals, "batches of at most 2")
+	assert.Positive(t, st.Ticks)
+	assert.Zero(t, st.Failures)
+	assert.Zero(t, st.LostLeases)
 }
 
 func TestMinLeaseIsTheInternalMinLease(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/distsync/distsync/internal/core"
-	"github.com/distsync/distsync/internal/watchdog"
+	engine "github.com/distsync/distsync/internal/watchdog"
 )
 
 // Observer receives what a Client's locks and semaphores do, for metrics
@@ -166,7 +166,7 @@ func (a *observer) Lost(i core.LostInfo) {
 	}
 }
 
-func (a *observer) renewed(b watchdog.Batch) {
+func (a *observer) renewed(b engine.Batch) {
 	defer a.guard("Renewed")
 	a.o.Renewed(RenewInfo(b))
 }

@@ -131,7 +131,7 @@ func watchdogDistsync(addr string, admin rueidis.Client, n int, lease time.Durat
 	res.acquire = time.Since(t0)
 	res.errors = errs
 	res.memPerHold = float64(liveBytes()-base) / float64(n)
-	renewals0, trips0, ticks0, lost0 := stats().Renewals, stats().RenewalRoundTrips, stats().WatchdogTicks, stats().LostLeases
+	renewals0, trips0, ticks0, lost0 := stats().Renewals, stats().RenewalRoundTrips, stats().Ticks, stats().LostLeases
 	cpu0, cmd0 := cpuTime(), cmdStats(admin)
 	// Poll coarsely (20 ms: ticks are at least a tenth of an interval
 	// apart) so that polling costs little CPU; read a tick's duration at the
@@ -144,16 +144,16 @@ func watchdogDistsync(addr string, admin rueidis.Client, n int, lease time.Durat
 			res.pass += stats().LastTick
 			pending = false
 		}
-		if t := stats().WatchdogTicks; t != ticks {
+		if t := stats().Ticks; t != ticks {
 			res.ticks += int(t - ticks)
 			ticks, pending = t, true
 		}
 	}
 	// The tick that sent the last renewals is counted once it ends.
-	for stats().WatchdogTicks == ticks && time.Now().Before(give) {
+	for stats().Ticks == ticks && time.Now().Before(give) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if t := stats().WatchdogTicks; t != ticks {
+	if t := stats().Ticks; t != ticks {
 		res.ticks += int(t - ticks)
 		pending = true
 	}

@@ -39,6 +39,7 @@ type Watchdog struct {
 	client   rueidis.Client
 	lease    time.Duration
 	interval time.Duration
+	batch    int // the most renewals in one round trip
 	drift    time.Duration
 	log      *slog.Logger
 	ackN     int           // replicas that must acknowledge a renewal (0: none)
@@ -64,6 +65,7 @@ type Stats struct {
 	Renewals   atomic.Int64 // renewal scripts sent
 	RoundTrips atomic.Int64 // pipelined batches sent
 	Lost       atomic.Int64 // leases reported lost
+	Failed     atomic.Int64 // renewals that did not extend their lease
 	LastTick   atomic.Int64 // duration of the last pass, in nanoseconds
 }
 
@@ -90,6 +92,7 @@ func New(c rueidis.Client, lease time.Duration, log *slog.Logger) *Watchdog {
 		client:   c,
 		lease:    lease,
 		interval: lease / 3,
+		batch:    BatchSize,
 		drift:    Drift(lease),
 		log:      log,
 		wake:     make(chan struct{}, 1),
@@ -127,6 +130,18 @@ type Batch struct {
 // goroutine and before it reports the batch's lost leases: f must be fast
 // and must not block, or renewals wait for it. Call it before the first Add.
 func (w *Watchdog) OnBatch(f func(Batch)) { w.onBatch = f }
+
+// Tune sets the renewal interval (default lease/3) and the batch size
+// (default BatchSize); values <= 0 keep the defaults. Call it before the
+// first Add.
+func (w *Watchdog) Tune(interval time.Duration, batch int) {
+	if interval > 0 {
+		w.interval = interval
+	}
+	if batch > 0 {
+		w.batch = batch
+	}
+}
 
 // Lease is the lease every renewal extends to.
 func (w *Watchdog) Lease() time.Duration { return w.lease }
@@ -267,7 +282,7 @@ func (w *Watchdog) tick() {
 		due = append(due, heap.Pop(&w.queue).(*entry))
 	}
 	w.mu.Unlock()
-	if len(due) <= BatchSize {
+	if len(due) <= w.batch {
 		w.renew(due)
 	} else {
 		// The batches of a large tick overlap: the client builds and
@@ -276,7 +291,7 @@ func (w *Watchdog) tick() {
 		var wg sync.WaitGroup
 		slots := make(chan struct{}, InFlight)
 		for len(due) > 0 {
-			n := min(len(due), BatchSize)
+			n := min(len(due), w.batch)
 			batch := due[:n]
 			due = due[n:]
 			slots <- struct{}{}
@@ -364,6 +379,7 @@ func (w *Watchdog) renew(batch []*entry) {
 		var cause error
 		if err != nil || ok != 1 {
 			b.Failed++
+			w.stats.Failed.Add(1)
 		}
 		switch {
 		case err == nil && ok == 1:
