@@ -78,11 +78,12 @@ local function rw_grant(h, l, m, now, lease, fence, fencettl, id, mode)
   return {tok, n}
 end
 
--- Release acquisition id of hold m (see ds_release for the reply). When the
+-- Release acquisition id of hold m, d its finished mark (see ds_release
+-- and ds_release_mark for the reply). When the
 -- hold ends it is dropped; when it goes on with no acquisition the watchdog
 -- renews, its lease falls to the latest explicit end left.
 local function rw_release(h, l, d, m, id, now, life)
-  local r, watch, last = ds_release(h, d, m, id, now, life)
+  local r, watch, last = ds_release_mark(h, d, m, id, life)
   if r == 1 then
     rw_drop(h, m)
     redis.call('ZREM', l, m)

@@ -37,12 +37,20 @@ import (
 var (
 	//go:embed rw.lua
 	rwLua string
+	//go:embed read_lockfast.lua
+	readLockFast string
 	//go:embed read_lock.lua
 	readLockLua string
+	//go:embed write_lockfast.lua
+	writeLockFast string
 	//go:embed write_lock.lua
 	writeLockLua string
+	//go:embed read_unlockfast.lua
+	readUnlockFast string
 	//go:embed read_unlock.lua
 	readUnlockLua string
+	//go:embed write_unlockfast.lua
+	writeUnlockFast string
 	//go:embed write_unlock.lua
 	writeUnlockLua string
 	//go:embed renew.lua
@@ -58,10 +66,10 @@ var (
 	//go:embed extend.lua
 	extendLua string
 
-	readLockScript    = core.NewScript(rwLua + readLockLua)
-	writeLockScript   = core.NewScript(rwLua + writeLockLua)
-	readUnlockScript  = core.NewScript(rwLua + readUnlockLua)
-	writeUnlockScript = core.NewScript(rwLua + writeUnlockLua)
+	readLockScript    = core.NewFastScript(core.FastLib+readLockFast, rwLua+readLockLua)
+	writeLockScript   = core.NewFastScript(core.FastLib+writeLockFast, rwLua+writeLockLua)
+	readUnlockScript  = core.NewFastScript(core.FastLib+readUnlockFast, rwLua+readUnlockLua)
+	writeUnlockScript = core.NewFastScript(core.FastLib+writeUnlockFast, rwLua+writeUnlockLua)
 	renewScript       = core.NewFastScript(renewLua, rwLua+renewFullLua)
 	forceScript       = core.NewScript(rwLua + forceLua)
 	stateScript       = core.NewScript(stateLua)
@@ -98,7 +106,6 @@ type RWLock struct {
 	fence   string // the fencing counter
 	rwait   string // waiting readers
 	wwait   string // waiting writers
-	done    string // the finished acquisitions
 	channel string // release notifications
 	read    Side
 	write   Side
@@ -127,7 +134,6 @@ func newRWLock(c *core.Core, name string, opts ...Option) (*RWLock, error) {
 		fence:   c.Key(name, "fence"),
 		rwait:   c.Key(name, "rwaiters"),
 		wwait:   c.Key(name, "wwaiters"),
-		done:    c.Key(name, "done"),
 		channel: c.Key(name, "ch"),
 	}
 	for _, o := range opts {
@@ -140,6 +146,9 @@ func newRWLock(c *core.Core, name string, opts ...Option) (*RWLock, error) {
 
 // Name returns the lock's name.
 func (rw *RWLock) Name() string { return core.OrZero(rw).name }
+
+// mark is the key of acquisition id's finished mark (ds_mark in lib.lua).
+func (rw *RWLock) mark(id string) string { return rw.hash + ":done:" + id }
 
 // PrefersWriters reports whether the handle was made with PreferWriters.
 func (rw *RWLock) PrefersWriters() bool { return core.OrZero(rw).prefer }
@@ -179,9 +188,9 @@ func (h *handle) Errorf(e error) error { return (*Side)(h).errorf(e) }
 
 func (h *handle) Kind() (string, string) { return core.KindRWLock, (*Side)(h).sideName() }
 
-func (h *handle) Keys(string) []string {
+func (h *handle) Keys(id string) []string {
 	rw := h.rw
-	return []string{rw.hash, rw.leases, rw.fence, rw.rwait, rw.wwait, rw.done}
+	return []string{rw.hash, rw.leases, rw.fence, rw.rwait, rw.wwait, rw.mark(id)}
 }
 
 // The lock scripts' last argument: whether the handle prefers writers.
@@ -353,7 +362,7 @@ func (l *Side) release(ctx context.Context, owner, id string, life time.Duration
 		script = writeUnlockScript
 	}
 	return c.Eval(ctx, script,
-		[]string{rw.hash, rw.leases, rw.rwait, rw.wwait, rw.done},
+		[]string{rw.hash, rw.leases, rw.rwait, rw.wwait, rw.mark(id)},
 		[]string{owner, id, rw.channel, c.PublishCmd(), core.Ms(life), core.Ms(hl)},
 	).AsInt64()
 }
