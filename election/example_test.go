@@ -52,3 +52,43 @@ func ExampleElection() {
 	// leader: node-1
 	// term increased: true
 }
+
+// Observe pushes every change of leadership; a reader slower than the
+// changes is given the newest.
+func ExampleElection_Observe() {
+	c, err := distsync.New(options)
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	e, err := c.Election("example-observed")
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	states := e.Observe(ctx)
+	show := func() {
+		st := <-states
+		if !st.Leader {
+			fmt.Println("nobody leads")
+			return
+		}
+		fmt.Println(st.Value, "leads")
+	}
+	show()
+	lead, _, err := e.Campaign(ctx, "node-1")
+	if err != nil {
+		panic(err)
+	}
+	show()
+	_ = e.Proclaim(lead, "node-1 (draining)")
+	show()
+	_ = e.Resign(lead)
+	show()
+	// Output:
+	// nobody leads
+	// node-1 leads
+	// node-1 (draining) leads
+	// nobody leads
+}
