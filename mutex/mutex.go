@@ -81,7 +81,7 @@ const (
 )
 
 // lock is what every mutex's acquisitions share.
-var lock = acquire.Lock{Script: lockScript, Handoff: true, PerAcquisition: true}
+var lock = acquire.Lock{Script: lockScript, Handoff: true, PerAcquisition: true, Reenter: true}
 
 // handle is a Mutex as acquire.Handle (and core.Holdable): what acquiring,
 // holding and renewing need of it, out of the Mutex's API.
@@ -163,7 +163,10 @@ func (m *Mutex) Key() string { return core.OrZero(m).key }
 // A transient failure (a dropped connection, a server restart or failover)
 // does not end the wait: the attempt is repeated, and a repeated attempt
 // returns the grant an earlier one made instead of granting twice.
-// Uncontended, Lock is one round trip.
+// Uncontended, Lock is one round trip. A re-entry makes none when the owner
+// holds the lock on this Client with the watchdog lease: it shares that
+// acquisition's record on the server (and its token), which then lives,
+// renewed, until the last acquisition sharing it is unlocked.
 func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 	return m.s().Acquire(ctx, core.Forever, 0)
 }
@@ -210,8 +213,9 @@ func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (context
 // ended or was lost). Transient failures are retried for a few seconds; if no
 // attempt got an answer, Unlock returns the error, the acquisition is no
 // longer renewed, and calling Unlock again learns the outcome (the server
-// remembers a release for 10 s). Unlock is one round
-// trip.
+// remembers a release for 10 s). Unlock is one round trip, or none for an
+// acquisition that shares its record on the server with another that is
+// still held (a re-entry Lock made with no round trip, see Lock).
 func (m *Mutex) Unlock(ctx context.Context) error { return m.s().Unlock(ctx) }
 
 // release runs the unlock script once for acquisition id of owner,
