@@ -30,6 +30,7 @@ type result struct {
 	wlat       []time.Duration // latency of the write operations (7), also in lat
 	peak       int64           // most holders seen inside at once (6)
 	rel        []time.Duration // the releasing call's own duration (3)
+	fair       []float64       // Jain's fairness index of the goroutines' operation counts, per round
 	na         bool            // the library has no such primitive
 }
 
@@ -50,6 +51,7 @@ func (r *result) merge(o result) {
 	r.wlat = append(r.wlat, o.wlat...)
 	r.peak = max(r.peak, o.peak)
 	r.rel = append(r.rel, o.rel...)
+	r.fair = append(r.fair, o.fair...)
 }
 
 // guard checks mutual exclusion: every holder runs critical, which counts
@@ -164,8 +166,14 @@ func timed(r run, g int, pair bool, do op) result {
 	}
 	wg.Wait()
 	res := result{ops: ops.Load(), window: r.dur, errors: errs.Load()}
+	var sum, sq float64
 	for _, l := range lats {
 		res.lat = append(res.lat, l...)
+		sum += float64(len(l))
+		sq += float64(len(l)) * float64(len(l))
+	}
+	if g > 1 && sq > 0 {
+		res.fair = []float64{sum * sum / (float64(g) * sq)}
 	}
 	return res
 }
