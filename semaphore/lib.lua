@@ -27,9 +27,24 @@ local sem_max = 9007199254740992
 -- semaphore hash carries its kind).
 local sem_exists = false
 
--- Refuse another kind (see above); learn whether the permits were set.
+-- The idle time to live of a semaphore set with one ('#x', ms; see
+-- sem_used), false for the others (known after sem_kind).
+local sem_idle = false
+
+-- Refuse another kind (see above); learn whether the permits were set, and
+-- their idle time to live.
 local function sem_kind()
-  sem_exists = ds_kind(KEYS[1], ARGV[#ARGV]) ~= false
+  local f = redis.call('HMGET', KEYS[1], '#k', '#x')
+  if f[1] and f[1] ~= ARGV[#ARGV] then
+    error({err = 'WRONGKIND ' .. KEYS[1] .. ' holds a ' .. f[1] .. ', not a ' .. ARGV[#ARGV]})
+  end
+  sem_exists, sem_idle = f[1] ~= false, f[2]
+end
+
+-- The count was written (an acquisition, a release, a change of the
+-- permits): a semaphore with an idle time to live lives that long from now.
+local function sem_used()
+  if sem_idle then redis.call('PEXPIRE', KEYS[1], sem_idle) end
 end
 
 local function sem_fmt(n)
@@ -50,6 +65,7 @@ local function sem_add(d)
     redis.call('HSET', KEYS[1], '#k', ARGV[#ARGV])
     sem_exists = true
   end
+  sem_used()
   return v
 end
 
@@ -57,6 +73,7 @@ end
 local function sem_put(v)
   redis.call('HSET', KEYS[1], 'n', sem_fmt(v), '#k', ARGV[#ARGV])
   sem_exists = true
+  sem_used()
 end
 
 -- Wake the waiters that avail permits can satisfy now that released more

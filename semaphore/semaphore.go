@@ -148,11 +148,13 @@ func (s *pool) key() string {
 	return s.keys[0]
 }
 
-func (s *pool) trySetPermits(ctx context.Context, n int64) (bool, error) {
+// trySetPermits sets the permits if they were never set; with ttl (ms),
+// the semaphore's idle time to live (see sem_used).
+func (s *pool) trySetPermits(ctx context.Context, n int64, ttl ...string) (bool, error) {
 	if err := s.check(0, n); err != nil {
 		return false, err
 	}
-	r, err := s.eval(ctx, trySetScript, n).AsInt64()
+	r, err := s.c.Eval(ctx, trySetScript, s.keys, s.args(append([]string{strconv.FormatInt(n, 10)}, ttl...)...)).AsInt64()
 	if err != nil {
 		return false, s.errorf(err)
 	}
