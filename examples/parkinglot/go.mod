@@ -6,7 +6,7 @@ require (
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/distsync/distsync v0.0.0
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/redis/rueidis v1.0.79 // indirect
+	github.com/redis/rueidis v1.0.79
 	github.com/stretchr/testify v1.11.1
 	go.uber.org/goleak v1.3.0 // indirect
 )

@@ -3,8 +3,9 @@
 // killed while it is parked. Nobody releases that car's space: its permit's
 // lease simply ends (the watchdog no longer renews it) and a waiting car gets
 // the space then. By default the cars are goroutines and the killed car's
-// Client is closed without releasing; with -multi every car is a process of
-// its own and one is really killed.
+// connection is cut before its Client closes, so nothing gives its permit
+// back (Client.Close alone would); with -multi every car is a process of its
+// own and one is really killed.
 //
 //	go run ./examples/parkinglot                  # in-process Redis, cars as goroutines
 //	go run ./examples/parkinglot -multi           # every car its own process, one really killed
@@ -35,6 +36,7 @@ import (
 
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/semaphore"
+	"github.com/redis/rueidis"
 )
 
 // childEnv marks a car's own process in -multi mode.
@@ -232,7 +234,7 @@ func runLot(cfg config, stdout, stderr io.Writer) error {
 	if _, err := lot.TrySetPermits(ctx, int64(cfg.spaces)); err != nil {
 		return err
 	}
-	mode, killed := "every car a goroutine", "its Client is closed without releasing, so its watchdog stops"
+	mode, killed := "every car a goroutine", "its connection is cut, so its watchdog stops and nothing gives its permit back"
 	if cfg.multi {
 		mode, killed = "every car its own process", "its process is killed"
 	}
@@ -317,25 +319,40 @@ func done(wg *sync.WaitGroup) chan struct{} {
 	return c
 }
 
-// carGoroutine runs a car in this process. The doomed car has a Client of its
-// own, closed without releasing: its watchdog stops, as if it were killed.
+// carGoroutine runs a car in this process. The doomed car has a connection
+// and a Client of its own. Its "crash" closes the connection first, so that
+// Client.Close (which would give the permit back) cannot reach Redis: the
+// watchdog stops and nobody releases the permit, as if the process died.
 func carGoroutine(ctx context.Context, cfg config, lot *semaphore.PermitSemaphore, addr string, resp2 bool, name string, car int, signal <-chan struct{}, emit func(event)) error {
 	if car != 1 {
 		return drive(ctx, lot, car, stayOf(cfg, car), signal, emit)
 	}
-	c, err := distsync.New(clientOptions(addr, resp2, cfg.lease))
+	rc, err := rueidis.NewClient(rueidis.ClientOption{
+		InitAddress:       []string{addr},
+		AlwaysRESP2:       resp2,
+		ForceSingleClient: resp2,
+		DisableCache:      true,
+	})
 	if err != nil {
+		return err
+	}
+	c, err := distsync.FromClient(rc, clientOptions(addr, resp2, cfg.lease))
+	if err != nil {
+		rc.Close()
 		return err
 	}
 	own, err := c.PermitSemaphore(name)
 	if err == nil {
 		err = drive(ctx, own, car, stayOf(cfg, car), signal, emit)
 	}
-	c.Close()
 	if errors.Is(err, errDoomed) {
+		rc.Close() // the crash: the connection goes first
+		c.Close()
 		emit(event{at: time.Now(), car: car, kind: "killed"})
 		return nil
 	}
+	c.Close()
+	rc.Close()
 	return err
 }
 
