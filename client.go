@@ -159,30 +159,21 @@ type Options struct {
 	// acquisition; after it, tokens continue from the server clock in
 	// microseconds. Default 1 h.
 	FenceTTL time.Duration
-	// ReplicaAck, when Replicas > 0, makes every acquisition wait until that
-	// many replicas acknowledged it (Redis WAIT, at most Timeout). When too
-	// few do, the acquisition is undone and ErrNotReplicated returned, so a
-	// failover to a replica cannot hand the same lock to a second owner
-	// because the grant had not reached it. Watchdog renewals wait the same
-	// way, and one that too few replicas acknowledged does not extend the
-	// holder's deadline (it is retried until the lease ends, then the lease
-	// is lost), so a holder never outlives the lease a replica knows. It costs a dedicated connection
-	// and a replication round trip per acquisition; see docs/safety.md.
+	// ReplicaAck, when Replicas > 0, makes every acquisition and renewal
+	// wait (Redis WAIT, at most Timeout) until that many replicas
+	// acknowledged it: an acquisition too few acknowledged is undone and
+	// returns ErrNotReplicated, a renewal does not count. It costs a
+	// dedicated connection and a replication round trip per acquisition;
+	// docs/safety.md says what it guards against.
 	ReplicaAck ReplicaAck
 	// Logger receives lost-lease and reconnect reports; default slog.Default().
 	Logger *slog.Logger
-	// Spin, when Max > 0, makes waiters poll with back-off instead of
-	// subscribing to pub/sub notifications, as Redisson's RSpinLock does:
-	// for deployments where SUBSCRIBE is unavailable (some proxies) or where
-	// too many channels would be open. A waiter retries after Min, doubling
-	// up to Max, and never sleeps past the end of the lease the server
-	// reported; a fair lock's waiter still keeps its place in the queue.
-	// Waits then cost a round trip per retry and answer releases late by up
-	// to the current back-off. A mutex waiter still keeps its place in the
-	// queue, and a release that hands it the lock leaves the grant for its
-	// next retry, for a second (the hand-off lease): with Max above that the
-	// grant may lapse first, and the waiter goes on retrying. Default off.
-	// WithSpin sets it for the calls made with a context instead.
+	// Spin, when Max > 0, makes waiters poll with back-off (Min, doubling
+	// up to Max) instead of subscribing, as Redisson's RSpinLock: for
+	// deployments without SUBSCRIBE (some proxies). Each retry costs a round
+	// trip and a release is noticed up to one back-off late (see
+	// docs/how-it-works.md#spinning). Default off; WithSpin sets it for the
+	// calls made with a context.
 	Spin Spin
 	// ClientName names the Client in every owner it makes ("<name>/<random
 	// id>:<owner id>" in Redis), so that an operator sees which host or
@@ -438,17 +429,13 @@ func (c *Client) Mutex(name string) (*mutex.Mutex, error) {
 	return core.Make[*mutex.Mutex](c.cc(), "mutex", name)
 }
 
-// Close gives back every hold and permit the Client has, as etcd's
-// Session.Close revokes its lease: their contexts end with a cause wrapping
-// ErrClosed and they are released on the server in one pipelined burst,
-// bounded by a second, so that another process gets them at once. Waiters
-// of the Client return ErrClosed. An acquisition whose grant lands while
-// Close runs returns an error wrapping ErrClosed, and its grant is given
-// back with one bounded attempt before the connection closes. Close then
-// stops the watchdog and the notifier and, if New created it, closes the
-// connection; it waits for every goroutine the Client started. A holder
-// that crashes instead (or whose give-back fails) keeps its locks until
-// their leases end: that is what the lease is for.
+// Close gives back every hold and permit of the Client (one pipelined
+// burst of releases, bounded by a second) and ends their contexts with a
+// cause wrapping ErrClosed; waiters return ErrClosed, and a grant that
+// lands meanwhile is given back too. It then closes the connection if New
+// made it, and returns when every goroutine of the Client has ended. A
+// holder that crashes instead keeps its locks until their leases end (see
+// docs/how-it-works.md#closing).
 func (c *Client) Close() {
 	if c.cc().Closed() != nil {
 		return
