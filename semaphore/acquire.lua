@@ -1,11 +1,4 @@
--- Take n permits from the counting semaphore, once per acquisition id.
--- ARGV[3] n (1..2^53)  ARGV[4] waiter id ('' when the caller will not wait)
--- ARGV[5] waiter window ms  ARGV[6] acquisition id  ARGV[7] ms to remember
--- that it took them (a repeated attempt must not take them again)
--- Reply: 1 taken (now, or by an earlier attempt of the acquisition); 0 fewer
--- than n are available (the waiter is registered on the channel of its
--- need), -4 likewise but the permits were never set; -2 the acquisition was
--- given up before.
+-- The full path of acquirefast.lua (its arguments and reply).
 local now = sem_prune()
 if ds_finished(KEYS[5], ARGV[6]) then return -2 end
 if ds_finished(KEYS[5], 'g:' .. ARGV[6]) then return 1 end

@@ -1,14 +1,4 @@
--- Take n permits of the permit semaphore at once (all or none), each under
--- its own new permit id with a lease, once per set of ids.
--- ARGV[3] the permit ids, separated by spaces  ARGV[4] lease ms
--- ARGV[5] waiter id ('' when the caller will not wait)  ARGV[6] waiter window ms
--- Reply: {1, 0} granted (now, or by an earlier attempt with the same ids,
--- whose leases are then renewed from now, as a new grant's would be, so the
--- caller may count them from this attempt's send);
--- {0, ms} refused (the waiter is registered on the channel of its need),
--- with the ms until the earliest held permit's lease ends, when trying again
--- may succeed, or -1 when no permit is held; {-4, ms} likewise but the
--- permits were never set; {-2, 0} the ids were released or given up before.
+-- The full path of permit_acquirefast.lua (its arguments and reply).
 local now = sem_prune()
 local ids = {}
 for id in string.gmatch(ARGV[3], '%S+') do ids[#ids + 1] = id end

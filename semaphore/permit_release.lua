@@ -1,9 +1,4 @@
--- Return a permit to the pool and wake a waiter, once per permit id.
--- ARGV[3] permit id  ARGV[4] ms to remember the release
--- Reply (as ds_release): 1 released; 2 released before (a retried release
--- whose first reply was lost); -1 not held: unknown, or its lease ended (it
--- went back to the pool then, once); the id is then finished, so that an
--- acquisition of it still on the wire is refused when it arrives.
+-- The full path of permit_releasefast.lua (its arguments and reply).
 local now = sem_prune()
 if redis.call('ZREM', KEYS[2], ARGV[3]) == 0 then
   if ds_finished(KEYS[5], ARGV[3]) then return 2 end

@@ -54,8 +54,12 @@ const MaxPermits = 1 << 53
 var (
 	//go:embed lib.lua
 	libLua string
+	//go:embed acquirefast.lua
+	acquireFast string
 	//go:embed acquire.lua
 	acquireLua string
+	//go:embed addfast.lua
+	addFast string
 	//go:embed add.lua
 	addLua string
 	//go:embed trysetpermits.lua
@@ -68,8 +72,12 @@ var (
 	drainLua string
 	//go:embed leave.lua
 	leaveLua string
+	//go:embed permit_acquirefast.lua
+	permitAcquireFast string
 	//go:embed permit_acquire.lua
 	permitAcquireLua string
+	//go:embed permit_releasefast.lua
+	permitReleaseFast string
 	//go:embed permit_release.lua
 	permitReleaseLua string
 	//go:embed permit_renew.lua
@@ -83,15 +91,15 @@ var (
 	//go:embed delete.lua
 	deleteLua string
 
-	acquireScript       = newScript(acquireLua)
-	addScript           = newScript(addLua)
+	acquireScript       = newFastScript(acquireFast, acquireLua)
+	addScript           = newFastScript(addFast, addLua)
 	trySetScript        = newScript(trySetLua)
 	setScript           = newScript(setLua)
 	stateScript         = newScript(stateLua)
 	drainScript         = newScript(drainLua)
 	leaveScript         = newScript(leaveLua)
-	permitAcquireScript = newScript(permitAcquireLua)
-	permitReleaseScript = newScript(permitReleaseLua)
+	permitAcquireScript = newFastScript(permitAcquireFast, permitAcquireLua)
+	permitReleaseScript = newFastScript(permitReleaseFast, permitReleaseLua)
 	permitRenewScript   = core.NewFastScript(permitRenewLua, libLua+permitRenewFullLua)
 	permitTTLScript     = newScript(permitTTLLua)
 	undoScript          = newScript(undoLua)
@@ -100,6 +108,12 @@ var (
 
 // newScript prepends the semaphore helpers (lib.lua) to body.
 func newScript(body string) *core.Script { return core.NewScript(libLua + body) }
+
+// newFastScript is newScript with fast, a common case that needs none of
+// the helpers, run before they are defined (core.NewFastScript).
+func newFastScript(fast, body string) *core.Script {
+	return core.NewFastScript(core.FastLib+fast, libLua+body)
+}
 
 // pool is what both semaphores share: the keys and the calls on the count of
 // available permits.

@@ -1,5 +1,5 @@
 -- The few helpers a common case needs, for scripts whose common case runs
--- before the shared library is defined (NewFastScript): defining four
+-- before the shared library is defined (NewFastScript): defining these
 -- functions costs a fraction of defining the library's.
 
 -- Server time in ms; t is a TIME reply, read when nil.
@@ -37,4 +37,11 @@ local function dsf_only(v, id)
   local e = string.sub(v, n + 2)
   if e == 'w' then return true end
   return string.find(e, '^%d+$') ~= nil and tonumber(e) > dsf_ms()
+end
+
+-- Record id finished in the sorted set d until now + life ms (as ds_done).
+local function dsf_done(d, id, now, life)
+  redis.call('ZREMRANGEBYSCORE', d, '-inf', now)
+  redis.call('ZADD', d, now + tonumber(life), id)
+  if redis.call('PTTL', d) < tonumber(life) then redis.call('PEXPIRE', d, life) end
 end
