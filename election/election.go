@@ -91,9 +91,9 @@ type State struct {
 	// Value is what the leader announced (Campaign, Proclaim); "" when
 	// nobody leads.
 	Value string
-	// Term is the leader's term, its fencing token. When nobody leads it is
-	// the last term given, 0 when none is known, so that states come in
-	// term order.
+	// Term is the leader's term, its fencing token. When nobody leads,
+	// Observe gives the term of the last leader it reported, so that states
+	// come in term order; Leader gives 0.
 	Term int64
 	// Since is when the leader was elected, by the server's clock; zero
 	// when nobody leads.
@@ -271,8 +271,8 @@ func (e *Election) Term(ctx context.Context) (int64, error) {
 	return t, nil
 }
 
-// Leader returns who leads now; ErrNoLeader when nobody does (the State
-// then still carries the last term given). One round trip.
+// Leader returns who leads now; ErrNoLeader (and a zero State) when nobody
+// does. One round trip.
 func (e *Election) Leader(ctx context.Context) (State, error) {
 	e = core.OrZero(e)
 	if err := e.c.Closed(); err != nil {
@@ -296,17 +296,17 @@ func (e *Election) state(ctx context.Context) (State, error) {
 
 // read reads the election's state and, while someone leads, the lease left.
 func (e *Election) read(ctx context.Context) (State, time.Duration, error) {
-	r, err := e.c.Eval(ctx, stateScript, []string{e.key, e.fence}, nil).AsStrSlice()
+	r, err := e.c.Eval(ctx, stateScript, []string{e.key}, nil).AsStrSlice()
 	if err != nil {
 		return State{}, 0, err
 	}
-	if len(r) < 2 || (r[0] == "1" && len(r) < 5) {
+	if len(r) == 1 && r[0] == "0" {
+		return State{}, 0, nil
+	}
+	if len(r) < 5 || r[0] != "1" {
 		return State{}, 0, fmt.Errorf("unexpected reply %q", r)
 	}
 	term, _ := strconv.ParseInt(r[1], 10, 64)
-	if r[0] != "1" {
-		return State{Term: term}, 0, nil
-	}
 	since, _ := strconv.ParseInt(r[3], 10, 64)
 	ttl, _ := strconv.ParseInt(r[4], 10, 64)
 	return State{Leader: true, Value: r[2], Term: term, Since: time.UnixMilli(since)}, time.Duration(ttl) * time.Millisecond, nil
@@ -394,8 +394,8 @@ func (e *Election) observe(ctx, jctx context.Context, out chan<- State) {
 			continue
 		}
 		backoff.Reset()
-		if !st.Leader && st.Term < last.Term {
-			st.Term = last.Term // the term counter expired while one led
+		if !st.Leader {
+			st.Term = last.Term // nobody leads since the last leader reported
 		}
 		// An older state (a replica promoted without the newest writes) is
 		// never given after a newer one.

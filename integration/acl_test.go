@@ -289,6 +289,44 @@ func exercise(t *testing.T, opts distsync.Options) {
 	require.NoError(t, err)
 	require.NoError(t, red.Unlock(rctx))
 
+	// An election: campaign, wait in line, proclaim, observe, resign (the
+	// next is woken), depose; a mutex taken over (its holder told on its
+	// Client's control channel); a semaphore with a time to live.
+	ea, err := a.Election("acl-election")
+	require.NoError(t, err)
+	eb, err := b.Election("acl-election")
+	require.NoError(t, err)
+	octx, ocancel := context.WithCancel(ctx)
+	defer ocancel()
+	states := eb.Observe(octx)
+	<-states
+	lead, _, err := ea.Campaign(ctx, "a")
+	require.NoError(t, err)
+	require.NoError(t, ea.Proclaim(lead, "a2"))
+	next := dstest.CampaignAsync(eb, ctx, "b")
+	dstest.AwaitCandidates(t, ea, 1)
+	_, err = ea.Leader(ctx)
+	require.NoError(t, err)
+	require.NoError(t, ea.Resign(lead))
+	dstest.Elected(t, next, 10*time.Second, "the next candidate")
+	_, err = ea.ForceResign(ctx)
+	require.NoError(t, err)
+	ma, err := a.Mutex("acl-force")
+	require.NoError(t, err)
+	mb, err := b.Mutex("acl-force")
+	require.NoError(t, err)
+	replaced, err := ma.Lock(ctx)
+	require.NoError(t, err)
+	took, err := mb.ForceLock(ctx)
+	require.NoError(t, err)
+	require.NoError(t, mb.Unlock(took))
+	<-replaced.Done()
+	ts, err := a.Semaphore("acl-ttl")
+	require.NoError(t, err)
+	_, err = ts.TrySetPermitsTTL(ctx, 1, time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, ts.Acquire(ctx, 1))
+
 	// Replica acknowledgement sends WAIT: with no replica it is refused as
 	// not replicated, not denied.
 	ack := opts

@@ -163,11 +163,14 @@ func (m *Mutex) Key() string { return core.OrZero(m).key }
 // A transient failure (a dropped connection, a server restart or failover)
 // does not end the wait: the attempt is repeated, and a repeated attempt
 // returns the grant an earlier one made instead of granting twice.
-// Uncontended, Lock is one round trip. A re-entry makes none when the owner
+// Uncontended, Lock is one round trip (the first Lock or TryLock of a Client
+// also subscribes to the Client's control channel, where a ForceLock tells
+// a holder it was replaced: one more, once). A re-entry makes none when the owner
 // holds the lock on this Client with the watchdog lease: it shares that
 // acquisition's record on the server (and its token), which then lives,
 // renewed, until the last acquisition sharing it is unlocked.
 func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
+	core.OrZero(m).c.WatchControl() // a ForceLock elsewhere ends the hold by push
 	return m.s().Acquire(ctx, core.Forever, 0)
 }
 
@@ -184,6 +187,7 @@ func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 // Negative durations (but Forever) and a lease under distsync.MinLease
 // return ErrInvalidArgument.
 func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
+	core.OrZero(m).c.WatchControl()
 	return m.s().TryLock(ctx, wait, lease)
 }
 

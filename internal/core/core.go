@@ -95,6 +95,12 @@ type Core struct {
 	jobsDone bool          // Close has stopped waiting: Go runs nothing
 	jobCtx   context.Context
 	jobStop  context.CancelCauseFunc
+
+	// The control channel's subscription (WatchControl).
+	ctlMu   sync.Mutex
+	ctlUp   atomic.Bool
+	ctlBusy bool      // a subscription is being made
+	ctlNext time.Time // no new try before
 }
 
 // Init completes a Core made from a Config: its registry of holds and the
@@ -116,6 +122,9 @@ type Notifier interface {
 	// Join is Subscribe when the channel's subscription is up already (it
 	// then costs no round trip); otherwise it returns nil.
 	Join(channel, waiter string) Subscription
+	// SubscribeClassic is Subscribe with SUBSCRIBE on Cluster too (see
+	// Core.WatchControl).
+	SubscribeClassic(ctx context.Context, channel, waiter string) (Subscription, error)
 }
 
 // Subscription is one local waiter's view of a channel.

@@ -69,6 +69,7 @@ type channel struct {
 	done    chan struct{} // closed when the subscription's goroutine has ended
 	closing bool
 	linger  *time.Timer
+	classic bool // SUBSCRIBE even on Cluster (SubscribeClassic)
 }
 
 // Sub is one local waiter's subscription.
@@ -100,6 +101,17 @@ func (n *Notifier) Stats() *Stats { return &n.stats }
 // published after Subscribe returns reaches the waiter. The first waiter of a
 // channel costs one SUBSCRIBE round trip; later ones share it.
 func (n *Notifier) Subscribe(ctx context.Context, name, waiter string) (core.Subscription, error) {
+	return n.subscribe(ctx, name, waiter, false)
+}
+
+// SubscribeClassic is Subscribe with SUBSCRIBE on Cluster too, for a
+// channel that a script publishes to with PUBLISH from any slot (a Cluster
+// forwards those to every node).
+func (n *Notifier) SubscribeClassic(ctx context.Context, name, waiter string) (core.Subscription, error) {
+	return n.subscribe(ctx, name, waiter, true)
+}
+
+func (n *Notifier) subscribe(ctx context.Context, name, waiter string, classic bool) (core.Subscription, error) {
 	n.mu.Lock()
 	for {
 		if n.closed {
@@ -123,7 +135,7 @@ func (n *Notifier) Subscribe(ctx context.Context, name, waiter string) (core.Sub
 	}
 	st := n.chans[name]
 	if st == nil {
-		st = n.start(name)
+		st = n.start(name, classic)
 	}
 	if st.linger != nil {
 		st.linger.Stop()
@@ -165,14 +177,15 @@ func (n *Notifier) Join(name, waiter string) core.Subscription {
 }
 
 // start begins the subscription of a channel; n.mu is held.
-func (n *Notifier) start(name string) *channel {
+func (n *Notifier) start(name string, classic bool) *channel {
 	ctx, cancel := context.WithCancel(context.Background())
 	st := &channel{
-		name:   name,
-		active: make(chan struct{}),
-		failed: make(chan struct{}),
-		cancel: cancel,
-		done:   make(chan struct{}),
+		name:    name,
+		classic: classic,
+		active:  make(chan struct{}),
+		failed:  make(chan struct{}),
+		cancel:  cancel,
+		done:    make(chan struct{}),
 	}
 	n.chans[name] = st
 	n.wg.Add(1)
@@ -206,7 +219,7 @@ func (n *Notifier) run(ctx context.Context, st *channel) {
 			// Leaving: tell the server, on the connection that subscribed.
 			uctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
-			if n.sharded {
+			if n.sharded && !st.classic {
 				c.Do(uctx, c.B().Sunsubscribe().Channel(st.name).Build())
 			} else {
 				c.Do(uctx, c.B().Unsubscribe().Channel(st.name).Build())
@@ -220,7 +233,7 @@ func (n *Notifier) run(ctx context.Context, st *channel) {
 		// given when the subscription ends without error (as a Cluster
 		// failover ends a sharded one), so it must not be sent again.
 		var cmd rueidis.Completed
-		if n.sharded {
+		if n.sharded && !st.classic {
 			cmd = n.client.B().Ssubscribe().Channel(st.name).Build()
 		} else {
 			cmd = n.client.B().Subscribe().Channel(st.name).Build()

@@ -1,0 +1,106 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// The control channel of a Client is where scripts tell it, by push, that a
+// hold of one of its owners was taken over by another (a mutex's
+// ForceLock): "<prefix>ctl:<client id>", with classic pub/sub, since the
+// script that publishes runs in the slot of the lock, not of the channel
+// (a Cluster forwards PUBLISH to every node). The message is
+// "g:ctl <owner> <key> -", the key with '%' and ' ' escaped as %25 and %20
+// (the notifier's grant data has no spaces of its own).
+
+// ControlPrefix is the prefix of the Clients' control channels: a script
+// appends the client id (an owner's part before its first ':').
+func (c *Core) ControlPrefix() string { return c.Prefix + "ctl:" }
+
+// controlWaiter is the waiter id of the control channel's one subscriber.
+const controlWaiter = "ctl"
+
+// WatchControl makes sure this Client listens to its control channel: from
+// then on, a hold of this Client taken over ends at once with ErrLeaseLost
+// instead of at its next renewal. The first call subscribes and waits for
+// the subscription (one round trip), at most controlWait, so that a hold
+// granted after it is covered; the later calls cost an atomic load, or
+// return at once while the subscription is being made. When subscribing
+// fails, a later call tries again, at most once a second. Messages that
+// come too close together may be taken as one: the others' holders learn
+// of it at their next renewal.
+func (c *Core) WatchControl() {
+	if c == nil || c.ctlUp.Load() {
+		return
+	}
+	c.ctlMu.Lock()
+	if c.ctlUp.Load() || c.ctlBusy || time.Now().Before(c.ctlNext) || c.Closed() != nil {
+		c.ctlMu.Unlock()
+		return
+	}
+	c.ctlBusy = true
+	c.ctlMu.Unlock()
+	up := make(chan struct{})
+	if !c.Go(func(jctx context.Context) { c.control(jctx, up) }) {
+		return
+	}
+	t := time.NewTimer(controlWait)
+	defer t.Stop()
+	select {
+	case <-up:
+	case <-t.C:
+	}
+}
+
+// controlWait bounds the wait of the first WatchControl.
+const controlWait = time.Second
+
+// control subscribes to the control channel, closes up once it is up or
+// failed, and ends the holds its messages name until the Client closes.
+func (c *Core) control(jctx context.Context, up chan struct{}) {
+	sub, err := c.Notifier.SubscribeClassic(jctx, c.ControlPrefix()+c.ID, controlWaiter)
+	c.ctlMu.Lock()
+	c.ctlBusy = false
+	if err != nil {
+		c.ctlNext = time.Now().Add(time.Second)
+	} else {
+		c.ctlUp.Store(true)
+	}
+	c.ctlMu.Unlock()
+	close(up)
+	if err != nil {
+		if c.Closed() == nil {
+			c.Log.Warn("distsync: control channel: a hold taken over is learned at its next renewal", "err", err)
+		}
+		return
+	}
+	defer sub.Close()
+	for {
+		select {
+		case <-sub.C():
+			if grant, _, _ := sub.Take(); grant != "" {
+				c.takenOver(grant)
+			}
+		case <-sub.Done():
+			return
+		case <-jctx.Done():
+			return
+		}
+	}
+}
+
+// takenOver ends the hold that the control message data names.
+func (c *Core) takenOver(data string) {
+	owner, esc, ok := strings.Cut(data, " ")
+	if !ok {
+		return
+	}
+	key, err := url.PathUnescape(esc)
+	if err != nil {
+		return
+	}
+	c.Holds.End(key, owner, fmt.Errorf("%w: taken over by another owner (ForceLock)", ErrLeaseLost))
+}

@@ -1,0 +1,34 @@
+-- Take the lock whoever holds it (ForceLock): one acquisition, by its id, of
+-- a new hold with a new fencing token. The hold it replaces is deleted, and
+-- its owner's Client told at once on its control channel (core/control.go),
+-- with classic PUBLISH, which a Cluster forwards from any slot. Waiters keep
+-- their places and wait for the new holder.
+-- KEYS as lock.lua's: [1] the lock  [2] the fencing counter  [3] Q and
+-- [4] E, the waiters (mx.lua)  [5] the acquisition's finished mark
+-- ARGV[1]..ARGV[7] as lock.lua's (ARGV[3], the waiter, is '')
+-- ARGV[8] the prefix of the Clients' control channels
+-- Reply: {token, hold count}, the caller's owner holding it (a re-entry when
+-- it held it already, or a repeated attempt); {-2, 0} when the acquisition
+-- was released or given up before. Another kind is refused (WRONGKIND).
+if redis.call('EXISTS', KEYS[5]) == 1 then return {-2, 0} end
+if ds_kind(KEYS[1], 'mutex') then
+  if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
+    local n = ds_enter(KEYS[1], ARGV[1], ARGV[6], ARGV[7], ARGV[2], nil, true)
+    ds_extend(KEYS[1], ARGV[2])
+    return {tonumber(redis.call('HGET', KEYS[1], '#t')), n}
+  end
+  local key = string.gsub(KEYS[1], '[^%w%-%._:{}/]', function(c) return string.format('%%%02X', string.byte(c)) end)
+  local f = redis.call('HGETALL', KEYS[1])
+  for i = 1, #f, 2 do
+    local m = f[i]
+    if string.sub(m, 1, 1) ~= '#' then
+      redis.call('PUBLISH', ARGV[8] .. string.match(m, '^[^:]*'), 'g:ctl ' .. m .. ' ' .. key .. ' -')
+    end
+  end
+  redis.call('DEL', KEYS[1])
+end
+local tok, s = ds_token(KEYS[2], ARGV[5])
+redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', s, '#k', 'mutex', '#a:' .. ARGV[1], ARGV[6] .. '=' .. ds_end(nil, ARGV[7], ARGV[2]))
+mx_flag(KEYS[1], KEYS[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return {tok, 1}
