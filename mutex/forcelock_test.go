@@ -10,6 +10,7 @@ import (
 
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/dstest"
+	"github.com/distsync/distsync/internal/redistest"
 )
 
 // ForceLock takes a held lock in one call, with a larger fencing token; the
@@ -81,4 +82,19 @@ func TestForceLock(t *testing.T) {
 	locked, err := taker.IsLocked(ctx)
 	require.NoError(t, err)
 	assert.False(t, locked)
+}
+
+// A ForceLock whose reply is lost returns the failure and gives back what
+// it was granted: the lock is free, not held by nobody.
+func TestForceLockReplyLost(t *testing.T) {
+	t.Parallel()
+	name := dstest.Name(t)
+	c, f := dstest.FaultyClient(t, redistest.Shared(t), 0)
+	m := newMutex(t, c, name)
+	ctx := context.Background()
+	rule := f.Inject(&dstest.Rule{Match: dstest.Script("Take the lock whoever holds it"), Fault: dstest.LoseReply, Times: 1})
+	_, err := m.ForceLock(ctx)
+	require.ErrorIs(t, err, dstest.ErrInjected)
+	require.Equal(t, 1, rule.Hits())
+	require.Eventually(t, func() bool { locked, err := m.IsLocked(ctx); return err == nil && !locked }, 10*time.Second, time.Millisecond, "given back")
 }
