@@ -31,7 +31,8 @@ func (h forceHandle) Extra() []string { return []string{h.c.ControlPrefix()} }
 // resource the lock protects can refuse the replaced holder's writes. The
 // replaced holder's context ends at once with ErrLeaseLost, by push to its
 // Client (one PUBLISH), or, when its Client is not listening (it never
-// locked a mutex, or its connection is down), at its next renewal; its
+// locked a mutex, its waiters spin, or its connection is down), at its next
+// renewal; its
 // Unlock returns ErrNotHeld and never releases the new hold. Waiters keep
 // their places and wait for the new holder. When the owner ctx carries holds
 // the lock already, ForceLock re-enters. It does not wait: a transient

@@ -32,8 +32,11 @@ const controlWaiter = "ctl"
 // fails, a later call tries again, at most once a second. Messages that
 // come too close together may be taken as one: the others' holders learn
 // of it at their next renewal.
+//
+// A Client whose waiters spin (Config.Spin: pub/sub may be unavailable)
+// does not subscribe: its holds learn of a take-over at their next renewal.
 func (c *Core) WatchControl() {
-	if c == nil || c.ctlUp.Load() {
+	if c == nil || c.ctlUp.Load() || c.Spin.Max > 0 {
 		return
 	}
 	c.ctlMu.Lock()
