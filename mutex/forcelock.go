@@ -32,11 +32,10 @@ func (h forceHandle) Extra() []string { return []string{h.c.ControlPrefix()} }
 // replaced holder's context ends at once with ErrLeaseLost, by push to its
 // Client (one PUBLISH), or, when its Client is not listening (it never
 // locked a mutex, its waiters spin, or its connection is down), at its next
-// renewal; its
-// Unlock returns ErrNotHeld and never releases the new hold. Waiters keep
-// their places and wait for the new holder. When the owner ctx carries holds
-// the lock already, ForceLock re-enters. It does not wait: a transient
-// failure is returned (what it may have granted is given back).
+// renewal; its Unlock returns ErrNotHeld and never releases the new hold.
+// Waiters keep their places and wait for the new holder. When the owner ctx
+// carries holds the lock already, ForceLock re-enters. It does not wait: a
+// transient failure is returned (what it may have granted is given back).
 func (m *Mutex) ForceLock(ctx context.Context) (context.Context, error) {
 	m = core.OrZero(m)
 	if err := m.c.Closed(); err != nil {
