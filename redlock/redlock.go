@@ -140,6 +140,42 @@ type Lock struct {
 	pending sync.WaitGroup // releases of late answers still running
 }
 
+// contention is how long after a refused round of a name a Lock of that
+// name that may wait skips its first round and waits at once (lock).
+const contention = time.Second
+
+// refusals holds, per name (its key), when a round of it was last refused
+// in this process (core.Mono), for Locks made anew for each acquisition (as
+// redsync's NewMutex is). Names refused more than contention ago are
+// forgotten whenever the map grows past a thousand.
+var refusals = struct {
+	sync.Mutex
+	at map[string]time.Duration
+}{at: map[string]time.Duration{}}
+
+// contended reports whether a round of l's name was refused less than
+// contention before now.
+func (l *Lock) contended(now time.Duration) bool {
+	refusals.Lock()
+	defer refusals.Unlock()
+	at, ok := refusals.at[l.key]
+	return ok && now-at < contention
+}
+
+// refuse records a refused round of l's name at now.
+func (l *Lock) refuse(now time.Duration) {
+	refusals.Lock()
+	defer refusals.Unlock()
+	if len(refusals.at) >= 1000 {
+		for k, at := range refusals.at {
+			if now-at >= contention {
+				delete(refusals.at, k)
+			}
+		}
+	}
+	refusals.at[l.key] = now
+}
+
 var _ distsync.Locker = (*Lock)(nil)
 
 // Grant describes how a hold was granted.
@@ -232,7 +268,10 @@ func (l *Lock) Lock(ctx context.Context) (context.Context, error) {
 // answers after its round was decided has its grant released then.
 //
 // While the wait budget lasts (0: one round), TryLock then waits, without
-// polling, as a waiter of every member at once (Locker.TryLock with the rest
+// polling, as a waiter of every member at once (within a second of a
+// refused round of a Lock of its name in this process, it does so from the
+// start: each member's
+// first attempt is then its round) (Locker.TryLock with the rest
 // of the budget, each woken by its own master's release notifications, and
 // queued there like any waiter: a mutex hands its lock to its oldest
 // waiter). A wait ends when every member answered, or the per-master
@@ -297,6 +336,15 @@ func (l *Lock) lock(in context.Context, wait, lease time.Duration) (context.Cont
 			l.drop(w, timeout)
 		}
 	}()
+	if wait != 0 && ctx.Err() == nil && l.contended(core.Mono(began)) {
+		// Contended lately: a Lock that may wait waits at once, as a
+		// waiter of every member (each member's first attempt is its
+		// round), which saves the round a waiter would mostly see refused.
+		// Uncontended, the round comes first: it waits for every master's
+		// answer up to the per-master timeout, where a wait adopts the
+		// members that granted within 20 ms of the first.
+		w = l.await(ctx, wait, lease, timeout)
+	}
 	for rounds := 1; ; rounds++ {
 		// The first round is made even on a context that is done: its
 		// members then answer at once, with no I/O, and tell whether their
@@ -332,6 +380,7 @@ func (l *Lock) lock(in context.Context, wait, lease time.Duration) (context.Cont
 				Elapsed: elapsed, Validity: validity, Deadline: start.Add(vlease - drift),
 			}), nil
 		}
+		l.refuse(core.Mono(time.Now()))
 		// Refused: release on every master that granted. A master that
 		// failed or answered late gives back what it may have granted on
 		// its own (an acquisition cut short is undone by the member).
