@@ -102,5 +102,7 @@ func TestMinLease(t *testing.T) {
 		}
 	}
 	must(t, p.Extend(ctx, distsync.MinLease))
-	must(t, s.Release(ctx, p))
+	if err := s.Release(ctx, p); err != nil && !errors.Is(err, distsync.ErrNotHeld) { // 10 ms may have passed
+		t.Errorf("permit Release after Extend(MinLease): %v", err)
+	}
 }

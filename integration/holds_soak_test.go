@@ -135,7 +135,10 @@ func TestFaultSoak(t *testing.T) {
 			for _, f := range faults {
 				f.Clear()
 			}
-			ctx, err := lockers[0].lock(context.Background(), time.Second, 0)
+			// An acquisition held by nobody and renewed would never end; the
+			// rest end within a lease, 600 ms, but a loaded server may take
+			// longer to grant the lock.
+			ctx, err := lockers[0].lock(context.Background(), 3*time.Second, 0)
 			require.NoError(t, err, "nothing is left held by nobody (the leases are 600 ms)")
 			require.NoError(t, lockers[0].unlock(ctx))
 		})

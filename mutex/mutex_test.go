@@ -201,6 +201,7 @@ func TestExplicitLeaseExpires(t *testing.T) {
 
 func TestWatchdogKeepsLockAlive(t *testing.T) {
 	t.Parallel()
+	redistest.RequireReal(t, redistest.Shared(t), redistest.RenewalsOnTime)
 	const lease = 900 * time.Millisecond
 	c := dstest.Client(t, func(o *distsync.Options) { o.Lease = lease })
 	m := newMutex(t, c, dstest.Name(t))

@@ -11,6 +11,7 @@ import (
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/acquire"
 	"github.com/distsync/distsync/internal/dstest"
+	"github.com/distsync/distsync/internal/redistest"
 	"github.com/distsync/distsync/semaphore"
 )
 
@@ -180,6 +181,7 @@ func TestExtend(t *testing.T) {
 
 func TestWatchdogKeepsPermit(t *testing.T) {
 	t.Parallel()
+	redistest.RequireReal(t, redistest.Shared(t), redistest.RenewalsOnTime)
 	const lease = 900 * time.Millisecond
 	c := dstest.Client(t, func(o *distsync.Options) { o.Lease = lease })
 	s := setPermits(t, c, 1)
