@@ -174,9 +174,6 @@ func TestSiblingWaiterGivingUp(t *testing.T) {
 	t.Parallel()
 	s := redistest.Shared(t)
 	for _, k := range waitKinds {
-		if k.name == "mutex" {
-			continue // its waiters: see the mutex's own tests
-		}
 		t.Run(k.name, func(t *testing.T) {
 			t.Parallel()
 			slow := func(o *distsync.Options) { o.Lease, o.WaiterWindow = long, long }
