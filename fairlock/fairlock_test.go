@@ -221,7 +221,7 @@ func TestVanishedWaiterSkipped(t *testing.T) {
 	}()
 	waitForQueue(t, f, 1)
 	got := lockQueued(t, f, 2)
-	doomed.Close() // the head's process dies without leaving the queue
+	dstest.Crash(doomed) // the head's process dies without leaving the queue
 	assert.ErrorIs(t, <-vanished, distsync.ErrClosed)
 
 	require.NoError(t, f.Unlock(held)) // wakes the vanished head, if still queued: nobody

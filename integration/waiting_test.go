@@ -152,7 +152,7 @@ func TestWakeUpReachesLiveWaiter(t *testing.T) {
 			take := k.taker(t, live, name)
 			go func() { got <- take(ctx, distsync.Forever) }()
 			waitersOf(t, holder, name, 2)
-			doomed.Close() // it vanishes without leaving
+			dstest.Crash(doomed) // it vanishes without leaving
 			assert.ErrorIs(t, <-gone, distsync.ErrClosed)
 
 			unblock()

@@ -233,7 +233,17 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 			if errors.Is(err, errHanded) {
 				return nil
 			}
-			if !errors.Is(err, core.ErrClosed) {
+			if errors.Is(err, core.ErrClosed) {
+				// The Client is closing: one bounded attempt to leave (and
+				// give back what a release handed this waiter) before its
+				// connection closes, so that the queue does not wait for
+				// this waiter's window.
+				if registered && w.Leave != nil {
+					lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), core.CloseGiveBack)
+					w.Leave(lctx)
+					cancel()
+				}
+			} else {
 				leave()
 			}
 			return err
