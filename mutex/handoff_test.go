@@ -205,7 +205,7 @@ func TestVanishedWaiterLosesItsGrant(t *testing.T) {
 	ghost := waiters(t, holder, m)[0]
 	gotNext := waiting(t, short, next, mn, 2)
 	backdate(t, holder, m, ghost, time.Second) // the vanished waiter is the oldest
-	dstest.Crash(gone) // its process dies: nothing leaves the waiter set
+	dstest.Crash(gone)                         // its process dies: nothing leaves the waiter set
 	require.ErrorIs(t, <-errc, distsync.ErrClosed)
 	require.Equal(t, []string{ghost, waiters(t, holder, m)[1]}, waiters(t, holder, m), "the vanished waiter is still registered")
 
