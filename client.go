@@ -302,8 +302,8 @@ func (o *Options) check() error {
 	if w.Lease == 0 {
 		w.Lease = DefaultLease
 	}
-	if w.Interval < 0 || w.Interval > w.Lease/2 {
-		errs = append(errs, fmt.Errorf("%w: Watchdog.Interval %v, want at most half the lease (%v)", ErrInvalidArgument, w.Interval, w.Lease/2))
+	if w.Interval < 0 || (w.Interval > 0 && w.Interval < time.Millisecond) || w.Interval > w.Lease/2 {
+		errs = append(errs, fmt.Errorf("%w: Watchdog.Interval %v, want 1ms to half the lease (%v)", ErrInvalidArgument, w.Interval, w.Lease/2))
 	}
 	if w.BatchSize < 0 {
 		errs = append(errs, fmt.Errorf("%w: negative Watchdog.BatchSize %d", ErrInvalidArgument, w.BatchSize))

@@ -73,6 +73,7 @@ func TestInvalidOptions(t *testing.T) {
 		{Watchdog: watchdog.Config{Interval: 16 * time.Second}},
 		{Watchdog: watchdog.Config{Lease: time.Second, Interval: time.Second}},
 		{Watchdog: watchdog.Config{Interval: -1}},
+		{Watchdog: watchdog.Config{Interval: time.Microsecond}},
 		{Watchdog: watchdog.Config{BatchSize: -1}},
 		{Prefix: "app{"},
 		{Prefix: "app}:"},

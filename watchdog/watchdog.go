@@ -48,8 +48,8 @@ type Config struct {
 	// least distsync.MinLease.
 	Lease time.Duration
 	// Interval is how long after the request that last extended a lease
-	// the watchdog renews it. Default Lease/3; at most Lease/2, so that a
-	// renewal that failed is retried before the lease ends.
+	// the watchdog renews it. Default Lease/3; from 1 ms to Lease/2, so that
+	// a renewal that failed is retried before the lease ends.
 	Interval time.Duration
 	// BatchSize is the most renewals sent in one pipelined round trip.
 	// Default DefaultBatchSize.
