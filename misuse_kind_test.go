@@ -138,6 +138,24 @@ func TestEveryCallRefusesAnotherKind(t *testing.T) {
 		must(t, err)
 		return snap(name)
 	}
+	owners["fairlock"] = func(name string) func() string {
+		f, _ := c.FairLock(name)
+		_, err := f.TryLock(ctx, 0, time.Minute)
+		must(t, err)
+		return snap(name)
+	}
+	owners["rwlock"] = func(name string) func() string {
+		rw, _ := c.RWLock(name)
+		_, err := rw.Read().TryLock(ctx, 0, time.Minute)
+		must(t, err)
+		return snap(name)
+	}
+	owners["permitsemaphore"] = func(name string) func() string {
+		p, _ := c.PermitSemaphore(name)
+		_, err := p.TrySetPermits(ctx, 3)
+		must(t, err)
+		return snap(name)
+	}
 	owners["latch"] = func(name string) func() string {
 		l, _ := c.Latch(name)
 		_, err := l.TrySetCount(ctx, 2)
