@@ -211,16 +211,12 @@ type hold struct {
 }
 
 // New returns the Redlock over lockers: the same lock (equal Key) on N
-// independent masters, one Locker per master, each made by that master's own
-// Client: one Client per master (distsync.New with that master's address).
-// An odd N (3, 5) tolerates the most failures for its size. New makes no
-// I/O. It returns ErrInvalidArgument when lockers is empty, contains a nil
-// Locker (also a nil pointer such as the *mutex.Mutex that Client.Mutex
-// returns with an error), the keys differ, an option is out of range, or
-// two lockers share one Client (the same locker twice, or the name twice on
-// one Client), which would count one master several times. Two Clients on
-// one master, or on replicas of one master, cannot be told apart: do not
-// make them.
+// independent masters, one Locker per master, each made by the Client of
+// that master alone (one Client per master; an odd N tolerates the most
+// failures for its size). It makes no I/O. It returns ErrInvalidArgument
+// for no lockers, a nil one, differing keys, an option out of range, or
+// lockers that share a Client (they would count one master several times;
+// two Clients on one master cannot be told apart: do not make them).
 func New(lockers []distsync.Locker, opts ...Option) (*Lock, error) {
 	o := options{
 		driftFactor:   DefaultDriftFactor,
