@@ -524,9 +524,9 @@ func TestReleaseUnderDropAndLateReply(t *testing.T) {
 			p.cut()
 			got := make(chan error, 1)
 			go func() { got <- h.unlockB() }()
-			<-sent
-			p.sever()                          // the request is dropped with its connection
-			time.Sleep(200 * time.Millisecond) // the length of the cut
+			receive(t, sent, "the release request") // bounded: a release that sends no script must fail, not hang
+			p.sever()                               // the request is dropped with its connection
+			time.Sleep(200 * time.Millisecond)      // the length of the cut
 			p.heal()
 			require.NoError(t, receive(t, got, "unlock"), "the release is retried on a new connection")
 			exactRelease(t, h)
