@@ -24,18 +24,14 @@ type forceHandle struct{ *handle }
 
 func (h forceHandle) Extra() []string { return []string{h.c.ControlPrefix()} }
 
-// ForceLock takes the lock whoever holds it, in one round trip: rueidislock's
-// ForceWithContext, where ForceUnlock then Lock would be two calls, racy.
-// The acquisition is Lock's (its context, the watchdog lease, Unlock), of a
-// new hold with a new fencing token, larger than the replaced hold's: the
-// resource the lock protects can refuse the replaced holder's writes. The
-// replaced holder's context ends at once with ErrLeaseLost, by push to its
-// Client (one PUBLISH), or, when its Client is not listening (it never
-// locked a mutex, its waiters spin, or its connection is down), at its next
-// renewal; its Unlock returns ErrNotHeld and never releases the new hold.
-// Waiters keep their places and wait for the new holder. When the owner ctx
-// carries holds the lock already, ForceLock re-enters. It does not wait: a
-// transient failure is returned (what it may have granted is given back).
+// ForceLock takes the lock whoever holds it, in one round trip and without
+// waiting (rueidislock's ForceWithContext): an acquisition as Lock's, of a
+// new hold whose fencing token is larger than the replaced hold's. The
+// replaced holder's context ends with ErrLeaseLost at once by push to its
+// Client, or at its next renewal when that Client is not listening; its
+// Unlock returns ErrNotHeld. Waiters keep their places. When the owner ctx
+// carries holds the lock already, it re-enters. A transient failure is
+// returned, and what it may have granted given back.
 func (m *Mutex) ForceLock(ctx context.Context) (context.Context, error) {
 	m = core.OrZero(m)
 	if err := m.c.Closed(); err != nil {

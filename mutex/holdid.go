@@ -21,15 +21,12 @@ func (m *Mutex) HoldID(ctx context.Context) (string, error) {
 }
 
 // UnlockID releases the acquisition holdID names (HoldID), from any Client
-// and any process, with Unlock's exactness: it releases that acquisition
-// only, once; it returns nil if and only if this call released it (a
-// transient failure is repeated for a few seconds, and a repeated attempt
-// returns what the first did), and ErrNotHeld when it was not held
-// (released before, its lease ended). The holder learns of it at once when
-// it holds through this Client, otherwise at its next renewal (its context
-// then ends with ErrLeaseLost; while the owner holds another acquisition
-// renewed by the watchdog, when that ends) or when its explicit lease ends.
-// A malformed holdID returns ErrInvalidArgument. One round trip.
+// and any process, with Unlock's exactness: it returns nil if and only if
+// the release was applied, and ErrNotHeld when it was not held. The holder
+// learns of it at once when it holds through this Client, otherwise at its
+// next renewal (ErrLeaseLost; while the owner holds another acquisition the
+// watchdog renews, when that ends) or when its explicit lease ends. A
+// malformed holdID returns ErrInvalidArgument. One round trip.
 func (m *Mutex) UnlockID(ctx context.Context, holdID string) error {
 	m = core.OrZero(m)
 	if err := m.c.ReleaseID(ctx, m.key, (*handle)(m), holdID); err != nil {

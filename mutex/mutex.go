@@ -3,16 +3,63 @@
 // renewed by the Client's watchdog, waiters woken by pub/sub, and a fencing
 // token per hold.
 //
-// Waiting works like sync.Mutex across processes: waiters queue on the
-// server in arrival order, a release wakes only the oldest (one wake-up per
-// release, whatever the number of processes), a running owner may barge in
-// while that waiter is young, and once it has waited too long releases hand
-// the lock to it directly, so the longest wait stays bounded.
-//
 // Ownership travels in the context: Lock returns a context that carries the
 // owner, so locking again with it re-enters, and that is cancelled when the
-// lease is lost. Two goroutines that share a *Mutex but not a context contend,
-// as with sync.Mutex.
+// hold ends. Two goroutines that share a *Mutex but not a context contend,
+// as with sync.Mutex. Run the work the lock protects under the returned
+// context.
+//
+// # Holds and their contexts
+//
+// Each successful Lock, TryLock or ForceLock is an acquisition, with an id,
+// a lease and a context of its own. The context ends when the acquisition
+// does: with cause ErrReleased at Unlock, ErrLeaseLost when the lease is
+// lost, ErrLeaseExpired when an explicit lease ends (a drift margin before
+// the server's count ends; that is its Deadline), a cause wrapping ErrClosed
+// at Client.Close, and when the context it was acquired on ends, in which
+// case distsync releases the acquisition rather than renew a lock nobody can
+// use: a deadline on that context bounds the hold, not only the wait. The
+// watchdog renews a hold while one of its acquisitions has no explicit
+// lease; when the last such is unlocked, the lease falls to the latest
+// explicit lease left. Nothing ever touches another owner's hold, except
+// ForceLock and ForceUnlock.
+//
+// # Lost requests and replies
+//
+// A transient failure (a dropped connection, a server restart or failover)
+// does not end a wait: each attempt carries the acquisition's id, so a
+// repeated one returns the grant an earlier one made instead of granting
+// twice, and an attempt whose outcome stays unknown gives back what it may
+// have granted. A release is exact and remembered by the server for 10 s:
+// an Unlock retried after a lost reply returns nil if and only if that
+// acquisition's release was applied (by either attempt), never releases
+// another acquisition's count, and of concurrent Unlocks of one acquisition
+// exactly one returns nil. docs/safety.md ("At the edges of a hold's life")
+// says what holds in each case, and which deployment guarantees what.
+//
+// # Waiting and hand-off
+//
+// Waiting works like sync.Mutex across processes: waiters queue on the
+// server in arrival order, and a release wakes only the oldest (one
+// PUBLISH: one wake-up per release, whatever the number of processes).
+// While that waiter has waited less than a millisecond (sync.Mutex's
+// starvation threshold), the release frees the lock and a running owner may
+// barge in; once it has waited longer, the release grants it the lock
+// directly, with a fresh fencing token and a lease of at most a second (the
+// hand-off lease) until its watchdog renews it, and tells it so: it holds
+// without another round trip, and the longest wait stays bounded. A waiter
+// that vanished keeps such a grant at most that second, and the waiter after
+// it sleeps at most that second. See docs/how-it-works.md#waiting.
+//
+// # Round trips
+//
+// Uncontended, Lock, TryLock and Unlock are one round trip each; the first
+// Lock or TryLock of a Client also subscribes, once, to the Client's control
+// channel, where ForceLock tells a holder it was replaced. A re-entry with
+// the watchdog lease on the Client that holds the lock makes none: it shares
+// that acquisition's record on the server (and its token), which lives,
+// renewed, until the last acquisition sharing it is unlocked; unlocking
+// such a re-entry makes none either.
 //
 // The errors it returns wrap those of package distsync (ErrNotHeld,
 // ErrNotAcquired, ErrLeaseLost, ErrClosed, ...): test them with errors.Is.
@@ -145,81 +192,39 @@ func (m *Mutex) Name() string { return core.OrZero(m).name }
 // Key returns the Redis key of the lock; keys of one mutex share its hash tag.
 func (m *Mutex) Key() string { return core.OrZero(m).key }
 
-// Lock blocks until the lock is held by the owner ctx carries (a new owner
-// when ctx carries none), or ctx is done. The lease is the Client's watchdog
-// lease, renewed until Unlock. Locking again with the returned context
-// re-enters and adds a hold count.
-//
-// The returned context carries the owner and the acquisition, and ends when
-// the acquisition does: with cause ErrReleased when Unlock releases it,
-// ErrLeaseLost if the lease is lost, a cause wrapping ErrClosed at
-// Client.Close, and when ctx ends. A hold and its context end together: when
-// ctx is cancelled or its deadline passes, distsync releases the acquisition
-// rather than renew a lock nobody can use, so a deadline on ctx bounds the
-// hold, not only the wait (to bound the wait alone, use TryLock). If ctx ends
-// before the grant comes back, Lock returns ctx.Err() and leaves nothing
-// held. Run the work the lock protects under the returned context.
-//
-// A transient failure (a dropped connection, a server restart or failover)
-// does not end the wait: the attempt is repeated, and a repeated attempt
-// returns the grant an earlier one made instead of granting twice.
-// Uncontended, Lock is one round trip (the first Lock or TryLock of a Client
-// also subscribes to the Client's control channel, where a ForceLock tells
-// a holder it was replaced: one more, once). A re-entry makes none when the owner
-// holds the lock on this Client with the watchdog lease: it shares that
-// acquisition's record on the server (and its token), which then lives,
-// renewed, until the last acquisition sharing it is unlocked.
+// Lock blocks until the owner ctx carries (a new owner when it carries
+// none) holds the lock, renewed by the watchdog until Unlock, or until ctx
+// ends, when it returns ctx.Err() and leaves nothing held. Locking again
+// with the returned context re-enters. The returned context carries the
+// acquisition and ends with it, and it ends when ctx does: a deadline on ctx
+// bounds the hold (TryLock bounds the wait alone). Transient failures do not
+// end the wait. One round trip uncontended; a re-entry on this Client none.
 func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 	core.OrZero(m).c.WatchControl() // a ForceLock elsewhere ends the hold by push
 	return m.s().Acquire(ctx, core.Forever, 0)
 }
 
-// TryLock is Lock with a wait budget and a lease. With wait 0 it tries once
-// and returns ErrNotAcquired at once if another owner holds the lock; with
-// wait > 0 it waits at most that long; with distsync.Forever it waits until
-// ctx is done (a blocking lock with an explicit lease).
-// With lease 0 the watchdog renews the lease until Unlock; with lease > 0
-// the lock simply expires after lease, and the returned context ends then
-// with cause ErrLeaseExpired (a little before the server's count ends, a
-// margin for clock drift), which is its Deadline. With wait 0 a failed
-// attempt is not repeated: its error is returned, and anything it may have
-// granted is given back.
-// Negative durations (but Forever) and a lease under distsync.MinLease
-// return ErrInvalidArgument.
+// TryLock is Lock with a wait budget and a lease. With wait 0 it makes one
+// attempt and returns ErrNotAcquired if another owner holds the lock, or the
+// attempt's error (giving back what it may have granted); with wait > 0 it
+// waits at most that long, with distsync.Forever until ctx ends. With lease
+// 0 the watchdog renews the lease until Unlock; with lease > 0 the lock
+// expires after lease, when the returned context ends (its Deadline) with
+// ErrLeaseExpired. Negative durations (but Forever) and a lease under
+// distsync.MinLease return ErrInvalidArgument.
 func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	core.OrZero(m).c.WatchControl()
 	return m.s().TryLock(ctx, wait, lease)
 }
 
-// Unlock releases the acquisition the context carries: pass the context
-// Lock returned, whose cancellation does not matter. It releases one hold
-// count of the owner; when it was the owner's last and nobody waits, the
-// lock is deleted. When someone waits, one waiter across all processes is
-// told, the oldest (one PUBLISH): if it has waited less than a millisecond
-// (sync.Mutex's starvation threshold) the lock is deleted and it is woken to
-// try, racing any running owner (barging, as with sync.Mutex); once it has
-// waited longer the lock is granted to it directly, with a fresh fencing
-// token and a lease of at most a second (the hand-off lease) until its
-// watchdog renews it, and the message tells it that it holds, so it returns
-// from Lock without another round trip. A waiter that vanished keeps such a
-// grant at most that second; the message also bounds the sleep of the
-// waiter after it by that second.
-// When the owner still holds but no acquisition left is renewed by the
-// watchdog, the lease falls to the latest explicit lease left. Unlock never
-// touches another owner's hold.
-//
-// Whatever the outcome, the acquisition's context has ended when Unlock
-// returns. Unlock returns nil if and only if the release was applied, by this
-// call or by an earlier one whose reply was lost: a retry returns what the
-// first attempt did and never releases another acquisition's count, and of
-// concurrent calls for one acquisition exactly one returns nil. It returns
-// ErrNotHeld when the acquisition was not held (released before, or its lease
-// ended or was lost). Transient failures are retried for a few seconds; if no
-// attempt got an answer, Unlock returns the error, the acquisition is no
-// longer renewed, and calling Unlock again learns the outcome (the server
-// remembers a release for 10 s). Unlock is one round trip, or none for an
-// acquisition that shares its record on the server with another that is
-// still held (a re-entry Lock made with no round trip, see Lock).
+// Unlock releases one hold count of the acquisition ctx carries (pass the
+// context Lock returned; its cancellation does not matter) and, when that
+// frees the lock, wakes the oldest waiter. It returns nil if and only if the
+// release was applied, by this call or by an earlier one whose reply was
+// lost, and ErrNotHeld if the acquisition was not held (released, or its
+// lease ended or was lost). Transient failures are retried for a few
+// seconds, then returned: calling Unlock again learns the outcome. The
+// acquisition's context has ended when it returns. One round trip.
 func (m *Mutex) Unlock(ctx context.Context) error { return m.s().Unlock(ctx) }
 
 // release runs the unlock script once for acquisition id of owner,
@@ -249,14 +254,12 @@ func (m *Mutex) run(ctx context.Context, owner, id string, life time.Duration, l
 }
 
 // Extend moves the end of the explicit lease of the acquisition ctx carries
-// (a context TryLock returned with lease > 0) to lease from now by the
-// server's clock, and the end of its context (its Deadline) with it: redsync's Extend,
-// Redisson's expire on a held lock. The hold's lease is never shortened below
-// what another of its acquisitions was promised. It returns ErrNotHeld when
-// the acquisition is no longer held (an ended lease is not revived), and
-// ErrInvalidArgument for a lease under MinLease or an acquisition the watchdog renews.
-// While Extend is on the wire the acquisition does not expire: the server's
-// answer decides, so client and server agree. One round trip.
+// (TryLock with lease > 0) to lease from now by the server's clock, and its
+// context's Deadline with it (redsync's Extend), never shortening what
+// another acquisition of the hold was promised. While it is on the wire the
+// acquisition does not expire. It returns ErrNotHeld when the acquisition
+// is no longer held (an ended lease is not revived), and ErrInvalidArgument
+// for a lease under MinLease or a watchdog-renewed acquisition. One round trip.
 func (m *Mutex) Extend(ctx context.Context, lease time.Duration) error {
 	return m.s().Extend(ctx, lease)
 }
