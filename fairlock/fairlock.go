@@ -13,9 +13,21 @@
 //   - A waiter that gives up (its context ended, its wait budget was spent)
 //     leaves the queue at once, and wakes the next waiter if it was the head.
 //   - TryLock without a wait budget never queues.
+//   - A woken head keeps its place for the hand-off lease (a second): if it
+//     does not come back by then, it is dropped and the waiter after it,
+//     nudged by the same release, takes its turn.
 //
 // Holds are reentrant, renewed by the Client's watchdog and carry a fencing
-// token, as for the mutex; ownership travels in the context the same way.
+// token, and ownership travels in the context, all as for the mutex: each
+// successful Lock or TryLock is an acquisition whose context ends with the
+// hold (ErrReleased, ErrLeaseLost, ErrLeaseExpired, ErrClosed) and when the
+// context it was acquired on ends, which releases it; when the last
+// watchdog-renewed acquisition of a hold is unlocked, the lease falls to the
+// latest explicit lease left. Run the work the lock protects under the
+// returned context. Attempts are safe to repeat and a release is exact
+// (remembered by the server for 10 s): package mutex's doc and
+// docs/safety.md ("At the edges of a hold's life") say what that gives.
+// Uncontended, Lock, TryLock and Unlock are one round trip each.
 //
 // The errors it returns wrap those of package distsync (ErrNotHeld,
 // ErrNotAcquired, ErrLeaseLost, ErrClosed, ...): test them with errors.Is.
@@ -134,43 +146,26 @@ func (f *FairLock) Name() string { return core.OrZero(f).name }
 // Key returns the Redis key of the lock; keys of one fair lock share its hash tag.
 func (f *FairLock) Key() string { return core.OrZero(f).key }
 
-// Lock blocks until the owner ctx carries (a new owner when ctx carries none)
-// holds the lock, or ctx is done. Owners that wait are granted the lock in
-// the order they joined the queue. The lease is the Client's watchdog lease,
-// renewed until Unlock. Locking again with the returned context re-enters
-// and adds a hold count, whoever waits.
-//
-// The returned context carries the owner and the acquisition, and ends when
-// the acquisition does: with cause ErrReleased when Unlock releases it,
-// ErrLeaseLost if the lease is lost, a cause wrapping ErrClosed at
-// Client.Close, and when ctx ends. A hold and its context end together: when
-// ctx is cancelled or its deadline passes, distsync releases the acquisition
-// rather than renew a lock nobody can use, so a deadline on ctx bounds the
-// hold, not only the wait (to bound the wait alone, use TryLock). If ctx ends
-// before the grant comes back, Lock returns ctx.Err() and leaves nothing
-// held. Run the work the lock protects under the returned context.
-//
-// A transient failure (a dropped connection, a server restart or failover)
-// does not end the wait: the attempt is repeated, and a repeated attempt
-// returns the grant an earlier one made instead of granting twice.
-// Uncontended, Lock is one round trip.
+// Lock blocks until the owner ctx carries (a new owner when it carries
+// none) holds the lock, renewed by the watchdog until Unlock, or until ctx
+// ends, when it returns ctx.Err() and leaves nothing held. Waiters are
+// granted the lock in the order they queued; locking again with the
+// returned context re-enters at once, whoever waits. The returned context
+// carries the acquisition and ends with it, and it ends when ctx does: a
+// deadline on ctx bounds the hold (TryLock bounds the wait alone). Transient
+// failures do not end the wait. One round trip uncontended.
 func (f *FairLock) Lock(ctx context.Context) (context.Context, error) {
 	return f.s().Acquire(ctx, core.Forever, 0)
 }
 
-// TryLock is Lock with a wait budget and a lease. With wait 0 it tries once
-// and returns ErrNotAcquired at once if the lock is held or others queue for
-// it; it never joins the queue. With wait > 0 it queues for at most that
-// long (distsync.Forever: until ctx is done) and leaves the queue when it
-// gives up.
-// With lease 0 the watchdog renews the lease until Unlock; with lease > 0
-// the lock simply expires after lease, and the returned context ends then
-// with cause ErrLeaseExpired (a little before the server's count ends, a
-// margin for clock drift), which is its Deadline. With wait 0 a failed
-// attempt is not repeated: its error is returned, and anything it may have
-// granted is given back.
-// Negative durations (but Forever) and a lease under distsync.MinLease
-// return ErrInvalidArgument.
+// TryLock is Lock with a wait budget and a lease. With wait 0 it makes one
+// attempt, never queues, and returns ErrNotAcquired if the lock is held or
+// others queue for it, or the attempt's error (giving back what it may have
+// granted); with wait > 0 it queues at most that long (distsync.Forever:
+// until ctx ends) and leaves the queue when it gives up. With lease 0 the
+// watchdog renews the lease until Unlock; with lease > 0 the lock expires
+// after lease, when the returned context ends (its Deadline) with
+// ErrLeaseExpired. Bad durations return ErrInvalidArgument, as Mutex.TryLock's.
 func (f *FairLock) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	return f.s().TryLock(ctx, wait, lease)
 }
@@ -192,25 +187,14 @@ func (f *FairLock) handoff(ctx context.Context) string {
 	return core.Ms(hl)
 }
 
-// Unlock releases the acquisition the context carries: pass the context
-// Lock returned, whose cancellation does not matter. It releases one hold
-// count of the owner; when it was the owner's last, the lock is deleted and the head of the
-// queue, only it, is woken (one PUBLISH).
-// When the owner still holds but no acquisition left is renewed by the
-// watchdog, the lease falls to the latest explicit lease left. Unlock never
-// touches another owner's hold.
-//
-// Whatever the outcome, the acquisition's context has ended when Unlock
-// returns. Unlock returns nil if and only if the release was applied, by this
-// call or by an earlier one whose reply was lost: a retry returns what the
-// first attempt did and never releases another acquisition's count, and of
-// concurrent calls for one acquisition exactly one returns nil. It returns
-// ErrNotHeld when the acquisition was not held (released before, or its lease
-// ended or was lost). Transient failures are retried for a few seconds; if no
-// attempt got an answer, Unlock returns the error, the acquisition is no
-// longer renewed, and calling Unlock again learns the outcome (the server
-// remembers a release for 10 s). Unlock is one round
-// trip.
+// Unlock releases one hold count of the acquisition ctx carries (pass the
+// context Lock returned; its cancellation does not matter) and, when that
+// frees the lock, wakes the head of the queue alone. It returns nil if and
+// only if the release was applied, by this call or by an earlier one whose
+// reply was lost, and ErrNotHeld if the acquisition was not held (released,
+// or its lease ended or was lost). Transient failures are retried for a few
+// seconds, then returned: calling Unlock again learns the outcome. The
+// acquisition's context has ended when it returns. One round trip.
 func (f *FairLock) Unlock(ctx context.Context) error { return f.s().Unlock(ctx) }
 
 // release runs the unlock script once for acquisition id of owner,
@@ -223,14 +207,12 @@ func (f *FairLock) release(ctx context.Context, owner, id string, life time.Dura
 }
 
 // Extend moves the end of the explicit lease of the acquisition ctx carries
-// (a context TryLock returned with lease > 0) to lease from now by the
-// server's clock, and the end of its context (its Deadline) with it: redsync's Extend,
-// Redisson's expire on a held lock. The hold's lease is never shortened below
-// what another of its acquisitions was promised. It returns ErrNotHeld when
-// the acquisition is no longer held (an ended lease is not revived), and
-// ErrInvalidArgument for a lease under MinLease or an acquisition the watchdog renews.
-// While Extend is on the wire the acquisition does not expire: the server's
-// answer decides, so client and server agree. One round trip.
+// (TryLock with lease > 0) to lease from now by the server's clock, and its
+// context's Deadline with it (redsync's Extend), never shortening what
+// another acquisition of the hold was promised. While it is on the wire the
+// acquisition does not expire. It returns ErrNotHeld when the acquisition
+// is no longer held (an ended lease is not revived), and ErrInvalidArgument
+// for a lease under MinLease or a watchdog-renewed acquisition. One round trip.
 func (f *FairLock) Extend(ctx context.Context, lease time.Duration) error {
 	return f.s().Extend(ctx, lease)
 }
