@@ -3,21 +3,37 @@
 // the lock, a writer excludes everyone, and both are reentrant with a hold
 // count per owner.
 //
+//   - A read lock is granted when no other owner holds the write lock; a
+//     write lock when no other owner holds the lock at all.
 //   - The writer may also take the read lock (a downgrade). When it then
 //     releases the write lock the lock becomes a read lock and waiting readers
 //     are woken.
-//   - A reader asking for the write lock gets ErrUpgrade at once; Redisson
-//     blocks forever there (the reader waits for itself).
+//   - A reader (not also the writer) asking for the write lock gets
+//     ErrUpgrade at once; Redisson blocks forever there (the reader waits for
+//     itself).
 //   - Each hold has its own lease, renewed by the Client's watchdog, so a
 //     crashed reader's hold expires alone and the other readers keep theirs.
 //   - Releasing the write lock wakes every waiter; a read release that frees
-//     the lock wakes one waiting writer.
-//   - With PreferWriters, new readers queue behind a waiting writer, so a
-//     stream of readers cannot starve writers.
+//     the lock wakes one waiting writer (or, with none, the waiting readers).
+//     A woken writer keeps its turn for the hand-off lease (a second), then
+//     the waiter after it, nudged by the same release, may take it.
+//   - The default is reader preference, as in Redisson (sync.RWMutex prefers
+//     writers): readers enter whenever no writer holds the lock, which costs
+//     nothing and gives the most read throughput, but a continuous stream of
+//     overlapping readers can keep a writer out indefinitely. With
+//     PreferWriters, new readers queue behind a waiting writer, and the last
+//     reader's release hands the lock to a writer.
 //
 // Ownership travels in the context, as for the mutex: Lock returns a context
-// that carries the owner (locking again with it re-enters) and that is
-// cancelled when the hold's lease is lost.
+// that carries the owner (locking again with it re-enters) and that ends
+// with the hold (ErrReleased, ErrLeaseLost, ErrLeaseExpired, ErrClosed) and
+// when the context it was acquired on ends, which releases it. Run the work
+// the lock protects under the returned context. When the last
+// watchdog-renewed acquisition of a hold is unlocked, the lease falls to the
+// latest explicit lease left. Attempts are safe to repeat and a release is
+// exact (remembered by the server for 10 s): package mutex's doc and
+// docs/safety.md ("At the edges of a hold's life") say what that gives.
+// Uncontended, Lock, TryLock and Unlock are one round trip each.
 //
 // The errors it returns wrap those of package distsync (ErrNotHeld,
 // ErrNotAcquired, ErrLeaseLost, ErrClosed, ...): test them with errors.Is.
@@ -82,16 +98,10 @@ type Option func(*RWLock)
 
 // PreferWriters makes new readers of this handle queue behind waiting
 // writers: once a writer waits, a reader that does not already hold the lock
-// is refused until no writer waits, and the last reader's release hands the
-// lock to a writer. Readers re-entering and the writer taking the read lock
-// are never held back (that would deadlock). Use the same setting on every
-// handle of a name: it is the readers that defer.
-//
-// The default is reader preference, as in Redisson (sync.RWMutex, by
-// contrast, prefers writers): readers enter whenever no writer holds the
-// lock, which costs no extra work and gives the most read throughput, but a
-// continuous stream of overlapping readers can keep a writer out
-// indefinitely. Choose PreferWriters when writes must not starve.
+// is refused until no writer waits. Readers re-entering and the writer
+// taking the read lock are never held back (that would deadlock). Use the
+// same setting on every handle of a name: it is the readers that defer. The
+// default, reader preference, can starve writers (see the package doc).
 func PreferWriters() Option { return func(rw *RWLock) { rw.prefer = true } }
 
 // RWLock is a handle on one named read-write lock: Read and Write return its
@@ -237,47 +247,26 @@ func (l *Side) Name() string { return l.ok().rw.name }
 // succeeds) rather than the other way round (an upgrade, refused).
 func (l *Side) Key() string { return l.ok().key }
 
-// Lock blocks until the owner ctx carries (a new owner when ctx carries none)
-// holds this side of the lock, or ctx is done. The lease is the Client's
-// watchdog lease, renewed until Unlock. Locking again with the returned
-// context re-enters and adds a hold count.
-//
-// A read lock is granted when no other owner holds the write lock (and, with
-// PreferWriters, no writer waits, unless the owner already reads). A write
-// lock is granted when no other owner holds the lock at all; the owner's own
-// write lock is re-entered. The holder of the write lock may take the read
-// lock too; the holder of a read lock (and not the write lock) asking for the
-// write lock gets ErrUpgrade at once.
-//
-// The returned context carries the owner and the acquisition, and ends when
-// the acquisition does: with cause ErrReleased when Unlock releases it,
-// ErrLeaseLost if the lease is lost, a cause wrapping ErrClosed at
-// Client.Close, and when ctx ends. A hold and its context end together: when
-// ctx is cancelled or its deadline passes, distsync releases the acquisition
-// rather than renew a lock nobody can use, so a deadline on ctx bounds the
-// hold, not only the wait (to bound the wait alone, use TryLock). If ctx ends
-// before the grant comes back, Lock returns ctx.Err() and leaves nothing
-// held. Run the work the lock protects under the returned context.
-//
-// A transient failure (a dropped connection, a server restart or failover)
-// does not end the wait: the attempt is repeated, and a repeated attempt
-// returns the grant an earlier one made instead of granting twice.
-// Uncontended, Lock is one round trip.
+// Lock blocks until the owner ctx carries (a new owner when it carries
+// none) holds this side of the lock, renewed by the watchdog until Unlock,
+// or until ctx ends, when it returns ctx.Err() and leaves nothing held.
+// Locking again with the returned context re-enters; a reader asking for
+// the write lock gets ErrUpgrade at once. The returned context carries the
+// acquisition and ends with it, and it ends when ctx does: a deadline on ctx
+// bounds the hold (TryLock bounds the wait alone). Transient failures do not
+// end the wait. One round trip uncontended.
 func (l *Side) Lock(ctx context.Context) (context.Context, error) {
 	return l.lock(ctx, core.Forever, 0)
 }
 
-// TryLock is Lock with a wait budget and a lease. With wait 0 it tries once
-// and returns ErrNotAcquired at once if it cannot acquire; with wait > 0 it
-// waits at most that long; with distsync.Forever it waits until ctx is done.
-// With lease 0 the watchdog renews the lease until Unlock; with lease > 0
-// the lock simply expires after lease, and the returned context ends then
-// with cause ErrLeaseExpired (a little before the server's count ends, a
-// margin for clock drift), which is its Deadline. With wait 0 a failed
-// attempt is not repeated: its error is returned, and anything it may have
-// granted is given back.
-// Negative durations (but Forever) and a lease under distsync.MinLease
-// return ErrInvalidArgument.
+// TryLock is Lock with a wait budget and a lease. With wait 0 it makes one
+// attempt and returns ErrNotAcquired if it cannot acquire, or the attempt's
+// error (giving back what it may have granted); with wait > 0 it waits at
+// most that long, with distsync.Forever until ctx ends. With lease 0 the
+// watchdog renews the lease until Unlock; with lease > 0 the lock expires
+// after lease, when the returned context ends (its Deadline) with
+// ErrLeaseExpired. Negative durations (but Forever) and a lease under
+// distsync.MinLease return ErrInvalidArgument.
 func (l *Side) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	l = l.ok()
 	if err := errors.Join(core.CheckDuration("wait", wait), core.CheckDuration("lease", lease)); err != nil {
@@ -329,27 +318,14 @@ func detach(ctx, base context.Context) (context.Context, context.CancelCauseFunc
 	}
 }
 
-// Unlock releases the acquisition the context carries: pass the context
-// Lock returned, whose cancellation does not matter. It releases one hold
-// count of this side held by the owner; when it was the owner's last, every waiter is woken when it
-// was the write hold (the lock is free, or a read lock if the owner still
-// reads), and one waiting writer (or the waiting readers) when it was the
-// last read hold of the lock.
-// When the owner still holds but no acquisition left is renewed by the
-// watchdog, the lease falls to the latest explicit lease left. Unlock never
-// touches another owner's hold.
-//
-// Whatever the outcome, the acquisition's context has ended when Unlock
-// returns. Unlock returns nil if and only if the release was applied, by this
-// call or by an earlier one whose reply was lost: a retry returns what the
-// first attempt did and never releases another acquisition's count, and of
-// concurrent calls for one acquisition exactly one returns nil. It returns
-// ErrNotHeld when the acquisition was not held (released before, or its lease
-// ended or was lost). Transient failures are retried for a few seconds; if no
-// attempt got an answer, Unlock returns the error, the acquisition is no
-// longer renewed, and calling Unlock again learns the outcome (the server
-// remembers a release for 10 s). Unlock is one round
-// trip.
+// Unlock releases one hold count of this side of the acquisition ctx
+// carries (pass the context Lock returned; its cancellation does not
+// matter), waking waiters as the package doc says. It returns nil if and
+// only if the release was applied, by this call or by an earlier one whose
+// reply was lost, and ErrNotHeld if the acquisition was not held (released,
+// or its lease ended or was lost). Transient failures are retried for a few
+// seconds, then returned: calling Unlock again learns the outcome. The
+// acquisition's context has ended when it returns. One round trip.
 func (l *Side) Unlock(ctx context.Context) error { return l.s().Unlock(ctx) }
 
 // release runs this side's release script once for acquisition id of
@@ -377,14 +353,12 @@ func (l *Side) leave(ctx context.Context, waiter string) error {
 }
 
 // Extend moves the end of the explicit lease of the acquisition ctx carries
-// (a context TryLock returned with lease > 0) to lease from now by the
-// server's clock, and the end of its context (its Deadline) with it: redsync's Extend,
-// Redisson's expire on a held lock. The hold's lease is never shortened below
-// what another of its acquisitions was promised. It returns ErrNotHeld when
-// the acquisition is no longer held (an ended lease is not revived), and
-// ErrInvalidArgument for a lease under MinLease or an acquisition the watchdog renews.
-// While Extend is on the wire the acquisition does not expire: the server's
-// answer decides, so client and server agree. One round trip.
+// (TryLock with lease > 0) to lease from now by the server's clock, and its
+// context's Deadline with it (redsync's Extend), never shortening what
+// another acquisition of the hold was promised. While it is on the wire the
+// acquisition does not expire. It returns ErrNotHeld when the acquisition
+// is no longer held (an ended lease is not revived), and ErrInvalidArgument
+// for a lease under MinLease or a watchdog-renewed acquisition. One round trip.
 func (l *Side) Extend(ctx context.Context, lease time.Duration) error {
 	l = l.ok()
 	rw, c := l.rw, l.rw.c
