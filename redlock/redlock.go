@@ -13,6 +13,50 @@
 // A Lock composes any distsync.Locker of the same name on N Clients, one per
 // master: mutexes, fair locks, the read or write side of read-write locks.
 //
+// # Rounds and waiting
+//
+// A round asks every master at once (Locker.TryLock with no wait, one round
+// trip for a mutex) and waits for the answers at most the per-master
+// timeout (WithMasterTimeout). It grants when at least Quorum masters
+// granted and lease − elapsed − drift is positive; otherwise what was
+// granted is released on every master, and a master that answers after its
+// round was decided has its grant released then.
+//
+// While the wait budget lasts, a refused TryLock then waits, without
+// polling, as a waiter of every member at once (Locker.TryLock with the rest
+// of the budget, each woken by its own master's release notifications and
+// queued there like any waiter: a mutex hands its lock to its oldest
+// waiter). Within a second of a refused round of its name in this process,
+// a Lock that may wait does so from the start: each member's first attempt
+// is then its round. A wait ends when every member answered, or the
+// per-master timeout (or 20 ms, when shorter) after its first grant. When a
+// quorum of members granted, the lock is granted with them, without another
+// round: its validity is counted from each member's grant, with the lease
+// that grant left on its master (a lock a mutex's release handed to its
+// waiter has a lease of a second until its watchdog renews it, so Grant
+// reports about a second of validity), and Elapsed is the time since the
+// earliest of those grants was asked for. Otherwise (some granted, not a
+// quorum, or too many members gave up) the next round follows at once and
+// re-enters the members granted while waiting, whose grants are then
+// released. When a round got some masters but not a quorum (contenders split
+// them) or its validity was not positive, the next wait starts after a
+// random delay (WithRetryDelay).
+//
+// # Holds and release
+//
+// A hold is renewed by each master's Client watchdog (lease 0, the
+// WithWatchdogLease lease) or expires at its validity deadline (lease > 0).
+// Its context is cancelled with a cause wrapping ErrLeaseLost when fewer
+// than Quorum masters still hold the lock (renewals failed or keys
+// vanished), with ErrReleased after Unlock, and when the context it was
+// acquired on ends, in which case every member releases its acquisition.
+// Unlock releases on every master at once, whether or not it granted, and
+// returns when every master that held it answered, or one per-master
+// timeout after Quorum of them confirmed (a member's release is bounded by
+// the member: 5 s for a mutex); releases still unanswered go on in the
+// background, and a master whose release failed is no longer renewed, so
+// its lease expires.
+//
 // # When it is worth it
 //
 // Redlock protects against the crash or partition of a minority of masters,
@@ -33,7 +77,7 @@
 // let a second holder in while the first still holds the others. Delay the
 // restart of a crashed master by at least one lease (the longest lease in
 // use, the watchdog lease for watchdog-renewed locks), or run it with
-// appendfsync always.
+// appendfsync always. docs/safety.md states what each deployment guarantees.
 package redlock
 
 import (
@@ -250,56 +294,21 @@ func (l *Lock) Key() string { return core.OrZero(l).key }
 // Quorum returns how many masters must grant: N/2+1.
 func (l *Lock) Quorum() int { return core.OrZero(l).quorum }
 
-// Lock acquires with the watchdog lease, trying rounds until one is granted
-// or ctx is done. See TryLock.
+// Lock is TryLock(ctx, distsync.Forever, 0): it blocks until a round or a
+// wait is granted by a quorum, renewed by the watchdogs until Unlock, or
+// until ctx ends.
 func (l *Lock) Lock(ctx context.Context) (context.Context, error) {
 	return l.lock(ctx, -1, 0)
 }
 
-// TryLock acquires on a majority of the masters. Each round asks every master
-// at once (Locker.TryLock with no wait, one round trip for a mutex) and waits
-// for the answers at most the per-master timeout. The round grants when at
-// least Quorum masters granted and lease − elapsed − drift is positive;
-// otherwise what was granted is released on every master. A master that
-// answers after its round was decided has its grant released then.
-//
-// While the wait budget lasts (0: one round), TryLock then waits, without
-// polling, as a waiter of every member at once (within a second of a
-// refused round of a Lock of its name in this process, it does so from the
-// start: each member's
-// first attempt is then its round) (Locker.TryLock with the rest
-// of the budget, each woken by its own master's release notifications, and
-// queued there like any waiter: a mutex hands its lock to its oldest
-// waiter). A wait ends when every member answered, or the per-master
-// timeout (or 20 ms, when shorter) after its first grant. When a quorum of
-// members granted, the lock is granted with them, without another round:
-// its validity is then counted from each member's grant, with the lease that
-// grant left on its master (a lock a mutex's release handed to its waiter
-// has a lease of a second until its watchdog renews it, so Grant reports
-// about a second of validity), and Elapsed is the time since the earliest of
-// those grants was asked for. Otherwise (some granted, not a quorum, or too
-// many members gave up) the next round follows at once and re-enters the
-// members granted while waiting, whose grants are then released. When a
-// round got some masters but not a quorum (contenders split them) or its
-// validity was not positive, the next wait starts after a random delay
-// (WithRetryDelay). TryLock returns within about wait plus one per-master
-// timeout.
-//
-// lease 0 takes each master's watchdog lease (see WithWatchdogLease), renewed
-// until Unlock; lease > 0 simply expires, and the returned context ends at the
-// validity deadline with cause ErrLeaseExpired.
-//
-// The returned context carries the owner and the hold; Grant reports the
-// validity. It is cancelled with a cause wrapping ErrLeaseLost when fewer than
-// Quorum masters still hold the lock (renewals failed or keys vanished), and
-// with ErrReleased after Unlock. A hold and its context end together: when
-// ctx ends, every member releases its acquisition, and when ctx ends before
-// a quorum's grants came back, TryLock returns ctx.Err() and leaves nothing
-// held. Locking again with it re-enters on every master. A refusal wraps
-// ErrNotAcquired; negative durations and a lease under distsync.MinLease return
-// ErrInvalidArgument; when so many masters' Clients were closed that no
-// quorum can grant, it returns an error wrapping ErrClosed (before the
-// error of a ctx that is done).
+// TryLock acquires on a quorum of the masters within wait (0: one round,
+// a round trip to every master in parallel; distsync.Forever: until ctx
+// ends) and returns within about wait plus one per-master timeout. Lease 0
+// takes each master's watchdog lease, renewed until Unlock; lease > 0
+// expires at the validity deadline (ErrLeaseExpired). The returned context
+// carries the hold (Grant, Members) and re-enters on every master. A refusal
+// wraps ErrNotAcquired; if ctx ends first, ctx.Err() and nothing held; bad
+// durations, ErrInvalidArgument; too few open Clients for a quorum, ErrClosed.
 func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	if err := core.CheckDuration("wait", wait); err != nil {
 		return ctx, l.errorf(err)
@@ -676,19 +685,13 @@ func (l *Lock) hold(ctx context.Context, r roundResult, timeout, lease time.Dura
 	return h.Start(cctx, fmt.Sprintf("redlock %q", l.key), r.members, l.quorum, holdKey{l}, h)
 }
 
-// Unlock releases the hold ctx (a context TryLock returned) carries on every
-// master at once, whether or not the master granted it, and cancels the
-// hold's context with cause ErrReleased. It works on a cancelled context. It
-// returns when every master that held it answered, or one per-master timeout
-// after Quorum of them confirmed (a member's release is bounded by the
-// member: 5 s for a mutex); releases still unanswered go on in the
-// background. A master whose release failed is no longer renewed, so its
-// lease expires.
-//
-// It returns nil when at least Quorum masters confirmed the release of a hold;
-// otherwise an error with the masters' errors (wrapping ErrNotHeld when the
-// lock had been lost). It returns ErrNotHeld when ctx carries no hold of l or
-// the hold was already released.
+// Unlock releases the hold ctx carries (a context TryLock returned; its
+// cancellation does not matter) on every master at once and ends its context
+// with cause ErrReleased. It returns nil when at least Quorum masters
+// confirmed the release, an error joining the masters' errors otherwise
+// (wrapping ErrNotHeld when the lock had been lost), and ErrNotHeld when ctx
+// carries no hold of l or it was released already. It waits at most one
+// per-master timeout after Quorum confirmations; later ones go on behind.
 func (l *Lock) Unlock(ctx context.Context) error {
 	h := l.lookup(ctx)
 	if h == nil || !h.Release() {
