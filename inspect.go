@@ -15,41 +15,61 @@ import (
 )
 
 // Info is what is stored under a name, as Client.Inspect read it at one
-// instant of the server's clock: which kind of primitive, who holds it, who
-// waits. Remaining times are the server's.
+// instant of the server's clock: which kind of primitive, who holds it (an
+// election's leader), who waits (its candidates). Remaining times are the
+// server's.
 type Info struct {
 	// Name is the primitive's name; Key its main key in Redis.
 	Name, Key string
 	// Kind is the kind of primitive stored under the name (a Kind
 	// constant); "" when nothing is stored (a free lock, an unset semaphore
-	// nobody waits for, an open latch), and then every other field is zero.
+	// nobody waits for, an open latch, an election nobody leads or
+	// campaigns in), and then every other field is zero.
 	Kind Kind
 	// Held reports whether any owner holds the lock or a permit of the
-	// semaphore, or whether the latch is closed (its count is above zero).
+	// semaphore, whether the latch is closed (its count is above zero), or
+	// whether someone leads the election.
 	Held bool
 	// Mode is how a read-write lock is held: SideWrite, SideRead, or "" when
 	// it is free or the primitive is not a read-write lock.
 	Mode string
-	// TTL is the lock's remaining lease: the key's for the mutex and the
-	// fair lock, the longest hold's for the read-write lock; 0 when it is
+	// TTL is the lock's remaining lease: the key's for the mutex, the fair
+	// lock and the election's leader, the longest hold's for the read-write
+	// lock; 0 when it is
 	// free and for semaphores and latches (a permit's lease is its
 	// Owner.TTL), -1 when the key has no expiry.
 	TTL time.Duration
 	// Token is the fencing token of the mutex's or the fair lock's current
-	// hold, 0 when none (a read-write lock's holds have their own,
-	// Owner.Token).
+	// hold, or the election leader's term; 0 when none (a read-write lock's
+	// holds have their own, Owner.Token).
 	Token int64
 	// Owners are the live holds, in ID order (then Mode): the lock's owners,
-	// or the permit semaphore's held permits.
+	// the permit semaphore's held permits, or the election's leader.
 	Owners []Owner
 	// Waiters are the registered waiters whose registration has not ended:
-	// in queue order for the fair lock, the writers before the readers for
-	// the read-write lock, else in the order their registrations end.
+	// in queue order for the fair lock and the election's candidates, the
+	// writers before the readers for the read-write lock, else in the order
+	// their registrations end.
 	Waiters []Waiter
 	// Permits are a semaphore's permits; nil for other kinds.
 	Permits *Permits
 	// Count is a latch's count; nil for other kinds.
 	Count *int64
+	// Leader is what an election's leader announced; nil when nobody leads
+	// and for other kinds. The leader is Owners[0], its term Token, the
+	// rest of its lease TTL.
+	Leader *Leader
+}
+
+// Leader is an election's leader, as Inspect reads it (election.State has
+// the same fields for a program that campaigns or observes).
+type Leader struct {
+	// Value is what the leader announced (Campaign, Proclaim).
+	Value string
+	// Term is the leader's term, its fencing token (also Info.Token).
+	Term int64
+	// Since is when it was elected, by the server's clock.
+	Since time.Time
 }
 
 // Owner is one hold of a lock, or one held permit.
@@ -109,12 +129,14 @@ var inspectScript = core.NewScript(inspectLua)
 
 // inspectSuffixes are the keys inspect.lua reads beside the main key, in
 // the order of its KEYS.
-var inspectSuffixes = []string{"waiters", "queue", "deadlines", "leases", "rwaiters", "wwaiters", "permits", "needs", "waiting", "pneeds"}
+var inspectSuffixes = []string{"waiters", "queue", "deadlines", "leases", "rwaiters", "wwaiters", "permits", "needs", "waiting", "pneeds", "cands", "wins"}
 
 // Inspect reads what is stored under name, whichever kind of primitive it
 // is: its kind (from the kind marker each primitive stores with its state,
-// or, while it has none, from a key only its kind makes), its owners with their hold counts, modes, fencing
-// tokens and leases, its waiters, a semaphore's permits, a latch's count.
+// or, while it has none, from a key only its kind makes), its owners with
+// their hold counts, modes, fencing tokens and leases, its waiters, a
+// semaphore's permits, a latch's count, an election's leader (its owner,
+// value, term, since when and lease) and candidates in queue order.
 // It is one round trip (one script, which changes nothing) and needs no
 // handle of the right kind: this is how a program or an operator learns who
 // holds a name. A name with nothing stored returns an Info with Kind "".
@@ -151,13 +173,14 @@ func (c *Client) Inspect(ctx context.Context, name string) (Info, error) {
 
 // decode fills i from inspect.lua's reply.
 func (i *Info) decode(r []rueidis.RedisMessage) error {
-	if len(r) != 8 {
+	if len(r) != 10 {
 		return fmt.Errorf("unexpected reply of %d elements", len(r))
 	}
 	var p parser
 	kind, typ := p.str(r[0]), p.str(r[1])
 	ttl, token, count, avail := p.int(r[2]), p.num(r[3]), p.str(r[4]), p.int(r[5])
 	owners, waiters := p.rows(r[6], 5), p.rows(r[7], 3)
+	value, since := p.str(r[8]), p.num(r[9])
 	if p.err != nil {
 		return p.err
 	}
@@ -198,6 +221,10 @@ func (i *Info) decode(r []rueidis.RedisMessage) error {
 			return fmt.Errorf("latch count %q: %w", count, err)
 		}
 		i.Count, i.Held = &n, n > 0
+	case KindElection:
+		if i.Held {
+			i.Leader = &Leader{Value: value, Term: token, Since: time.UnixMilli(since)}
+		}
 	}
 	return p.err
 }

@@ -6,25 +6,32 @@
 -- KEYS[7] its waiting writers  KEYS[8] the permit semaphore's held permits
 -- KEYS[9] the counting semaphore's waiters' needs  KEYS[10] the mutex's
 -- waiter entries (KEYS[2] is then its queue, by arrival: see mutex/mx.lua)
--- KEYS[11] the permit semaphore's waiters' needs
+-- KEYS[11] the permit semaphore's waiters' needs  KEYS[12] the election's
+-- candidates, head first  KEYS[13] their window ends (see election/queue.lua)
 -- The kind is the main key's kind marker '#k' (every primitive's main key
 -- is a hash that carries it) or, when the main key is absent, a key only one
 -- kind makes (a fair lock's queue; a permit semaphore's permits or needs; a
--- counting semaphore's needs: waiters of a semaphore never set).
+-- counting semaphore's needs: waiters of a semaphore never set; an
+-- election's candidates while nobody leads).
 -- Reply: {kind ('' none fits), the main key's type, ttl, token, count,
---        available, owners, waiters}:
---   ttl       the lock's remaining lease in ms (-1 no expiry, 0 none)
---   token     the mutex's or fair lock's fencing token ('' none)
+--        available, owners, waiters, value, since}:
+--   ttl       the lock's or the leader's remaining lease in ms (-1 no
+--             expiry, 0 none)
+--   token     the mutex's or fair lock's fencing token, the leader's term
+--             ('' none)
 --   count     the latch's count ('' none)
 --   available the semaphores' available permits, counting held permits
 --             whose lease ended (the next script returns them)
 --   owners    {owner, mode, hold count, token, ms left of its own lease}
 --             per live hold ('' and 0 where holds have none)
---   waiters   {waiter, mode, ms left of its registration} per live waiter,
---             in queue order where there is a queue, else by window end
+--   waiters   {waiter, mode, ms left of its registration} per live waiter
+--             (candidate), in queue order where there is a queue, else by
+--             window end
+--   value     the value the election's leader announced ('' none)
+--   since     the server ms since when it leads ('' nobody leads)
 local now = ds_now_ms()
 local t = redis.call('TYPE', KEYS[1])['ok']
-local kind, ttl, token, count, avail = '', 0, '', '', 0
+local kind, ttl, token, count, avail, value, since = '', 0, '', '', 0, '', ''
 local owners, waiters = {}, {}
 local h = {}
 
@@ -49,12 +56,15 @@ elseif t == 'none' then
     kind = 'permitsemaphore'
   elseif redis.call('EXISTS', KEYS[9]) == 1 then
     kind = 'semaphore'
+  elseif redis.call('EXISTS', KEYS[12]) == 1 then
+    kind = 'election'
   end
 end
 
-if kind == 'mutex' or kind == 'fairlock' then
+if kind == 'mutex' or kind == 'fairlock' or kind == 'election' then
   if t == 'hash' then ttl = redis.call('PTTL', KEYS[1]) end
   token = h['#t'] or ''
+  if kind == 'election' and t == 'hash' then value, since = h['#v'] or '', h['#s'] or '' end
   for m in pairs(h) do
     if string.sub(m, 1, 1) ~= '#' then
       local n = #ds_ledger(KEYS[1], m, now)
@@ -67,8 +77,10 @@ if kind == 'mutex' or kind == 'fairlock' then
       if e then waiter(id, '', tonumber(string.match(e, '^(%S+)')) - now) end
     end
   else
-    for _, id in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
-      local e = redis.call('ZSCORE', KEYS[4], id)
+    local q, d = KEYS[3], KEYS[4]
+    if kind == 'election' then q, d = KEYS[12], KEYS[13] end
+    for _, id in ipairs(redis.call('LRANGE', q, 0, -1)) do
+      local e = redis.call('ZSCORE', d, id)
       if e then waiter(id, '', tonumber(e) - now) end
     end
   end
@@ -103,4 +115,4 @@ elseif kind == 'semaphore' or kind == 'permitsemaphore' then
 else
   kind = ''
 end
-return {kind, t, ttl, token, count, avail, owners, waiters}
+return {kind, t, ttl, token, count, avail, owners, waiters, value, since}

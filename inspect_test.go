@@ -289,6 +289,113 @@ func TestInspectLatch(t *testing.T) {
 	assert.Positive(t, info.Waiters[0].Window)
 }
 
+// The election: its leader (owner, value, term, since when, lease) and its
+// candidates in queue order; a value proclaimed; nobody leads and nobody
+// campaigns: nothing stored.
+func TestInspectElection(t *testing.T) {
+	t.Parallel()
+	c, first, second := named(t), dstest.Client(t), dstest.Client(t)
+	ctx := context.Background()
+	e, err := c.Election(dstest.Name(t))
+	require.NoError(t, err)
+	before := time.Now()
+	lead, term, err := e.Campaign(ctx, "v1")
+	require.NoError(t, err)
+	resigned := false
+	t.Cleanup(func() { // after the candidates gave up
+		if !resigned {
+			e.Resign(lead)
+		}
+	})
+	for i, w := range []*distsync.Client{first, second} {
+		ew, err := w.Election(e.Name())
+		require.NoError(t, err)
+		// A candidate until the test's cleanup ends its context, which
+		// also ends (resigns) a leadership it won meanwhile.
+		cctx, stop := context.WithCancel(ctx)
+		campaigned := make(chan error, 1)
+		go func() { _, _, err := ew.Campaign(cctx, "later"); campaigned <- err }()
+		t.Cleanup(func() {
+			stop()
+			if err := <-campaigned; err != nil {
+				assert.ErrorIs(t, err, context.Canceled)
+			}
+		})
+		require.Eventually(t, func() bool { n, err := e.Candidates(ctx); return err == nil && n == i+1 }, 10*time.Second, time.Millisecond)
+	}
+	require.NoError(t, e.Proclaim(lead, "v2"))
+
+	info, err := c.Inspect(ctx, e.Name())
+	require.NoError(t, err)
+	assert.Equal(t, distsync.KindElection, info.Kind)
+	assert.Equal(t, e.Key(), info.Key)
+	assert.True(t, info.Held)
+	assert.Equal(t, term, info.Token)
+	assert.Positive(t, info.TTL)
+	assert.LessOrEqual(t, info.TTL, distsync.DefaultLease)
+	require.Len(t, info.Owners, 1)
+	o := info.Owners[0]
+	assert.True(t, strings.HasPrefix(o.ID, c.ID()+":"), o.ID)
+	assert.Equal(t, "inspected", o.ClientName)
+	assert.Equal(t, 1, o.Holds)
+	require.NotNil(t, info.Leader)
+	assert.Equal(t, "v2", info.Leader.Value)
+	assert.Equal(t, term, info.Leader.Term)
+	// The server's clock against this process's: the same machine.
+	assert.WithinRange(t, info.Leader.Since, before.Add(-time.Second), time.Now().Add(time.Second))
+	require.Len(t, info.Waiters, 2)
+	assert.True(t, strings.HasPrefix(info.Waiters[0].ID, first.ID()+":"), "the head first: %v", info.Waiters)
+	assert.True(t, strings.HasPrefix(info.Waiters[1].ID, second.ID()+":"), "the tail last: %v", info.Waiters)
+	assert.Positive(t, info.Waiters[0].Window)
+	assert.Nil(t, info.Permits)
+	assert.Nil(t, info.Count)
+
+	// Candidates while nobody leads (the instant between a resign and the
+	// head's election), as the election's scripts keep them.
+	name := dstest.Name(t) + "-vacant"
+	rc := c.Rueidis()
+	key := "distsync:{" + name + "}"
+	t.Cleanup(func() { rc.Do(ctx, rc.B().Del().Key(key+":cands", key+":wins").Build()) })
+	require.NoError(t, rc.Do(ctx, rc.B().Rpush().Key(key+":cands").Element("cand").Build()).Error())
+	end := time.Now().Add(time.Minute).UnixMilli()
+	require.NoError(t, rc.Do(ctx, rc.B().Zadd().Key(key+":wins").ScoreMember().ScoreMember(float64(end), "cand").Build()).Error())
+	info, err = c.Inspect(ctx, name)
+	require.NoError(t, err)
+	assert.Equal(t, distsync.KindElection, info.Kind)
+	assert.False(t, info.Held)
+	assert.Nil(t, info.Leader)
+	assert.Empty(t, info.Owners)
+	assert.Zero(t, info.Token)
+	require.Len(t, info.Waiters, 1)
+	assert.Equal(t, "cand", info.Waiters[0].ID)
+
+	// A resign: the head candidate leads, in a new term; the tail waits.
+	require.NoError(t, e.Resign(lead))
+	resigned = true
+	require.Eventually(t, func() bool {
+		info, err = c.Inspect(ctx, e.Name())
+		return err == nil && info.Held
+	}, 10*time.Second, time.Millisecond)
+	assert.Greater(t, info.Token, term)
+	require.Len(t, info.Owners, 1)
+	assert.Equal(t, first.ID(), info.Owners[0].Client)
+	require.NotNil(t, info.Leader)
+	assert.Equal(t, "later", info.Leader.Value)
+	require.Len(t, info.Waiters, 1)
+	assert.True(t, strings.HasPrefix(info.Waiters[0].ID, second.ID()+":"), info.Waiters)
+
+	// Nobody leads or campaigns: nothing stored (the term counter left
+	// behind says nothing).
+	done, err := c.Election(dstest.Name(t) + "-done")
+	require.NoError(t, err)
+	l, _, err := done.Campaign(ctx, "")
+	require.NoError(t, err)
+	require.NoError(t, done.Resign(l))
+	info, err = c.Inspect(ctx, done.Name())
+	require.NoError(t, err)
+	assert.Equal(t, distsync.Info{Name: done.Name(), Key: done.Key()}, info)
+}
+
 // Inspect refuses an invalid name before any I/O, keys no primitive makes,
 // and every call after Close.
 func TestInspectErrors(t *testing.T) {

@@ -57,6 +57,13 @@ func TestOneSetOfKinds(t *testing.T) {
 			require.NoError(t, err)
 			return func() { require.NoError(t, s.Release(ctx, p)) }
 		}},
+		{distsync.KindElection, "", name + "-e", func(n string) func() {
+			e, err := c.Election(n)
+			require.NoError(t, err)
+			lead, _, err := e.Campaign(ctx, "")
+			require.NoError(t, err)
+			return func() { require.NoError(t, e.Resign(lead)) }
+		}},
 	}
 	for i, h := range holds {
 		release := h.take(h.name)
@@ -77,8 +84,8 @@ func TestOneSetOfKinds(t *testing.T) {
 	for _, rel := range r.calls().released {
 		released = append(released, rel.Kind)
 	}
-	assert.Equal(t, []distsync.Kind{distsync.KindMutex, distsync.KindFairLock, distsync.KindRWLock, distsync.KindRWLock, distsync.KindPermitSemaphore}, released,
-		"releases of locks and permits, with the acquisitions' kinds")
+	assert.Equal(t, []distsync.Kind{distsync.KindMutex, distsync.KindFairLock, distsync.KindRWLock, distsync.KindRWLock, distsync.KindPermitSemaphore, distsync.KindElection}, released,
+		"releases of locks, permits and leaderships, with the acquisitions' kinds")
 
 	l, err := c.Latch(name + "-l")
 	require.NoError(t, err)
