@@ -12,20 +12,12 @@ import (
 
 // PermitSemaphore is the permit-expiring semaphore: Java Redisson's
 // RPermitExpirableSemaphore, the parking lot. Each acquisition returns a
-// Permit with its own id and lease, kept in Redis in a sorted set of permit
-// id -> end of lease (server clock). Permits taken without an explicit lease
-// are renewed by the Client's watchdog while their holder lives; when a
-// holder crashes (or its Client is closed) its permit's lease simply ends and
-// the permit returns to the pool by itself: every script first returns the
-// permits whose lease ended.
-//
-// A refused acquisition learns from the server when the earliest held
-// permit's lease ends and sleeps at most until then, so a waiter gets a
-// crashed holder's permit when its lease ends without anyone calling Release.
-// Releases wake one waiter per Client. As with Semaphore, there is no
-// fairness among waiters.
-//
-// A PermitSemaphore is a cheap handle, safe for concurrent use.
+// Permit with its own id and lease (a sorted set of permit id -> end of
+// lease, by the server clock). Permits taken without an explicit lease are
+// renewed by the Client's watchdog while their holder lives; when a holder
+// crashes its permit's lease ends and the permit returns to the pool by
+// itself (every script first returns the permits whose lease ended). A
+// PermitSemaphore is a cheap handle, safe for concurrent use.
 type PermitSemaphore struct {
 	pool
 }
@@ -40,21 +32,13 @@ func newPermit(c *core.Core, name string) (*PermitSemaphore, error) {
 	return &PermitSemaphore{p}, nil
 }
 
-// Acquire takes one permit, blocking until one is available or ctx is done
-// (it returns an error wrapping ctx.Err()). The permit has the watchdog
-// lease, renewed until Release. While the semaphore's permits were never set
-// it waits; when ctx ends while they are still unset (the last refusal found
-// them so), the error wraps ErrNotSet as well as ctx.Err(), so that a
-// semaphore nobody sized is told apart from a full one. Uncontended it is
-// one round trip.
-//
-// The permit's context ends when the permit does (released, lost, expired,
-// at Client.Close) and when ctx ends: the permit is then returned, as a
-// lock is released. A transient failure does not end the wait: the attempt
-// is repeated, and a repeated attempt returns the permit an earlier one
-// granted instead of taking a second. When Acquire fails after an attempt
-// whose outcome is unknown, or the grant came back after ctx ended or
-// during Close, the permit it may have been granted is returned.
+// Acquire takes one permit with the watchdog lease, renewed until Release,
+// blocking until one is available or ctx ends, when it returns an error
+// wrapping ctx.Err() (and ErrNotSet if the permits were never set) and
+// holds nothing. The permit's context ends with the permit (released, lost,
+// expired, at Client.Close) and when ctx ends, which returns the permit.
+// Transient failures do not end the wait, and a repeated attempt returns
+// the permit an earlier one granted. Uncontended it is one round trip.
 func (s *PermitSemaphore) Acquire(ctx context.Context) (*Permit, error) {
 	ps, err := s.acquire(ctx, 1, core.Forever, 0)
 	if err != nil {
@@ -63,17 +47,14 @@ func (s *PermitSemaphore) Acquire(ctx context.Context) (*Permit, error) {
 	return ps[0], nil
 }
 
-// TryAcquire takes one permit within wait (0: one try; distsync.Forever:
-// until ctx is done) with lease: 0 gives the Client's watchdog lease,
-// renewed until Release; > 0 an explicit lease, not renewed
-// (Permit.Extend moves its end): Redisson's tryAcquire(waitTime,
-// leaseTime). It returns an error wrapping ErrNotAcquired when no permit
-// became available in time, one wrapping ctx.Err() when ctx ended first, and
-// ErrInvalidArgument for a negative wait or a lease that is negative or under
-// distsync.MinLease. Either of the first two
-// also wraps ErrNotSet when the permits were never set (as for Acquire).
-// Failures are handled as for Acquire; with wait 0 a failed attempt is not
-// repeated.
+// TryAcquire takes one permit within wait (0: one attempt, not repeated;
+// distsync.Forever: until ctx ends) with lease: 0 gives the watchdog lease,
+// renewed until Release; > 0 an explicit lease (Permit.Extend moves its
+// end): Redisson's tryAcquire(waitTime, leaseTime). It returns an error
+// wrapping ErrNotAcquired when no permit became available in time (with
+// ErrNotSet if the permits were never set), one wrapping ctx.Err() when ctx
+// ended first, and ErrInvalidArgument for a negative wait or a lease that
+// is negative or under distsync.MinLease. Otherwise as Acquire.
 func (s *PermitSemaphore) TryAcquire(ctx context.Context, wait, lease time.Duration) (*Permit, error) {
 	ps, err := s.TryAcquireN(ctx, 1, wait, lease)
 	if err != nil {
@@ -244,17 +225,14 @@ func (s *PermitSemaphore) release(ctx context.Context, id string, life time.Dura
 	return s.c.Eval(ctx, permitReleaseScript, s.keys, s.args(id, core.Ms(life))).AsInt64()
 }
 
-// Release returns the permit to the pool and wakes a waiter; the permit's
-// context is cancelled with cause ErrReleased (whatever the outcome, the
-// context has ended when Release returns). It returns an error wrapping
-// ErrNotHeld, and returns nothing to the pool, when the permit is not held:
-// released before, its lease ended (it went back to the pool then, once),
-// or it belongs to another semaphore. It works on a cancelled ctx (the
-// release runs on a short context of its own) and retries transient
-// failures for a few seconds. It is safe to call again after an error: it
-// returns nil if and only if the permit was returned, by this call or by an
-// earlier one whose reply was lost, and of concurrent calls exactly one
-// returns nil. One round trip.
+// Release returns the permit to the pool, wakes a waiter, and ends the
+// permit's context with cause ErrReleased (ended whatever the outcome). It
+// works on a cancelled ctx and retries transient failures for a few
+// seconds. It returns nil if and only if the permit was returned, by this
+// call or by an earlier one whose reply was lost, and an error wrapping
+// ErrNotHeld, returning nothing, when the permit is not held (released
+// before, its lease ended, or it belongs to another semaphore). One round
+// trip.
 func (s *PermitSemaphore) Release(ctx context.Context, p *Permit) error {
 	s = core.OrZero(s)
 	if p == nil || p.s == nil || p.s.c != s.c || p.s.key() != s.key() {
@@ -316,16 +294,13 @@ func (p *Permit) TTL(ctx context.Context) (time.Duration, error) {
 	return time.Duration(ms) * time.Millisecond, nil
 }
 
-// Extend (Redisson's updateLeaseTime, as a lock's Extend) sets the
-// remaining lease of a permit acquired with an explicit lease to lease (> 0)
-// from now, by the server's clock, and moves the end of the permit's context
-// (its Deadline) with it. It returns an error wrapping ErrNotHeld when the
-// permit is no longer held (a permit whose lease ended is not revived), and
+// Extend (Redisson's updateLeaseTime) sets the remaining lease of a permit
+// acquired with an explicit lease to lease from now by the server's clock,
+// and moves its context's Deadline with it; while it is on the wire the
+// permit does not expire. It returns an error wrapping ErrNotHeld when the
+// permit is no longer held (an ended lease is not revived), and
 // ErrInvalidArgument for a lease under MinLease or a permit the watchdog
-// renews.
-// While the update is on the wire the permit does not expire: the server's
-// answer decides, so the client and the server agree on every permit. One
-// round trip.
+// renews. One round trip.
 func (p *Permit) Extend(ctx context.Context, lease time.Duration) error {
 	if p == nil || p.s == nil {
 		return fmt.Errorf("permit: %w", core.NoClient)

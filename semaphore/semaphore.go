@@ -7,11 +7,39 @@
 //     and a lease, renewed by the Client's watchdog while its holder lives,
 //     so a crashed holder's permit comes back by itself when its lease ends.
 //
-// Waiters are woken by pub/sub: a release wakes as many waiters as permits
-// became available, not all of them. Acquiring from a semaphore whose permits
-// were never set waits until they are set (TrySetPermits, AddPermits), as in
-// Redisson; a wait that ends before they are set returns an error wrapping
-// ErrNotSet, beside ErrNotAcquired or ctx.Err().
+// Acquiring from a semaphore whose permits were never set waits until they
+// are set (TrySetPermits, AddPermits), as in Redisson; a wait that ends
+// before they are set returns an error wrapping ErrNotSet, beside
+// ErrNotAcquired or ctx.Err(), so that a semaphore nobody sized is told
+// apart from a full one.
+//
+// # Waking and fairness
+//
+// Waiters are woken by pub/sub, and a release wakes as many as permits
+// became available, not all of them. A Semaphore's release of k permits
+// wakes, on every Client, up to k waiters whose need the available permits
+// can satisfy, oldest first: a waiter needing n is not woken while fewer
+// than n are available, so it is never woken in vain by releases too small
+// for it and cannot absorb the wake-ups that waiters needing less could
+// use. A PermitSemaphore's release wakes one waiter per Client, and a
+// refused acquisition sleeps at most until the earliest held permit's lease
+// ends (the server tells it when), so a crashed holder's permit is taken
+// without anyone calling Release. There is no fairness: a newcomer that
+// finds enough permits takes them even when others wait, so under steady
+// contention a waiter needing many permits can be overtaken by waiters
+// needing few.
+//
+// # Lost requests and replies
+//
+// A transient failure (a dropped connection, a server restart) does not end
+// a wait: the attempt is repeated, and a repeated attempt takes nothing more
+// if an earlier one took the permits. An acquisition that fails after an
+// attempt whose outcome is unknown (its reply was lost, ctx ended while it
+// was on the wire, Client.Close meanwhile, too few replicas acknowledged it
+// with Options.ReplicaAck) gives back what it may have taken. A permit's
+// Release is exact, as a lock's Unlock; a Semaphore's Release is sent once
+// and never repeated, since a count that is not owned cannot be released
+// idempotently. docs/safety.md ("At the edges of a hold's life") says more.
 //
 // All keys of a semaphore share its name as hash tag:
 // "distsync:{name}" is a hash of the semaphore's kind ("semaphore" or
@@ -314,18 +342,9 @@ func (s *pool) channelFor(n int64) string {
 // Semaphore is a counting semaphore: Java Redisson's RSemaphore. Permits are
 // a number in Redis, not owned by anyone: any caller may release permits it
 // never acquired, and a holder that crashes without releasing loses its
-// permits for good (use PermitSemaphore when holders may crash).
-//
-// Waking policy: a release of k permits wakes, on every Client, up to k
-// waiters whose need the available permits can satisfy, oldest first. A
-// waiter needing n is not woken while fewer than n permits are available, so
-// it is never woken in vain by releases too small for it, and it cannot
-// absorb the wake-ups that waiters needing less could use. There is no
-// fairness: a newcomer that finds enough permits takes them even when others
-// wait, so under steady contention a waiter needing many permits can be
-// overtaken by waiters needing few.
-//
-// A Semaphore is a cheap handle, safe for concurrent use.
+// permits for good (use PermitSemaphore when holders may crash). Waiters
+// are woken as the package doc says, without fairness. A Semaphore is a
+// cheap handle, safe for concurrent use.
 type Semaphore struct {
 	pool
 }
@@ -345,19 +364,11 @@ func newSemaphore(c *core.Core, name string) (*Semaphore, error) {
 	return &Semaphore{p}, nil
 }
 
-// Acquire takes n permits (1..MaxPermits), blocking until they are available
-// or ctx is done (it returns an error wrapping ctx.Err()). While the
-// semaphore's permits were never set it waits, as in Redisson; when ctx ends
-// while they are still unset (the last refusal found them so), the error
-// wraps ErrNotSet as well as ctx.Err(), so that a semaphore nobody sized is
-// told apart from a full one. Uncontended it is one round trip.
-//
-// A transient failure (a dropped connection, a server restart) does not end
-// the wait: the attempt is repeated, and a repeated attempt takes nothing
-// more if an earlier one took the permits. When Acquire fails after an
-// attempt whose outcome is unknown (its reply was lost, ctx ended while it
-// was on the wire, too few replicas acknowledged it with
-// Options.ReplicaAck), the permits it may have taken are given back.
+// Acquire takes n permits (1..MaxPermits), blocking until they are
+// available or ctx ends, when it returns an error wrapping ctx.Err() (and
+// ErrNotSet if the permits were never set). Transient failures do not end
+// the wait, and what a failed attempt may have taken is given back.
+// Uncontended it is one round trip.
 func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
 	s = core.OrZero(s)
 	return s.acquire(ctx, n, -1)
