@@ -5,11 +5,21 @@
 // different Cluster hash slots.
 //
 // Members are acquired one after another in one global order, by their Redis
-// key, so two multilocks over overlapping sets never deadlock each other: both
-// take the common members in the same order. When a member cannot be acquired
-// within the wait budget, the members taken so far are released before
-// TryLock returns. The context a Lock hands out is cancelled as soon as any
-// member's lease is lost.
+// key (lockers with equal keys, the same name on different servers, in the
+// order given to New: give them in the same order everywhere), so two
+// multilocks over overlapping sets never deadlock each other: both take the
+// common members in the same order. Each member waits for what is left of
+// the common wait budget and costs what its own TryLock costs (one round
+// trip uncontended for a mutex). When a member cannot be acquired in time,
+// the members taken so far are released before TryLock returns.
+//
+// A hold's context is cancelled as soon as any member's context ends: with a
+// cause wrapping ErrLeaseLost when a member's lease was lost,
+// ErrLeaseExpired when an explicit lease ran out on the first member,
+// ErrReleased after Unlock, and when the context it was acquired on ends,
+// in which case every member releases its acquisition. Unlock releases the
+// members in reverse acquisition order; a member that could not be released
+// is no longer renewed and expires after its lease.
 package multilock
 
 import (
@@ -45,15 +55,11 @@ type holdKey struct{ l *Lock }
 // hold is one acquisition of a Lock; its members are in New's order.
 type hold struct{ compose.Hold }
 
-// New returns the multilock over lockers. It makes no I/O. It returns
+// New returns the multilock over lockers, to be acquired in the order of
+// their keys (see the package doc). It makes no I/O. It returns
 // ErrInvalidArgument when lockers is empty or contains a nil Locker, also a
 // nil pointer such as the *mutex.Mutex that Client.Mutex returns with an
-// error (so that a handle whose making failed is refused here, not met by a
-// panic later).
-//
-// Lockers are acquired in the order of their keys (Locker.Key); lockers with
-// equal keys (the same name on different servers) keep the order given here,
-// so give them in the same order everywhere.
+// error (refused here rather than met by a panic later).
 func New(lockers ...distsync.Locker) (*Lock, error) {
 	if err := errors.Join(compose.CheckLockers(lockers)...); err != nil {
 		return nil, fmt.Errorf("multilock: %w", err)
@@ -74,31 +80,20 @@ func New(lockers ...distsync.Locker) (*Lock, error) {
 // Key returns the keys of the lockers in acquisition order, joined by commas.
 func (l *Lock) Key() string { return core.OrZero(l).key }
 
-// Lock acquires every member, waiting as long as ctx allows, with each
-// member's watchdog lease. See TryLock.
+// Lock is TryLock(ctx, distsync.Forever, 0): it blocks until every member
+// is held with its watchdog lease, or until ctx ends.
 func (l *Lock) Lock(ctx context.Context) (context.Context, error) {
 	return l.lock(ctx, -1, 0)
 }
 
-// TryLock acquires every member or none. The members are tried one after
-// another in key order, each waiting for what is left of the common wait
-// budget (0: each is tried once); each member costs what its own TryLock
-// costs (one round trip uncontended for a mutex). lease is passed to every
-// member: 0 means each member's watchdog lease, renewed until Unlock.
-//
-// If a member is not acquired, the members already acquired are released and
-// the error wraps the member's error (ErrNotAcquired when the budget was spent,
-// ctx.Err() when ctx ended).
-//
-// The returned context carries the owner and the hold. It is cancelled when
-// any member's context ends: with a cause wrapping ErrLeaseLost when a
-// member's lease was lost, ErrLeaseExpired when an explicit lease ran out on
-// the first member, and ErrReleased after Unlock. A hold and its context end
-// together: when ctx ends, every member releases its acquisition (see the
-// members' Lock), and when ctx ends before every grant came back, TryLock
-// returns ctx.Err() and leaves nothing held. Locking again with it
-// re-enters every member. Negative durations and a lease under
-// distsync.MinLease return ErrInvalidArgument.
+// TryLock acquires every member or none, in key order, within the wait
+// budget they share (0: each is tried once), passing lease to each (0: each
+// member's watchdog lease, renewed until Unlock). If a member is not
+// acquired, those acquired are released and the error wraps the member's
+// (ErrNotAcquired when the budget was spent, ctx.Err() when ctx ended,
+// leaving nothing held). The returned context carries the hold, ends with
+// any member's, and re-enters every member. Negative durations and a lease
+// under distsync.MinLease return ErrInvalidArgument.
 func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
 	if err := core.CheckDuration("wait", wait); err != nil {
 		return ctx, fmt.Errorf("multilock: %w", err)
@@ -135,13 +130,11 @@ func (l *Lock) lock(in context.Context, wait, lease time.Duration) (context.Cont
 	return h.Start(ctx, "multilock", members, len(members), holdKey{l}, h), nil
 }
 
-// Unlock releases every member of the hold ctx (a context TryLock returned)
-// carries, in reverse acquisition order, one member Unlock each, and cancels
-// the hold's context with cause ErrReleased. It works on a cancelled context.
-// It returns the members' errors joined (a member whose lease was lost
-// reports ErrNotHeld); a member that could not be released is no longer
-// renewed and expires after its lease. It returns ErrNotHeld when ctx carries
-// no hold of l or the hold was already released.
+// Unlock releases every member of the hold ctx carries (a context TryLock
+// returned; its cancellation does not matter), one member Unlock each, and
+// ends the hold's context with cause ErrReleased. It returns the members'
+// errors joined (a member whose lease was lost reports ErrNotHeld), and
+// ErrNotHeld when ctx carries no hold of l or it was released already.
 func (l *Lock) Unlock(ctx context.Context) error {
 	h := l.lookup(ctx)
 	if h == nil || !h.Release() {
