@@ -135,12 +135,12 @@ func (l *Latch) Count(ctx context.Context) (int64, error) {
 	return max(n, 0), nil
 }
 
-// Await blocks until the latch is open (absent or at zero) or ctx is done,
-// when it returns an error wrapping ctx.Err(). An open latch returns at once
-// after one round trip. Otherwise Await subscribes to the latch's channel and
-// checks again, so a zero reached between its first check and its
-// subscription is not missed, then sleeps until a CountDown or Delete opens
-// the latch. It returns ErrClosed when the Client is closed while it waits.
+// Await blocks until the latch is open (absent or at zero) or ctx ends,
+// when it returns an error wrapping ctx.Err(), and returns ErrClosed when
+// the Client is closed while it waits. An open latch returns at once after
+// one round trip; otherwise Await sleeps, without polling, until a
+// CountDown or Delete opens the latch (an opening while it subscribes is
+// not missed).
 func (l *Latch) Await(ctx context.Context) error {
 	l = core.OrZero(l)
 	if err := l.c.Closed(); err != nil {
