@@ -131,19 +131,13 @@ var inspectScript = core.NewScript(inspectLua)
 // the order of its KEYS.
 var inspectSuffixes = []string{"waiters", "queue", "deadlines", "leases", "rwaiters", "wwaiters", "permits", "needs", "waiting", "pneeds", "cands", "wins"}
 
-// Inspect reads what is stored under name, whichever kind of primitive it
-// is: its kind (from the kind marker each primitive stores with its state,
-// or, while it has none, from a key only its kind makes), its owners with
-// their hold counts, modes, fencing tokens and leases, its waiters, a
-// semaphore's permits, a latch's count, an election's leader (its owner,
-// value, term, since when and lease) and candidates in queue order.
-// It is one round trip (one script, which changes nothing) and needs no
-// handle of the right kind: this is how a program or an operator learns who
-// holds a name. A name with nothing stored returns an Info with Kind "".
-//
-// An invalid name returns ErrInvalidName (with no I/O), a Client that was
-// closed ErrClosed, and keys of a type no primitive makes an error wrapping
-// ErrWrongKind.
+// Inspect reports what is stored under name, whatever its kind and with no
+// handle of it: the kind, owners with their hold counts, modes, tokens and
+// leases, waiters, a semaphore's permits, a latch's count, an election's
+// leader and candidates (see Info); Kind "" when nothing is stored. It is
+// one round trip (a script that changes nothing). An invalid name returns
+// ErrInvalidName (with no I/O), a closed Client ErrClosed, and keys of a
+// type no primitive makes an error wrapping ErrWrongKind.
 func (c *Client) Inspect(ctx context.Context, name string) (Info, error) {
 	if err := c.cc().Closed(); err != nil {
 		return Info{}, err

@@ -12,24 +12,11 @@ import (
 // Observer receives what a Client's locks and semaphores do, for metrics
 // and traces: set it in Options.Observer (the module
 // github.com/distsync/distsync/otel adapts it to OpenTelemetry). Every hook
-// is optional; a Client without an Observer pays one nil check per event.
-//
-// Hooks are called synchronously and never while distsync holds a lock of
-// its own, so a hook may call back into distsync. They run on the goroutine
-// that acquires or releases, on the watchdog's goroutine (Renewed), on one
-// the watchdog starts for the leases a renewal found lost (Lost; Close waits
-// for it at most a second), or on a timer's (Lost for an explicit lease that
-// ran out): a hook must be fast and must not block, since a slow Renewed
-// delays the renewal of every lease of the Client. Hooks may be called
-// concurrently. A hook that panics is recovered and logged through
-// Options.Logger; what distsync was doing goes on as if it had returned.
-//
-// Every acquisition of a lock or of a PermitSemaphore's permit that
-// Acquired reports granted (Err nil) ends in exactly one call of Released
-// or Lost, so acquisitions granted minus those ended is what the Client
-// holds. Each permit is an acquisition of its own: TryAcquireN of n
-// permits is reported as n acquisitions. A counting Semaphore's permits
-// belong to nobody: only their acquisitions are reported.
+// is optional, fast and non-blocking (see the package doc, "Observing"); a
+// Client without an Observer pays one nil check per event. Every granted
+// acquisition of a lock or of a PermitSemaphore's permit (each permit is
+// one) ends in exactly one Released or Lost; a counting Semaphore's permits
+// belong to nobody, so only their acquisitions are reported.
 type Observer struct {
 	// Acquired is called when Lock, TryLock or a semaphore's Acquire or
 	// TryAcquire returns, granted or not; ctx is the one passed to it. It

@@ -9,26 +9,14 @@ import (
 	"github.com/distsync/distsync/internal/core"
 )
 
-// SyncLocker returns a sync.Locker view of l (a Mutex, a FairLock, an
-// RWLock's Write side, any Locker), for code that takes one, as etcd's
-// concurrency.NewLocker. It makes no I/O. A nil l returns nil.
-//
-// Lock blocks until it holds l, with an owner of its own each time: like
-// sync.Mutex it is not reentrant (a second Lock blocks until an Unlock),
-// and goroutines that share the view exclude one another. The lease is the
-// watchdog lease, renewed until Unlock. Lock never panics and never returns
-// without holding the lock: a transient failure is repeated (as Lock's
-// are), and any other (another kind's name, ErrNotReplicated, a Client
-// closed) is logged through the Client's logger and tried again after a
-// back-off of at most a second. So after Client.Close, a Lock blocks until
-// the process ends: close the Client once nothing takes the view any more.
-//
-// Unlock releases the hold the earliest Lock not yet unlocked took. It never
-// panics: a failure is logged (the lease then ends by itself), and an
-// Unlock without a hold is logged and ignored.
-//
-// sync.Locker has no way to report a lost lease: code that must stop when it
-// loses the lock uses the context TryLock returns instead.
+// SyncLocker returns a sync.Locker view of l (any Locker), as etcd's
+// concurrency.NewLocker; it makes no I/O, and a nil l returns nil. Its Lock
+// blocks until it holds l, with the watchdog lease and a new owner each time
+// (not reentrant, like sync.Mutex), and never panics or returns without the
+// lock: failures are logged and retried, at most a second apart (after
+// Client.Close, forever). Its Unlock releases the earliest unreleased Lock's
+// hold; a failure, or an Unlock without a hold, is logged. A lost lease
+// cannot be reported: code that must stop then uses TryLock's context.
 func (c *Client) SyncLocker(l Locker) sync.Locker {
 	if l == nil {
 		return nil
