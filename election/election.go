@@ -2,7 +2,8 @@
 // etcd's concurrency.Election in distsync's idiom: Campaign, Proclaim,
 // Resign, Leader and Observe.
 //
-//   - Candidates queue in arrival order, as the fair lock's waiters do (a
+//   - Each Campaign is a candidate of its own. Candidates queue in arrival
+//     order across processes, as the fair lock's waiters do (a
 //     list and the end of each candidate's wait window, under the
 //     election's hash tag, by the server's clock). A candidate that vanished
 //     while queued is dropped when its window ends, wherever it stands; one
@@ -14,11 +15,14 @@
 //     so one whose entry vanished tries again at once.
 //   - Leadership is a hold of the leader's key, with the watchdog lease,
 //     renewed by the Client's one watchdog. The context Campaign returns
-//     ends when leadership does: Resign, a lost lease (the watchdog's
-//     deadline comes before the server's, so a leader learns it before a
-//     successor can be elected), Client.Close, the end of the context
-//     Campaign was called with (distsync then resigns), and a deposition
-//     (ForceResign), which the leader hears by push.
+//     ends when leadership does: Resign (cause ErrReleased), a lost lease
+//     (ErrLeaseLost; the watchdog's deadline comes before the server's, so
+//     a leader learns it before a successor can be elected), a deposition
+//     (ForceResign; ErrLeaseLost, heard by push), Client.Close (a cause
+//     wrapping ErrClosed), and the end of the context Campaign was called
+//     with (distsync then resigns). A transient failure does not end a
+//     campaign: a repeated attempt returns the leadership an earlier one
+//     gave instead of electing twice.
 //   - The term is a fencing token: it strictly increases with each new
 //     leader of a name, across processes, so a deposed leader's writes can
 //     be refused downstream.
@@ -121,24 +125,14 @@ func (e *Election) Name() string { return core.OrZero(e).name }
 // hash tag.
 func (e *Election) Key() string { return core.OrZero(e).key }
 
-// Campaign blocks until this candidate leads, or ctx is done. Candidates
-// lead in the order they joined the queue, across processes. The leader
-// announces value (Leader, Observe) until Proclaim changes it.
-//
-// It returns the leadership context and the term. The context ends when the
-// leadership does: with cause ErrReleased after Resign, ErrLeaseLost when the
-// lease is lost or the leader was deposed (ForceResign; heard by push), a
-// cause wrapping ErrClosed at Client.Close, and when ctx ends, which resigns.
-// Lead only while it is live, and hand the term to what fences writes.
-//
-// Each Campaign is a candidate of its own. On a context that carries this
-// election's live leadership, Campaign proclaims value and returns that
-// context and its term. If ctx ends first, Campaign returns ctx.Err() and
-// leaves no candidate behind. A transient failure does not end the
-// campaign: the attempt is repeated, and a repeated attempt returns the
-// leadership an earlier one gave instead of electing twice. Uncontended,
-// Campaign is one round trip, and a SUBSCRIBE to the election's changes
-// when the Client does not listen to them already.
+// Campaign blocks until this candidate leads or ctx ends, when it returns
+// ctx.Err() and leaves no candidate behind. It returns the leadership
+// context, which ends with the leadership (see the package doc), and the
+// term: lead only while the context is live, and fence writes with the term.
+// The leader announces value (Leader, Observe) until Proclaim changes it; on
+// a context that already leads, Campaign proclaims value and returns that
+// leadership. Transient failures do not end the campaign. Uncontended, one
+// round trip (and a SUBSCRIBE to the election's changes, once per Client).
 func (e *Election) Campaign(ctx context.Context, value string) (context.Context, int64, error) {
 	e = core.OrZero(e)
 	if err := e.c.Closed(); err != nil {
