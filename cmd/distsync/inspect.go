@@ -26,10 +26,14 @@ A NAME with nothing stored is reported free ("kind" empty in JSON). With
 --kind K, inspect fails unless NAME is free or a K, one of:
 ` + "%s" + `.
 
+An election shows its leader (its owner, the value it announced, its term
+and since when it leads) and its candidates in queue order.
+
 JSON fields: name, kind, key, held, ttl_ms (remaining lease; -1 no expiry),
-fencing_token, owners [{id, client, holds, mode, fencing_token, ttl_ms}],
-waiters [{id, mode, window_ms}] and, where the kind has them, mode, permits
-{available, held} and count.
+fencing_token (an election's term), owners [{id, client, holds, mode,
+fencing_token, ttl_ms}], waiters [{id, mode, window_ms}] (an election's
+candidates) and, where the kind has them, mode, permits {available, held},
+count and leader {value, term, since}.
 `
 
 const unlockUsage = `Usage: distsync unlock --force [--yes] [--kind K] NAME
@@ -37,8 +41,10 @@ const unlockUsage = `Usage: distsync unlock --force [--yes] [--kind K] NAME
 Deletes the lock NAME whoever holds it and wakes its waiters: for a lock left
 by a process that cannot release it. The holder learns of it at its next
 renewal, when its context is cancelled (a "distsync run" holder stops its
-command and exits 70). Shows the holders and asks for confirmation unless
---yes; --force is required.
+command and exits 70). On an election, deposes the leader (ForceResign): the
+head candidate leads, and the deposed leader's context ends at once (push).
+Shows the holders and asks for confirmation unless --yes; --force is
+required.
 `
 
 // kind is a primitive inspect, unlock and delete know, by the name
@@ -101,6 +107,14 @@ type report struct {
 	Waiters []waiter      `json:"waiters"`           // in queue order where there is one
 	Permits *permits      `json:"permits,omitempty"` // semaphores
 	Count   *int64        `json:"count,omitempty"`   // latches
+	Leader  *leader       `json:"leader,omitempty"`  // elections, while someone leads
+}
+
+// leader is an election's leader; its owner is the report's only owner.
+type leader struct {
+	Value string    `json:"value"`
+	Term  int64     `json:"term"`
+	Since time.Time `json:"since"` // by the server's clock
 }
 
 type owner struct {
@@ -163,6 +177,9 @@ func newReport(info distsync.Info) *report {
 	if p := info.Permits; p != nil {
 		r.Permits = &permits{Available: p.Available, Held: p.Held}
 	}
+	if l := info.Leader; l != nil {
+		r.Leader = &leader{Value: l.Value, Term: l.Term, Since: l.Since.UTC()}
+	}
 	return r
 }
 
@@ -221,7 +238,16 @@ func (r *report) writeText(w io.Writer) {
 		return
 	}
 	state := "free"
+	// An election's owner is its leader, its waiters its candidates.
+	ownersLabel, waitersLabel, tokenLabel := "owners", "waiters", "token"
+	if r.Kind == distsync.KindElection {
+		ownersLabel, waitersLabel, tokenLabel = "leader", "candidates", "term"
+	}
 	switch {
+	case r.Kind == distsync.KindElection && r.Held:
+		state = "led"
+	case r.Kind == distsync.KindElection:
+		state = "nobody leads"
 	case r.Count != nil && *r.Count > 0:
 		state = "closed"
 	case r.Count != nil:
@@ -234,7 +260,7 @@ func (r *report) writeText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "%s %q: %s\n", r.Kind, r.Name, state)
 	line := func(label, format string, args ...any) {
-		fmt.Fprintf(w, "  %-9s %s\n", label, fmt.Sprintf(format, args...))
+		fmt.Fprintf(w, "  %-10s %s\n", label, fmt.Sprintf(format, args...))
 	}
 	line("key", "%s", r.Key)
 	switch {
@@ -244,7 +270,11 @@ func (r *report) writeText(w io.Writer) {
 		line("ttl", "none (the key has no expiry)")
 	}
 	if r.Token != 0 {
-		line("token", "%d", r.Token)
+		line(tokenLabel, "%d", r.Token)
+	}
+	if l := r.Leader; l != nil {
+		line("value", "%q", l.Value)
+		line("since", "%s", l.Since.Format("2006-01-02 15:04:05.000 MST"))
 	}
 	if r.Count != nil {
 		line("count", "%d", *r.Count)
@@ -255,7 +285,7 @@ func (r *report) writeText(w io.Writer) {
 	for i, o := range r.Owners {
 		label := ""
 		if i == 0 {
-			label = "owners"
+			label = ownersLabel
 		}
 		s := fmt.Sprintf("%s  holds %d", o.ID, o.Holds)
 		if o.Mode != "" {
@@ -270,12 +300,12 @@ func (r *report) writeText(w io.Writer) {
 		line(label, "%s", s)
 	}
 	if len(r.Waiters) == 0 {
-		line("waiters", "none")
+		line(waitersLabel, "none")
 	}
 	for i, wt := range r.Waiters {
 		label := ""
 		if i == 0 {
-			label = "waiters"
+			label = waitersLabel
 		}
 		mode := ""
 		if wt.Mode != "" {
@@ -321,27 +351,40 @@ func (c *cli) unlock(args []string) error {
 	if err != nil {
 		return err
 	}
-	if k == nil || !r.Held {
+	// An election's hold is its leadership: forcing it deposes the leader.
+	election := k != nil && k.name == distsync.KindElection
+	switch {
+	case election && !r.Held:
+		fmt.Fprintf(c.stdout, "nobody leads %q; nothing to do\n", name)
+		return nil
+	case k == nil || !r.Held:
 		fmt.Fprintf(c.stdout, "%q is not held; nothing to do\n", name)
 		return nil
-	}
-	if k.forceUnlock == nil {
+	case k.forceUnlock == nil:
 		return withCode(exitState, fmt.Errorf("%q is a %s, which has no holds to delete; distsync delete deletes it", name, k.name))
 	}
+	question := fmt.Sprintf("Delete %s %q, whoever holds it?", k.name, name)
+	if election {
+		question = fmt.Sprintf("Depose the leader of election %q?", name)
+	}
 	if !*yes {
-		if err := c.confirm(r, fmt.Sprintf("Delete %s %q, whoever holds it?", k.name, name)); err != nil {
+		if err := c.confirm(r, question); err != nil {
 			return err
 		}
 	}
 	was, err := k.forceUnlock(ctx, client, name)
-	if err != nil {
+	switch {
+	case err != nil:
 		return err
-	}
-	if !was {
+	case !was && election:
+		fmt.Fprintf(c.stdout, "nobody leads election %q any more; nothing done\n", name)
+	case !was:
 		fmt.Fprintf(c.stdout, "%s %q was released meanwhile; nothing deleted\n", k.name, name)
-		return nil
+	case election:
+		fmt.Fprintf(c.stdout, "election %q: its leader was deposed; the head candidate, if any, leads\n", name)
+	default:
+		fmt.Fprintf(c.stdout, "%s %q deleted; its waiters were woken\n", k.name, name)
 	}
-	fmt.Fprintf(c.stdout, "%s %q deleted; its waiters were woken\n", k.name, name)
 	return nil
 }
 
@@ -369,7 +412,8 @@ renewal (a "distsync run --semaphore" holder stops its command and exits 70),
 and its waiters wait until its size is set again; a latch opens and wakes
 its awaiters. Shows its state and asks for confirmation unless --yes; --kind,
 when given, is checked against what is stored. Locks are deleted with
-"distsync unlock --force".
+"distsync unlock --force"; an election is refused: "distsync unlock --force"
+deposes its leader, and its candidates leave when they stop campaigning.
 `
 
 func (c *cli) deleteCmd(args []string) error {
@@ -389,7 +433,7 @@ func (c *cli) deleteCmd(args []string) error {
 		return err
 	}
 	if k := findKind(distsync.Kind(*forced)); *forced != "" && k != nil && k.remove == nil {
-		return usageErrorf("delete", "delete takes a semaphore or a latch; a %s is deleted with distsync unlock --force", k.name)
+		return usageErrorf("delete", "delete takes a semaphore or a latch; %s", unlockHint(k.name))
 	}
 	o, err := cf.options(c)
 	if err != nil {
@@ -411,7 +455,7 @@ func (c *cli) deleteCmd(args []string) error {
 		fmt.Fprintf(c.stdout, "%q does not exist; nothing to do\n", name)
 		return nil
 	case k.remove == nil:
-		return withCode(exitState, fmt.Errorf("%q is a %s: delete takes a semaphore or a latch; a lock is deleted with distsync unlock --force", name, k.name))
+		return withCode(exitState, fmt.Errorf("%q is a %s: delete takes a semaphore or a latch; %s", name, k.name, unlockHint(k.name)))
 	}
 	if !*yes {
 		if err := c.confirm(r, fmt.Sprintf("Delete %s %q?", k.name, name)); err != nil {
@@ -428,6 +472,14 @@ func (c *cli) deleteCmd(args []string) error {
 	}
 	fmt.Fprintf(c.stdout, "%s %q deleted\n", k.name, name)
 	return nil
+}
+
+// unlockHint says what deletes a kind that delete refuses.
+func unlockHint(k distsync.Kind) string {
+	if k == distsync.KindElection {
+		return "an election's leader is deposed with distsync unlock --force"
+	}
+	return fmt.Sprintf("a %s is deleted with distsync unlock --force", k)
 }
 
 // roundMs renders milliseconds to a tenth of a second.

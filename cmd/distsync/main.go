@@ -74,9 +74,9 @@ type command struct {
 var commands = []command{
 	{"demo", "a tour of the primitives, on an in-process server unless --redis", (*cli).demo},
 	{"run", "run a command while holding a lock or a semaphore permit", (*cli).runCmd},
-	{"inspect", "show what holds a lock, semaphore or latch", (*cli).inspect},
+	{"inspect", "show what holds a lock, semaphore, latch or election", (*cli).inspect},
 	{"list", "list the names held or waited for (scans the keyspace)", (*cli).list},
-	{"unlock", "delete a lock whoever holds it (--force)", (*cli).unlock},
+	{"unlock", "delete a lock whoever holds it, depose a leader (--force)", (*cli).unlock},
 	{"delete", "delete a semaphore or a latch", (*cli).deleteCmd},
 	{"bench", "measure uncontended, contended and handoff locking", (*cli).bench},
 }

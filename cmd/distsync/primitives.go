@@ -57,6 +57,16 @@ var kinds = []*kind{
 	{name: distsync.KindSemaphore, remove: removeWith((*distsync.Client).Semaphore)},
 	{name: distsync.KindPermitSemaphore, remove: removeWith((*distsync.Client).PermitSemaphore)},
 	{name: distsync.KindLatch, remove: removeWith((*distsync.Client).Latch)},
+	// An election's leadership is its hold: unlock --force deposes the
+	// leader (ForceResign), and the head candidate leads. delete refuses
+	// it: deleting the candidates would leave them campaigning blind.
+	{name: distsync.KindElection, forceUnlock: func(ctx context.Context, c *distsync.Client, name string) (bool, error) {
+		e, err := c.Election(name)
+		if err != nil {
+			return false, err
+		}
+		return e.ForceResign(ctx)
+	}},
 }
 
 // removeWith is the remove of a kind whose handle, made by open, has Delete.

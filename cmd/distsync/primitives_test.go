@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -136,4 +138,89 @@ func TestRunSemaphore(t *testing.T) {
 	n, err := s.Available(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), n, "the permit was not released")
+}
+
+// An election: inspect shows its leader and candidates, list lists it,
+// delete refuses it, and unlock --force deposes the leader, which hears of
+// it at once, and the head candidate leads.
+func TestInspectElection(t *testing.T) {
+	t.Parallel()
+	c, other := dstest.Client(t), dstest.Client(t)
+	name := dstest.Name(t)
+	ctx := context.Background()
+	e, err := c.Election(name)
+	require.NoError(t, err)
+	lead, term, err := e.Campaign(ctx, "v1")
+	require.NoError(t, err)
+	defer e.Resign(lead)
+	eo, err := other.Election(name)
+	require.NoError(t, err)
+	type won struct {
+		lead context.Context
+		term int64
+		err  error
+	}
+	campaigned := make(chan won, 1)
+	go func() { l, tm, err := eo.Campaign(ctx, "v2"); campaigned <- won{l, tm, err} }()
+	require.Eventually(t, func() bool { n, err := e.Candidates(ctx); return err == nil && n == 1 }, 10*time.Second, time.Millisecond)
+
+	r := inspectJSON(t, name)
+	assert.Equal(t, distsync.KindElection, r.Kind)
+	assert.True(t, r.Held)
+	assert.Equal(t, term, r.Token)
+	assert.Positive(t, r.TTLMs)
+	require.Len(t, r.Owners, 1)
+	assert.Equal(t, c.ID(), r.Owners[0].Client)
+	require.NotNil(t, r.Leader)
+	assert.Equal(t, "v1", r.Leader.Value)
+	assert.Equal(t, term, r.Leader.Term)
+	assert.WithinDuration(t, time.Now(), r.Leader.Since, time.Minute)
+	require.Len(t, r.Waiters, 1)
+	assert.True(t, strings.HasPrefix(r.Waiters[0].ID, other.ID()+":"), r.Waiters[0].ID)
+
+	code, out, errOut := invoke(t, "", "inspect", name)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, `election "`+name+`": led`)
+	assert.Contains(t, out, fmt.Sprintf("  term       %d\n", term))
+	assert.Contains(t, out, `  value      "v1"`)
+	assert.Contains(t, out, "  leader     "+r.Owners[0].ID+"  holds 1")
+	assert.Contains(t, out, "  candidates 1. "+r.Waiters[0].ID)
+
+	code, out, errOut = invoke(t, "", "list", name)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Empty(t, errOut)
+	assert.Regexp(t, `\n`+name+` +election +1 +1 +[0-9.]+m?s\n$`, out)
+
+	code, _, errOut = invoke(t, "", "delete", "--yes", name)
+	assert.Equal(t, exitState, code, errOut)
+	assert.Contains(t, errOut, "an election's leader is deposed with distsync unlock --force")
+	code, _, errOut = invoke(t, "", "delete", "--kind", "election", name)
+	assert.Equal(t, exitUsage, code, errOut)
+
+	code, out, errOut = invoke(t, "", "unlock", "--force", name) // not confirmed
+	assert.Equal(t, exitFailure, code, errOut)
+	assert.Contains(t, out, "Depose the leader of election")
+	require.NoError(t, lead.Err())
+
+	code, out, errOut = invoke(t, "", "unlock", "--force", "--yes", name)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "its leader was deposed")
+	select {
+	case <-lead.Done():
+		assert.ErrorIs(t, context.Cause(lead), distsync.ErrLeaseLost)
+	case <-time.After(10 * time.Second): // the lease is longer: push, not renewal
+		t.Fatal("the deposed leader was not told")
+	}
+	w := <-campaigned
+	require.NoError(t, w.err, "the candidate leads")
+	assert.Greater(t, w.term, term)
+	r = inspectJSON(t, name)
+	require.NotNil(t, r.Leader)
+	assert.Equal(t, "v2", r.Leader.Value)
+	assert.Equal(t, other.ID(), r.Owners[0].Client)
+
+	require.NoError(t, eo.Resign(w.lead))
+	code, out, errOut = invoke(t, "", "unlock", "--force", "--yes", name)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "is not held; nothing to do", "nobody leads or campaigns: nothing is stored")
 }
