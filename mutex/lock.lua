@@ -13,7 +13,7 @@ if e == 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return {tok, 1}
 end
-local v = redis.call('HMGET', KEYS[1], ARGV[1], '#t', '#k')
+local v = redis.call('HMGET', KEYS[1], ARGV[1], '#t', '#k', '#q')
 if v[3] ~= 'mutex' then ds_kind(KEYS[1], 'mutex') end
 if v[1] then
   local n = ds_enter(KEYS[1], ARGV[1], ARGV[6], ARGV[7], ARGV[2], nil, true)
@@ -22,5 +22,5 @@ if v[1] then
   return {tonumber(v[2]), n}
 end
 local ttl = redis.call('PTTL', KEYS[1])
-if ARGV[3] ~= '' then mx_wait(KEYS[1], KEYS[3], KEYS[4], ARGV[3], ttl, ARGV[4], ARGV[6], ARGV[7], ARGV[2]) end
+if ARGV[3] ~= '' then mx_wait(KEYS[1], KEYS[3], KEYS[4], ARGV[3], ttl, ARGV[4], ARGV[6], ARGV[7], ARGV[2], v[4]) end
 return {0, ttl, ds_now_ms()}

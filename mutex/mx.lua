@@ -56,12 +56,13 @@ end
 
 -- Register waiter id, waiting for acquisition acq (mode, lease ms) of the
 -- lock h, held by another owner, until its remaining lease ttl (may be
--- negative: unknown) plus window ms; h is marked as waited for ('#q').
-local function mx_wait(h, q, e, id, ttl, window, acq, mode, lease)
+-- negative: unknown) plus window ms; h is marked as waited for ('#q') unless
+-- flagged says it is.
+local function mx_wait(h, q, e, id, ttl, window, acq, mode, lease, flagged)
   local now = ds_now_ms()
   if ttl < 0 then ttl = 0 end
   local span = ttl + tonumber(window)
-  redis.call('HSET', h, '#q', 1)
+  if not flagged then redis.call('HSET', h, '#q', 1) end
   redis.call('ZADD', q, 'NX', now, id)
   redis.call('HSET', e, id, mx_int(now + span) .. ' ' .. acq .. ' ' .. mode .. ' ' .. lease)
   ds_extend(q, span)
@@ -75,22 +76,20 @@ end
 
 -- The lock h was released by its last holder (or deleted by force, starve
 -- then being inf: nobody is granted it): hand it on. With nobody
--- waiting it is deleted (one EXISTS more than a plain DEL). Otherwise the
+-- waiting it is deleted (one ZRANGE more than a plain DEL). Otherwise the
 -- oldest live waiter is chosen: when it registered at least starve ms ago
 -- the lock is granted to it (a new hold with a fresh fencing token, its
--- acquisition in the ledger, a lease of at most hl ms until it renews), else
+-- acquisition in the ledger, a lease of at most hl ms until it renews, and
+-- the waiters flag when others wait), else
 -- the lock is deleted and that waiter alone is woken, so a running owner may
 -- barge in first. Returns 'g', 'w' or '' (nobody was told).
 local function mx_next(h, q, e, fence, fencettl, channel, pub, starve, hl)
-  if redis.call('EXISTS', q) == 0 then
-    redis.call('DEL', h)
-    return ''
-  end
-  local now = ds_now_ms()
+  local now
   hl = tonumber(hl)
   for _ = 1, 64 do
     local two = redis.call('ZRANGE', q, 0, 1, 'WITHSCORES')
     if #two == 0 then break end
+    now = now or ds_now_ms()
     local id, since = two[1], tonumber(two[2])
     local after = two[3] or '-'
     local entry = redis.call('HGET', e, id)
@@ -107,11 +106,15 @@ local function mx_next(h, q, e, fence, fencettl, channel, pub, starve, hl)
       if mode ~= 'w' then ttl = math.min(ttl, tonumber(lease)) end
       redis.call('DEL', h)
       local owner = mx_owner(id, acq)
-      redis.call('HSET', h, owner, 1, '#t', s, '#k', 'mutex', '#a:' .. owner, acq .. '=' .. ds_end(now, mode, lease))
+      local grant = acq .. '=' .. ds_end(now, mode, lease)
+      if after ~= '-' then -- others wait: the new hold's release looks for them
+        redis.call('HSET', h, owner, 1, '#t', s, '#k', 'mutex', '#a:' .. owner, grant, '#q', 1)
+      else
+        redis.call('HSET', h, owner, 1, '#t', s, '#k', 'mutex', '#a:' .. owner, grant)
+      end
       redis.call('PEXPIRE', h, mx_int(ttl))
       redis.call('ZREM', q, id)
       redis.call('HDEL', e, id)
-      mx_flag(h, q)
       mx_tell_both(pub, channel, id, after, 'g:' .. id .. ' ' .. acq .. ' ' .. s .. ' ' .. mx_int(now) .. ' ' .. after)
       return 'g'
     else

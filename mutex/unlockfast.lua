@@ -19,8 +19,10 @@
 -- and the flag, the DEL and the finished mark (TIME too for an explicit
 -- lease, to check that it has not ended). Anything else goes on to the full
 -- path below the helpers.
+local ul_ledger -- the owner's ledger read here (false: none), for the full path
 if ARGV[9] ~= '1' then
   local v = redis.call('HMGET', KEYS[1], '#a:' .. ARGV[1], '#q')
+  ul_ledger = v[1]
   local n = #ARGV[2]
   if v[1] and not v[2] and string.sub(v[1], 1, n + 1) == ARGV[2] .. '=' then
     local e = string.sub(v[1], n + 2)

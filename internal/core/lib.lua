@@ -73,10 +73,12 @@ end
 -- is dropped whenever the ledger is read.
 
 -- The live entries of m's ledger in hash h, as two lists. The server time
--- is read only when an explicit entry needs it (now may be nil).
-local function ds_ledger(h, m, now)
+-- is read only when an explicit entry needs it (now may be nil). pre, when
+-- not nil, is the ledger the caller read already (false: none).
+local function ds_ledger(h, m, now, pre)
   local ids, ends = {}, {}
-  local s = redis.call('HGET', h, '#a:' .. m)
+  local s = pre
+  if s == nil then s = redis.call('HGET', h, '#a:' .. m) end
   if s then
     for id, e in string.gmatch(s, '(%S+)=(%S+)') do
       if e ~= 'w' and not now then now = ds_now_ms() end
@@ -145,9 +147,10 @@ end
 -- Remove acquisition id from m's ledger. Returns -1 when it is not there,
 -- else the hold count left and what the rest of the ledger promises
 -- (see ds_promise). When it was m's last acquisition the ledger is left as
--- it is: the caller drops m's hold (its fields, or the whole hash).
-local function ds_leave(h, m, id, now)
-  local ids, ends = ds_ledger(h, m, now)
+-- it is: the caller drops m's hold (its fields, or the whole hash). pre as
+-- for ds_ledger.
+local function ds_leave(h, m, id, now, pre)
+  local ids, ends = ds_ledger(h, m, now, pre)
   for i, x in ipairs(ids) do
     if x == id then
       table.remove(ids, i)
@@ -211,9 +214,9 @@ local function ds_mark(dk, life)
 end
 
 -- ds_release with the finished mark dk of the acquisition (ds_mark) instead
--- of a set of finished acquisitions.
-local function ds_release_mark(h, dk, m, id, life)
-  local n, watch, last = ds_leave(h, m, id)
+-- of a set of finished acquisitions; pre as for ds_ledger.
+local function ds_release_mark(h, dk, m, id, life, pre)
+  local n, watch, last = ds_leave(h, m, id, nil, pre)
   if n < 0 then
     if redis.call('EXISTS', dk) == 1 then return 2, false, 0 end
     ds_mark(dk, life)
