@@ -6,3 +6,6 @@ func SetAfterUnlock(f func() error) (restore func()) {
 	afterUnlock.Store(&f)
 	return func() { afterUnlock.Store(nil) }
 }
+
+// ControlUp reports whether m's Client listens to its control channel.
+func ControlUp(m *Mutex) bool { return m.c.ControlUp() }

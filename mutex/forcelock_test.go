@@ -11,6 +11,7 @@ import (
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
+	"github.com/distsync/distsync/mutex"
 )
 
 // ForceLock takes a held lock in one call, with a larger fencing token; the
@@ -39,6 +40,9 @@ func TestForceLock(t *testing.T) {
 		waited <- err
 	}()
 	require.Eventually(t, func() bool { n, _ := old.Waiting(ctx); return n == 1 }, 10*time.Second, time.Millisecond)
+	// The holder's Client subscribes to its control channel in the
+	// background from its first Lock on.
+	require.Eventually(t, func() bool { return mutex.ControlUp(old) }, 10*time.Second, time.Millisecond)
 
 	took, err := taker.ForceLock(ctx)
 	require.NoError(t, err)

@@ -54,8 +54,10 @@
 // # Round trips
 //
 // Uncontended, Lock, TryLock and Unlock are one round trip each; the first
-// Lock or TryLock of a Client also subscribes, once, to the Client's control
-// channel, where ForceLock tells a holder it was replaced. A re-entry with
+// Lock or TryLock of a Client also starts, in the background, its
+// subscription to the Client's control channel, where ForceLock tells a
+// holder it was replaced (a hold replaced before that learns it at its next
+// renewal). A re-entry with
 // the watchdog lease on the Client that holds the lock makes none: it shares
 // that acquisition's record on the server (and its token), which lives,
 // renewed, until the last acquisition sharing it is unlocked; unlocking

@@ -20,18 +20,22 @@ import (
 // appends the client id (an owner's part before its first ':').
 func (c *Core) ControlPrefix() string { return c.Prefix + "ctl:" }
 
+// ControlUp reports whether this Client listens to its control channel.
+func (c *Core) ControlUp() bool { return c.ctlUp.Load() }
+
 // controlWaiter is the waiter id of the control channel's one subscriber.
 const controlWaiter = "ctl"
 
 // WatchControl makes sure this Client listens to its control channel: from
 // then on, a hold of this Client taken over ends at once with ErrLeaseLost
-// instead of at its next renewal. The first call subscribes and waits for
-// the subscription (one round trip), at most controlWait, so that a hold
-// granted after it is covered; the later calls cost an atomic load, or
-// return at once while the subscription is being made. When subscribing
-// fails, a later call tries again, at most once a second. Messages that
-// come too close together may be taken as one: the others' holders learn
-// of it at their next renewal.
+// instead of at its next renewal. The first call starts the subscription in
+// the background and returns at once: no acquisition waits for it (a first
+// Lock costs no round trip more, and a server that does not answer cannot
+// hold it up); a hold taken over before the subscription is up learns of it
+// at its next renewal, as when subscribing fails. The later calls cost an
+// atomic load. When subscribing fails, a later call tries again, at most
+// once a second. Messages that come too close together may be taken as one:
+// the others' holders learn of it at their next renewal.
 //
 // A Client whose waiters spin (Config.Spin: pub/sub may be unavailable)
 // does not subscribe: its holds learn of a take-over at their next renewal.
@@ -46,24 +50,16 @@ func (c *Core) WatchControl() {
 	}
 	c.ctlBusy = true
 	c.ctlMu.Unlock()
-	up := make(chan struct{})
-	if !c.Go(func(jctx context.Context) { c.control(jctx, up) }) {
-		return
-	}
-	t := time.NewTimer(controlWait)
-	defer t.Stop()
-	select {
-	case <-up:
-	case <-t.C:
+	if !c.Go(c.control) {
+		c.ctlMu.Lock()
+		c.ctlBusy = false
+		c.ctlMu.Unlock()
 	}
 }
 
-// controlWait bounds the wait of the first WatchControl.
-const controlWait = time.Second
-
-// control subscribes to the control channel, closes up once it is up or
-// failed, and ends the holds its messages name until the Client closes.
-func (c *Core) control(jctx context.Context, up chan struct{}) {
+// control subscribes to the control channel and ends the holds its messages
+// name until the Client closes.
+func (c *Core) control(jctx context.Context) {
 	sub, err := c.Notifier.SubscribeClassic(jctx, c.ControlPrefix()+c.ID, controlWaiter)
 	c.ctlMu.Lock()
 	c.ctlBusy = false
@@ -73,7 +69,6 @@ func (c *Core) control(jctx context.Context, up chan struct{}) {
 		c.ctlUp.Store(true)
 	}
 	c.ctlMu.Unlock()
-	close(up)
 	if err != nil {
 		if c.Closed() == nil {
 			c.Log.Warn("distsync: control channel: a hold taken over is learned at its next renewal", "err", err)
