@@ -7,7 +7,9 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -193,6 +195,42 @@ func TestList(t *testing.T) {
 
 	code, _, errOut = invoke(t, "", "list", "a{b}")
 	assert.Equal(t, exitUsage, code, errOut)
+}
+
+// On a Cluster, list scans the masters only: rueidis's Nodes include the
+// replicas, whose keys are their master's.
+func TestListScansClusterMasters(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartCluster(t, 1, 1)
+	ctx := context.Background()
+	c, err := distsync.New(distsync.Options{Addrs: cl.Addrs()})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	name := dstest.Name(t)
+	lockIn(t, c, name)
+	// CLUSTER SLOTS (Redis 7) names a replica once it reports a replication
+	// offset, after a write: wait until a new client sees it among its nodes.
+	var rc rueidis.Client
+	require.Eventually(t, func() bool {
+		if rc != nil {
+			rc.Close()
+		}
+		rc, err = rueidis.NewClient(cl.ClientOption())
+		return err == nil && len(rc.Nodes()) == 2
+	}, 20*time.Second, 100*time.Millisecond, "the replica among rueidis's nodes")
+	t.Cleanup(rc.Close)
+	_, addrs := scanTargets(ctx, rc)
+	assert.Equal(t, []string{cl.Masters()[0].Addr()}, addrs)
+
+	env := map[string]string{envRedis: strings.Join(cl.Addrs(), ",")}
+	code, out, errOut := invokeEnv(t, env, "", "list", name)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Regexp(t, `\n`+name+` +mutex +1 +0 +[0-9.]+s\n$`, out)
+	// One SCAN of one node, which asks for 1000 keys: the replica, when
+	// the command's client has it among its nodes, is not scanned.
+	code, out, errOut = invokeEnv(t, env, "", "list", name+"-nothing*")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "(1000 keys scanned)")
 }
 
 // --version prints the module version, or a source build's VCS revision

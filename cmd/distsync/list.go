@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,9 +25,10 @@ held. PATTERN is a glob on the names, as Redis's SCAN MATCH reads it
 (default *: every name). With --all, names that store state while free (a
 semaphore whose size is set) are listed too.
 
-list scans: it walks the keyspace of every node with SCAN, which blocks
-nothing but reads every key of the database, and stops after --max keys
-(saying so on stderr, as more names may exist). Then it inspects each name
+list scans: it walks the keyspace of every node (on a Cluster, of every
+master; replicas hold their master's keys) with SCAN, which blocks nothing
+but reads every key of the database, and stops after --max keys (saying so
+on stderr, as more names may exist). Then it inspects each name
 it found, one round trip each, as distsync inspect does; what it prints is
 what each name held at that moment, not one snapshot of all of them.
 
@@ -118,12 +120,7 @@ func (c *cli) list(args []string) error {
 func scanNames(ctx context.Context, rc rueidis.Client, prefix, pattern string, maxKeys int) (names []string, scanned int, full bool, err error) {
 	match := globEscape(prefix) + "{" + pattern + "}*"
 	seen := map[string]bool{}
-	nodes := rc.Nodes()
-	addrs := make([]string, 0, len(nodes))
-	for a := range nodes {
-		addrs = append(addrs, a)
-	}
-	sort.Strings(addrs)
+	nodes, addrs := scanTargets(ctx, rc)
 	for _, a := range addrs {
 		node := nodes[a]
 		for cursor := uint64(0); ; {
@@ -152,6 +149,70 @@ func scanNames(ctx context.Context, rc rueidis.Client, prefix, pattern string, m
 	}
 	sort.Strings(names)
 	return names, scanned, false, nil
+}
+
+// scanTargets returns the nodes of rc and, sorted, the addresses of those
+// list scans: every node, but on a Cluster not the replicas, which rueidis's
+// Nodes include and whose keys are their master's. The replicas are those
+// that CLUSTER SLOTS, asked of every node (their views may differ for a
+// moment: Redis 7 names a replica only once it reports a replication
+// offset), names as replicas and none names as a master; any other node is
+// scanned, as every node is when none answers: names are counted once
+// anyway.
+func scanTargets(ctx context.Context, rc rueidis.Client) (map[string]rueidis.Client, []string) {
+	nodes := rc.Nodes()
+	addrs := make([]string, 0, len(nodes))
+	for a := range nodes {
+		addrs = append(addrs, a)
+	}
+	sort.Strings(addrs)
+	if rc.Mode() != rueidis.ClientModeCluster {
+		return nodes, addrs
+	}
+	replicas, masters := map[string]bool{}, map[string]bool{}
+	for _, a := range addrs {
+		node := nodes[a]
+		if slots, err := node.Do(ctx, node.B().ClusterSlots().Build()).ToArray(); err == nil {
+			clusterRoles(slots, a, masters, replicas)
+		}
+	}
+	scan := addrs[:0]
+	for _, a := range addrs {
+		if !replicas[a] || masters[a] {
+			scan = append(scan, a)
+		}
+	}
+	return nodes, scan
+}
+
+// clusterRoles reads a CLUSTER SLOTS reply from the node at from into the
+// addresses of the masters and of the replicas it names, as rueidis names
+// them (a node that does not know its own IP is at from's host).
+func clusterRoles(slots []rueidis.RedisMessage, from string, masters, replicas map[string]bool) {
+	host, _, _ := net.SplitHostPort(from)
+	for _, r := range slots {
+		entry, _ := r.ToArray() // start, end, master, replicas...
+		for i := 2; i < len(entry); i++ {
+			node, _ := entry[i].ToArray() // ip, port, id, ...
+			if len(node) < 2 {
+				continue
+			}
+			ip, _ := node[0].ToString()
+			port, err := node[1].AsInt64()
+			if err != nil || ip == "?" {
+				continue
+			}
+			if ip == "" {
+				ip = host
+			}
+			addr := net.JoinHostPort(ip, strconv.FormatInt(port, 10))
+			if i == 2 {
+				masters[addr] = true
+			} else {
+				replicas[addr] = true
+			}
+		}
+	}
 }
 
 // nameOf returns the name of the key prefix{name}suffix.
