@@ -240,7 +240,7 @@ func TestObserverLeaseExpiredAndClosed(t *testing.T) {
 	// Close leaves the lock held on the server: a new name each run.
 	m, err := c.Mutex(dstest.Name(t) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36))
 	require.NoError(t, err)
-	expiring, err := m.TryLock(context.Background(), 0, 50*time.Millisecond)
+	expiring, err := m.TryLock(context.Background(), 0, 300*time.Millisecond) // longer than a slow server's first round trip
 	require.NoError(t, err)
 	<-expiring.Done()
 	r.waitFor(t, "Lost when the explicit lease ran out", func(c calls) bool { return len(c.lost) == 1 })
