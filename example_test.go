@@ -57,3 +57,36 @@ func ExampleClient_Inspect() {
 	}
 	// Output: mutex held by build-7 holds 1
 }
+
+// See who leads an election, and who campaigns next.
+func ExampleClient_Inspect_election() {
+	o := options
+	o.ClientName = "node-7"
+	c, err := distsync.New(o)
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+
+	e, err := c.Election("example-inspect-election")
+	if err != nil {
+		panic(err)
+	}
+	lead, term, err := e.Campaign(context.Background(), "10.0.0.7:8080")
+	if err != nil {
+		panic(err)
+	}
+	defer e.Resign(lead)
+
+	info, err := c.Inspect(context.Background(), e.Name())
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(info.Kind, "led by", info.Owners[0].ClientName, "announcing", info.Leader.Value)
+	fmt.Println("its term is the one Campaign returned:", info.Leader.Term == term)
+	fmt.Println("candidates waiting:", len(info.Waiters))
+	// Output:
+	// election led by node-7 announcing 10.0.0.7:8080
+	// its term is the one Campaign returned: true
+	// candidates waiting: 0
+}

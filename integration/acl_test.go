@@ -309,6 +309,7 @@ func exercise(t *testing.T, opts distsync.Options) {
 	require.NoError(t, err)
 	require.NoError(t, ea.Resign(lead))
 	dstest.Elected(t, next, 10*time.Second, "the next candidate")
+	inspected(t, a, "acl-election", distsync.KindElection)
 	_, err = ea.ForceResign(ctx)
 	require.NoError(t, err)
 	ma, err := a.Mutex("acl-force")
