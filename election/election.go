@@ -145,8 +145,14 @@ func (e *Election) Campaign(ctx context.Context, value string) (context.Context,
 		return ctx, a.Token, nil
 	}
 	// Listen to changes before the grant, so that a deposition after it is
-	// heard. Without the subscription (it failed) the watcher makes its own.
-	sub, _ := e.c.Notifier.Subscribe(ctx, e.obs, "")
+	// heard. Without the subscription (it failed) the watcher makes its own;
+	// with waiters that spin (pub/sub may be unavailable) there is none, and
+	// a deposition is learned at the next renewal.
+	var sub core.Subscription
+	spin := e.spin(ctx)
+	if spin.Max <= 0 {
+		sub, _ = e.c.Notifier.Subscribe(ctx, e.obs, "")
+	}
 	cctx, owner := e.c.Owner(core.NewOwner(ctx))
 	lctx, err := acquire.Hold(cctx, &lock, &candidate{e: e, value: value}, owner, core.Forever, 0)
 	if err != nil {
@@ -162,8 +168,19 @@ func (e *Election) Campaign(ctx context.Context, value string) (context.Context,
 		}
 		return ctx, 0, e.errorf(err)
 	}
-	e.watch(lctx, owner, term, sub)
+	if spin.Max <= 0 {
+		e.watch(lctx, owner, term, sub)
+	}
 	return lctx, term, nil
+}
+
+// spin is the back-off of the waits made with ctx: the call's own
+// (distsync.WithSpin), else the Client's; Max 0 when they subscribe.
+func (e *Election) spin(ctx context.Context) core.Spin {
+	if s, ok := core.SpinOf(ctx); ok {
+		return s
+	}
+	return e.c.Spin
 }
 
 // watch ends the leadership lctx of owner, in term, as soon as a change
@@ -313,7 +330,8 @@ func (e *Election) read(ctx context.Context) (State, time.Duration, error) {
 // A leader whose lease ran out without a word (its process died) is noticed
 // when the lease ends. The channel is closed when ctx ends or the Client is
 // closed. Each Observe reads the state once per change (one round trip), on
-// one subscription per Client and election.
+// one subscription per Client and election; where waiters spin (Options.Spin,
+// or WithSpin on ctx: no pub/sub), it reads it every Spin.Max instead.
 func (e *Election) Observe(ctx context.Context) <-chan State {
 	e = core.OrZero(e)
 	out := make(chan State)
@@ -342,6 +360,7 @@ func (e *Election) observe(ctx, jctx context.Context, out chan<- State) {
 	timer := time.NewTimer(0) // the first read
 	defer timer.Stop()
 	var notified, closed <-chan struct{}
+	spin := e.spin(ctx) // Max > 0: no pub/sub, read every Max
 	for {
 		var send chan<- State
 		var next State
@@ -362,7 +381,7 @@ func (e *Election) observe(ctx, jctx context.Context, out chan<- State) {
 		case <-jctx.Done():
 			return
 		}
-		if sub == nil {
+		if sub == nil && spin.Max <= 0 {
 			s, err := e.c.Notifier.Subscribe(ctx, e.obs, "")
 			if err != nil {
 				if ctx.Err() != nil || !core.Transient(err) {
@@ -397,7 +416,12 @@ func (e *Election) observe(ctx, jctx context.Context, out chan<- State) {
 			known, last = true, st
 			pending = &st
 		}
-		if st.Leader && ttl > 0 {
+		switch {
+		case spin.Max > 0 && st.Leader && ttl > 0:
+			timer.Reset(min(spin.Max, ttl+time.Millisecond))
+		case spin.Max > 0:
+			timer.Reset(spin.Max)
+		case st.Leader && ttl > 0:
 			// A lease that runs out publishes nothing: look again then.
 			timer.Reset(ttl + time.Millisecond)
 		}

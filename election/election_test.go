@@ -325,3 +325,33 @@ func TestVanishedHeadCandidate(t *testing.T) {
 		t.Fatal("the next candidate waits for the vanished head's window")
 	}
 }
+
+// Where waiters spin (no pub/sub), candidates poll and an observer reads the
+// state every back-off: changes are still reported, in term order.
+func TestElectionSpinning(t *testing.T) {
+	t.Parallel()
+	name := dstest.Name(t)
+	spin := func(o *distsync.Options) { o.Spin = distsync.Spin{Min: time.Millisecond, Max: 20 * time.Millisecond} }
+	e := newElection(t, dstest.Client(t, spin), name)
+	other := newElection(t, dstest.Client(t, spin), name)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	obs := other.Observe(ctx)
+	first := <-obs
+	assert.False(t, first.Leader)
+	l, term, err := e.Campaign(ctx, "a")
+	require.NoError(t, err)
+	st := <-obs
+	assert.Equal(t, election.State{Leader: true, Value: "a", Term: term, Since: st.Since}, st)
+	next := campaign(other, ctx, "b")
+	dstest.AwaitCandidates(t, e, 1)
+	require.NoError(t, e.Resign(l))
+	w := receive(t, next, "the spinning candidate")
+	assert.Greater(t, w.Term, term)
+	for st = range obs {
+		if st.Term == w.Term && st.Leader {
+			break
+		}
+	}
+	require.NoError(t, other.Resign(w.Lead))
+}
