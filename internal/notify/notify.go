@@ -313,10 +313,13 @@ func (n *Notifier) deliver(st *channel, msg string) {
 					woke++
 				}
 			case s.waiter == id:
-				s.woken = true
-				if s.signal() {
+				// Counted even when a nudge's signal is still pending: the
+				// waiter is woken all the same (Take reports it).
+				if !s.woken {
 					woke++
 				}
+				s.woken = true
+				s.signal()
 			case s.waiter == next && next != "-":
 				s.nudged = true
 				n.stats.Nudges.Add(1)
