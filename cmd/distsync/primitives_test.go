@@ -223,4 +223,21 @@ func TestInspectElection(t *testing.T) {
 	code, out, errOut = invoke(t, "", "unlock", "--force", "--yes", name)
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "is not held; nothing to do", "nobody leads or campaigns: nothing is stored")
+
+	// Candidates while nobody leads (the instant between a resign and the
+	// head's election), as the election's scripts keep them.
+	vacant := name + "-vacant"
+	key := "distsync:{" + vacant + "}"
+	rc := c.Rueidis()
+	t.Cleanup(func() { rc.Do(ctx, rc.B().Del().Key(key+":cands", key+":wins").Build()) })
+	require.NoError(t, rc.Do(ctx, rc.B().Rpush().Key(key+":cands").Element("cand").Build()).Error())
+	end := float64(time.Now().Add(time.Minute).UnixMilli())
+	require.NoError(t, rc.Do(ctx, rc.B().Zadd().Key(key+":wins").ScoreMember().ScoreMember(end, "cand").Build()).Error())
+	code, out, errOut = invoke(t, "", "inspect", vacant)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, `election "`+vacant+`": nobody leads`)
+	assert.Contains(t, out, "  candidates 1. cand")
+	code, out, errOut = invoke(t, "", "unlock", "--force", "--yes", vacant)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "nobody leads")
 }
