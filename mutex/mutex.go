@@ -60,8 +60,8 @@
 // renewal). A re-entry with
 // the watchdog lease on the Client that holds the lock makes none: it shares
 // that acquisition's record on the server (and its token), which lives,
-// renewed, until the last acquisition sharing it is unlocked; unlocking
-// such a re-entry makes none either.
+// renewed, until the last acquisition sharing it is unlocked; unlocking one
+// of them makes none while another still shares the record.
 //
 // The errors it returns wrap those of package distsync (ErrNotHeld,
 // ErrNotAcquired, ErrLeaseLost, ErrClosed, ...): test them with errors.Is.

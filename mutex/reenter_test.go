@@ -16,12 +16,16 @@ import (
 
 // countingClient returns a Client whose lock and unlock scripts are
 // counted, and the two counters.
-func countingClient(t *testing.T) (*distsync.Client, *dstest.Rule, *dstest.Rule) {
+func countingClient(t *testing.T, lease ...time.Duration) (*distsync.Client, *dstest.Rule, *dstest.Rule) {
 	t.Helper()
 	rc, err := rueidis.NewClient(redistest.Shared(t).ClientOption())
 	require.NoError(t, err)
 	f := dstest.NewFaulty(rc)
-	c, err := distsync.FromClient(f, distsync.Options{})
+	var opts distsync.Options
+	if len(lease) > 0 {
+		opts.Lease = lease[0]
+	}
+	c, err := distsync.FromClient(f, opts)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		c.Close()
@@ -113,4 +117,39 @@ func TestReentryWithALeaseAsksTheServer(t *testing.T) {
 	assert.Equal(t, 2, n)
 	require.NoError(t, m.Unlock(again))
 	require.NoError(t, m.Unlock(explicit))
+}
+
+// The record a re-entry shares is renewed while any acquisition sharing it
+// lives, also after the one that made it was unlocked, and every
+// acquisition sharing it ends when its lease is lost.
+func TestSharedRecordIsRenewedAndLostTogether(t *testing.T) {
+	t.Parallel()
+	const lease = 600 * time.Millisecond
+	c, _, unlocks := countingClient(t, lease)
+	name := dstest.Name(t)
+	m, rival := newMutex(t, c, name), newMutex(t, dstest.Client(t), name)
+	owner := distsync.NewOwner(context.Background())
+	first, err := m.Lock(owner)
+	require.NoError(t, err)
+	second, err := m.Lock(owner)
+	require.NoError(t, err)
+	require.NoError(t, m.Unlock(first))
+	assert.Equal(t, 0, unlocks.Hits())
+	time.Sleep(3 * lease) // past the lease: only renewals keep the lock
+	require.NoError(t, second.Err())
+	_, err = rival.TryLock(context.Background(), 0, 0)
+	require.ErrorIs(t, err, distsync.ErrNotAcquired, "the shared record is renewed")
+
+	third, err := m.Lock(owner)
+	require.NoError(t, err)
+	_, err = rival.ForceUnlock(context.Background())
+	require.NoError(t, err)
+	for _, ctx := range []context.Context{second, third} {
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Second):
+			t.Fatal("a re-entry outlived its lost lease")
+		}
+		assert.ErrorIs(t, context.Cause(ctx), distsync.ErrLeaseLost)
+	}
 }
