@@ -101,8 +101,7 @@ func AgainIfLate[T any](ctx context.Context, wait time.Duration, run func(wait t
 	left := wait
 	for n := 0; ; n++ {
 		v, err := run(left)
-		var late core.LateGrant
-		if err == nil || !errors.As(err, &late) || ctx.Err() != nil || wait == 0 || n == lateAgain {
+		if err == nil || !isLate(err) || ctx.Err() != nil || wait == 0 || n == lateAgain {
 			return v, err
 		}
 		if wait > 0 {
@@ -111,6 +110,13 @@ func AgainIfLate[T any](ctx context.Context, wait time.Duration, run func(wait t
 			}
 		}
 	}
+}
+
+// isLate reports whether err is a core.LateGrant (its target is allocated
+// only on this path, not on every grant).
+func isLate(err error) bool {
+	var late core.LateGrant
+	return errors.As(err, &late)
 }
 
 // lateAgain is how many new acquisitions AgainIfLate tries after a late

@@ -37,6 +37,7 @@ type Hold struct {
 	acqs  []*Acq   // live acquisitions (mostly one: a slice, not a map)
 	watch int      // how many of them the watchdog renews
 	entry Entry    // watchdog registration while watch > 0
+	first [1]*Acq  // acqs' first backing array: one acquisition costs no slice
 }
 
 // Holdable is what a hold needs of the lock it holds, for as long as it
@@ -244,6 +245,7 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 	hd := h.m[k]
 	if hd == nil {
 		hd = &Hold{holds: h, key: k, lock: g.Lock}
+		hd.acqs = hd.first[:0]
 		h.m[k] = hd
 	}
 	hd.acqs = append(hd.acqs, a)
