@@ -86,9 +86,7 @@ type Owner struct {
 	// kinds.
 	Mode string
 	// Holds is the owner's hold count: its live acquisitions (re-entries
-	// included); 1 for a permit. A mutex's re-entries made with no round
-	// trip (see mutex.Mutex.Lock) are counted by the Client that made them
-	// only: the server counts them as one.
+	// included); 1 for a permit.
 	Holds int
 	// Token is the fencing token of a read-write lock's hold; 0 for other
 	// kinds (the mutex's and the fair lock's is Info.Token).
@@ -156,11 +154,6 @@ func (c *Client) Inspect(ctx context.Context, name string) (Info, error) {
 	}
 	if err != nil {
 		return Info{}, fmt.Errorf("inspect %q: %w", name, err)
-	}
-	if info.Kind == KindMutex {
-		for i, o := range info.Owners {
-			info.Owners[i].Holds += c.core.Holds.Shared(info.Key, o.ID)
-		}
 	}
 	return info, nil
 }

@@ -57,11 +57,8 @@
 // Lock or TryLock of a Client also starts, in the background, its
 // subscription to the Client's control channel, where ForceLock tells a
 // holder it was replaced (a hold replaced before that learns it at its next
-// renewal). A re-entry with
-// the watchdog lease on the Client that holds the lock makes none: it shares
-// that acquisition's record on the server (and its token), which lives,
-// renewed, until the last acquisition sharing it is unlocked; unlocking one
-// of them makes none while another still shares the record.
+// renewal). A re-entry is one round trip too: each acquisition has its own
+// record on the server, which is what lets HoldID name it to any process.
 //
 // The errors it returns wrap those of package distsync (ErrNotHeld,
 // ErrNotAcquired, ErrLeaseLost, ErrClosed, ...): test them with errors.Is.
@@ -130,7 +127,7 @@ const (
 )
 
 // lock is what every mutex's acquisitions share.
-var lock = acquire.Lock{Script: lockScript, Handoff: true, PerAcquisition: true, Reenter: true}
+var lock = acquire.Lock{Script: lockScript, Handoff: true, PerAcquisition: true}
 
 // handle is a Mutex as acquire.Handle (and core.Holdable): what acquiring,
 // holding and renewing need of it, out of the Mutex's API.
@@ -200,7 +197,7 @@ func (m *Mutex) Key() string { return core.OrZero(m).key }
 // with the returned context re-enters. The returned context carries the
 // acquisition and ends with it, and it ends when ctx does: a deadline on ctx
 // bounds the hold (TryLock bounds the wait alone). Transient failures do not
-// end the wait. One round trip uncontended; a re-entry on this Client none.
+// end the wait. One round trip uncontended.
 func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 	core.OrZero(m).c.WatchControl() // a ForceLock elsewhere ends the hold by push
 	return m.s().Acquire(ctx, core.Forever, 0)

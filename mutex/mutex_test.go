@@ -152,9 +152,7 @@ func TestRetriedUnlockAfterLostReply(t *testing.T) {
 	ctx := context.Background()
 	outer, err := m.Lock(ctx)
 	require.NoError(t, err)
-	// An explicit lease: a re-entry the server records (a watchdog re-entry
-	// is made here, with no reply to lose).
-	inner, err := m.TryLock(outer, 0, time.Minute)
+	inner, err := m.Lock(outer)
 	require.NoError(t, err)
 
 	lost := errors.New("reply lost")

@@ -150,9 +150,7 @@ func TestInspect(t *testing.T) {
 	held, tok := lockIn(t, c, name)
 	m, err := c.Mutex(name)
 	require.NoError(t, err)
-	// Re-enter with a lease: recorded on the server, hold count 2 (a
-	// watchdog re-entry is counted by its Client only).
-	_, err = m.TryLock(held, 0, time.Minute)
+	_, err = m.Lock(held) // re-enter: hold count 2
 	require.NoError(t, err)
 
 	// A waiter from another Client, registered before inspect runs.

@@ -36,9 +36,6 @@ type Lock struct {
 	// rather than as its owner: two waiting goroutines of one owner are two
 	// waiters, and one giving up leaves the other's registration.
 	PerAcquisition bool
-	// Reenter lets an owner that holds on this Client with a watchdog lease
-	// re-enter with the watchdog lease with no round trip (core.Holds.Reenter).
-	Reenter bool
 }
 
 // WaiterID is the waiter id of acquisition id of owner, for the kinds whose
@@ -89,15 +86,6 @@ var ErrFinished = errors.New("acquisition given up before the attempt arrived")
 // reply came after its lease could have ended is given back, and a new
 // acquisition tried within what is left of wait (AgainIfLate).
 func Hold(ctx context.Context, l *Lock, h Handle, owner string, wait, lease time.Duration) (context.Context, error) {
-	if l.Reenter && lease == 0 && !core.WantsGrantInfo(ctx) {
-		c := h.Core()
-		if a := c.Holds.Reenter(ctx, h.Key(), owner); a != nil {
-			t := Track{Name: h.Name()}
-			t.Kind, t.Side = h.Kind()
-			t.Report(ctx, c, a.Token, nil)
-			return a, nil
-		}
-	}
 	return AgainIfLate(ctx, wait, func(wait time.Duration) (context.Context, error) {
 		return hold(ctx, l, h, owner, wait, lease)
 	})

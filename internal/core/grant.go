@@ -67,12 +67,6 @@ func WithGrantInfo(ctx context.Context, g *GrantInfo) context.Context {
 	return context.WithValue(ctx, grantInfoKey{}, g)
 }
 
-// WantsGrantInfo reports whether ctx carries a GrantInfo (WithGrantInfo).
-func WantsGrantInfo(ctx context.Context) bool {
-	g, _ := ctx.Value(grantInfoKey{}).(*GrantInfo)
-	return g != nil
-}
-
 // ReportGrant fills in the GrantInfo ctx carries, if any and if not done.
 func ReportGrant(ctx context.Context, sentAt time.Time, lease time.Duration) {
 	if g, _ := ctx.Value(grantInfoKey{}).(*GrantInfo); g != nil {

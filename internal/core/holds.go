@@ -86,7 +86,6 @@ type Acq struct {
 	Token int64
 
 	exp        *expiry       // an explicit lease; nil when the watchdog renews it
-	share      *share        // the server record it shares with others (Reenter); under Holds.mu
 	granted    time.Duration // when Grant recorded it (Mono)
 	cancel     context.CancelCauseFunc
 	stopParent func() bool
@@ -233,7 +232,14 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 	if g.Lease > 0 {
 		a.exp = &expiry{lease: g.Lease, deadline: deadline}
 	}
-	h.start(a, parent, g.Owner)
+	if oc, ok := parent.(*ownerCtx); ok {
+		// The acquisition carries the owner itself: the owner's context
+		// need not be kept with it.
+		if id, ok := h.core.ownerID(g.Owner); ok && id == oc.id {
+			parent, a.owner = oc.Context, true
+		}
+	}
+	a.Context, a.cancel = context.WithCancelCause(parent)
 
 	h.mu.Lock()
 	if h.closed != nil {
@@ -257,37 +263,17 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 		}
 	}
 	h.mu.Unlock()
-	h.watchParent(a, parent)
-	if a.exp != nil {
-		a.mu.Lock()
-		a.exp.timer = time.AfterFunc(time.Until(deadline), a.expire)
-		a.mu.Unlock()
-	}
-	return a, a, nil
-}
-
-// start makes the context of acquisition a of owner, derived from parent.
-func (h *Holds) start(a *Acq, parent context.Context, owner string) {
-	if oc, ok := parent.(*ownerCtx); ok {
-		// The acquisition carries the owner itself: the owner's context
-		// need not be kept with it.
-		if id, ok := h.core.ownerID(owner); ok && id == oc.id {
-			parent, a.owner = oc.Context, true
-		}
-	}
-	a.Context, a.cancel = context.WithCancelCause(parent)
-}
-
-// watchParent releases a in the background when parent ends.
-func (h *Holds) watchParent(a *Acq, parent context.Context) {
-	if parent.Done() == nil { // a parent that never ends needs no watch (nor its memory)
-		return
-	}
 	a.mu.Lock()
-	a.stopParent = context.AfterFunc(parent, func() {
-		h.core.Go(func(jctx context.Context) { a.unlock(jctx) })
-	})
+	if parent.Done() != nil { // a parent that never ends needs no watch (nor its memory)
+		a.stopParent = context.AfterFunc(parent, func() {
+			h.core.Go(func(jctx context.Context) { a.unlock(jctx) })
+		})
+	}
+	if a.exp != nil {
+		a.exp.timer = time.AfterFunc(time.Until(deadline), a.expire)
+	}
 	a.mu.Unlock()
+	return a, a, nil
 }
 
 // Lookup returns the acquisition of key that ctx carries, or nil; nil too
@@ -534,14 +520,6 @@ func (a *Acq) release1(ctx context.Context, auto bool) (err error) {
 		held = a.held()
 		a.mu.Unlock()
 		a.hold.detach(a)
-		if a.leaveShare() {
-			// Others still share its record on the server: released here.
-			a.mu.Lock()
-			a.pending, a.released, a.untold = false, true, auto
-			a.mu.Unlock()
-			a.cancel(ErrReleased)
-			return nil
-		}
 	case a.pending:
 		a.mu.Unlock()
 	case a.released:

@@ -32,9 +32,6 @@ func (c *Core) HoldCount(ctx context.Context, key, kind string) (int, error) {
 	ictx, cancel := IOContext(ctx, ReleaseTimeout)
 	defer cancel()
 	n, err := c.EvalKind(ictx, holdCountScript, kind, key, []string{key}, []string{owner}).AsInt64()
-	if err == nil && n > 0 {
-		n += int64(c.Holds.Shared(key, owner)) // re-entries made here (Holds.Reenter)
-	}
 	return int(n), err
 }
 
