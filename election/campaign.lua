@@ -36,8 +36,8 @@ if redis.call('EXISTS', KEYS[1]) == 0 and (not head or head == ARGV[3]) then
   redis.call(ARGV[10], ARGV[9], 'c')
   return {term, 1}
 end
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then ttl = 0 end
+local pttl = redis.call('PTTL', KEYS[1])
+local ttl = math.max(pttl, 0)
 local window = tonumber(ARGV[4])
 if ARGV[3] ~= '' then
   -- Join the tail, or keep the place and push the window further.
@@ -49,8 +49,9 @@ end
 -- Try again when the lease ends, at the latest half a window from now, and
 -- no later than the earliest window end, when a vanished candidate ahead
 -- may be dropped.
+-- A lease in its last millisecond (PTTL 0) ends now: try again at once.
 local retry = ttl
-if retry == 0 then retry = math.floor(window / 2) end
+if pttl < 0 then retry = math.floor(window / 2) end
 local first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
 if #first > 0 then retry = math.min(retry, tonumber(first[2]) - now) end
 return {0, math.max(retry, 1)}
