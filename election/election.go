@@ -42,6 +42,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redis/rueidis"
+
 	"github.com/distsync/distsync/internal/acquire"
 	"github.com/distsync/distsync/internal/core"
 )
@@ -198,6 +200,7 @@ func (e *Election) watch(lctx context.Context, owner string, term int64, sub cor
 		}
 		e.c.Holds.End(e.key, owner, fmt.Errorf("%w: deposed (term %d, now %+v)", core.ErrLeaseLost, term, st))
 	}
+	e.c.Go(func(jctx context.Context) { e.track(jctx, lctx, check) })
 	ran := e.c.Go(func(jctx context.Context) {
 		defer func() {
 			if sub != nil {
@@ -228,6 +231,61 @@ func (e *Election) watch(lctx context.Context, owner string, term int64, sub cor
 	if !ran && sub != nil {
 		// Go ran nothing: the Client is closing, which ends lctx.
 		sub.Close()
+	}
+}
+
+// track has the server tell this leader, by push, of every change to the
+// election's key (client-side caching's invalidation messages, on a RESP3
+// connection of its own), and checks the state at each: a key deleted by
+// hand, which publishes nothing, then ends the leadership at once instead of
+// at the next renewal. Each renewal is such a change too (one state read and
+// one EXISTS more per renewal). Where the server refuses tracking (RESP2, an
+// ACL without CLIENT TRACKING) it does nothing: the watchdog's renewal
+// learns of the loss.
+func (e *Election) track(jctx, lctx context.Context, check func()) {
+	d, _ := e.c.Client.Dedicate()
+	defer d.Close() // never back to the pool: tracking stays on a connection
+	changed := make(chan struct{}, 1)
+	closed := d.SetOnInvalidations(func([]rueidis.RedisMessage) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	// Reading the key (EXISTS) makes the server track it for this
+	// connection, until its next change.
+	arm := func(on bool) error {
+		rctx, cancel := core.IOContext(lctx, core.ReleaseTimeout)
+		defer cancel()
+		cmds := rueidis.Commands{d.B().Exists().Key(e.key).Build()}
+		if on {
+			cmds = append(rueidis.Commands{d.B().ClientTracking().On().Build()}, cmds...)
+		}
+		for _, r := range d.DoMulti(rctx, cmds...) {
+			if err := r.Error(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := arm(true); err != nil {
+		return
+	}
+	check() // a change before the key was tracked
+	for {
+		select {
+		case <-changed:
+			check()
+			if arm(false) != nil {
+				return
+			}
+		case <-closed:
+			return
+		case <-lctx.Done():
+			return
+		case <-jctx.Done():
+			return
+		}
 	}
 }
 

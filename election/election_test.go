@@ -169,6 +169,31 @@ func TestForceResignEndsLeadershipByPush(t *testing.T) {
 	assert.False(t, ok, "nobody leads")
 }
 
+// A leader key deleted by hand (which publishes nothing) ends the
+// leadership by push, long before the next renewal; a candidate then leads.
+func TestDeletedKeyEndsLeadershipByPush(t *testing.T) {
+	t.Parallel()
+	name := dstest.Name(t)
+	lease := time.Minute // a renewal would come after 20 s
+	lc := dstest.Client(t, func(o *distsync.Options) { o.Lease = lease })
+	redistest.RequireReal(t, redistest.Shared(t), "client-side caching's invalidation messages (RESP3)")
+	leader := newElection(t, lc, name)
+	ctx := context.Background()
+	l, _, err := leader.Campaign(ctx, "leads")
+	require.NoError(t, err)
+	// Renewals arrive as changes too: the leadership outlives them.
+	rc := lc.Rueidis()
+	require.NoError(t, rc.Do(ctx, rc.B().Pexpire().Key(leader.Key()).Milliseconds(lease.Milliseconds()).Build()).Error())
+	require.NoError(t, rc.Do(ctx, rc.B().Del().Key(leader.Key()+":unrelated").Build()).Error())
+	require.NoError(t, rc.Do(ctx, rc.B().Del().Key(leader.Key()).Build()).Error())
+	select {
+	case <-l.Done():
+	case <-time.After(lease / 6):
+		t.Fatal("the leader whose key was deleted was not told")
+	}
+	assert.ErrorIs(t, context.Cause(l), distsync.ErrLeaseLost)
+}
+
 // Observe reports the state when it starts and every change a reader
 // keeping up is given time for, "nobody leads" included, in term order.
 func TestObserveEveryState(t *testing.T) {

@@ -23,7 +23,7 @@ import (
 // its scripts and rueidis's connection setup send.
 const aclRecipe = "ACL SETUSER distsync on >CHANGE-ME resetkeys ~distsync:* resetchannels &distsync:* -@all" +
 	" +hello +auth +ping +cluster|slots +cluster|shards" +
-	" +evalsha +eval +script|load +wait" +
+	" +evalsha +eval +script|load +wait +client|tracking" +
 	" +subscribe +unsubscribe +ssubscribe +sunsubscribe +publish +spublish" +
 	" +set +del +exists +pttl +pexpire +time +type" +
 	" +hget +hset +hdel +hexists +hincrby +hmget +hgetall" +
