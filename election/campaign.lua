@@ -13,7 +13,7 @@
 --        must try again by then to keep its place;
 --        {-2, 0} when the campaign was given up before.
 ds_kind(KEYS[1], 'election')
-local now = el_prune(KEYS[2], KEYS[3])
+local now = dsq_prune(KEYS[2], KEYS[3])
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
   if ds_finished(KEYS[5], ARGV[6]) then return {-2, 0} end
   local n = ds_enter(KEYS[1], ARGV[1], ARGV[6], ARGV[7], ARGV[2], now, true)
@@ -23,35 +23,13 @@ end
 local head = redis.call('LINDEX', KEYS[2], 0)
 if redis.call('EXISTS', KEYS[1]) == 0 and (not head or head == ARGV[3]) then
   if ds_finished(KEYS[5], ARGV[6]) then return {-2, 0} end
-  if head then
-    redis.call('LPOP', KEYS[2])
-    redis.call('ZREM', KEYS[3], head)
-    el_expire(KEYS[2], KEYS[3], now)
-  end
+  dsq_granted(KEYS[2], KEYS[3], head, now)
   local term, s = ds_token(KEYS[4], ARGV[5])
   redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', s, '#k', 'election',
     '#a:' .. ARGV[1], ARGV[6] .. '=' .. ds_end(now, ARGV[7], ARGV[2]),
-    '#v', ARGV[8], '#s', el_int(now))
+    '#v', ARGV[8], '#s', dsq_int(now))
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   redis.call(ARGV[10], ARGV[9], 'c')
   return {term, 1}
 end
-local pttl = redis.call('PTTL', KEYS[1])
-local ttl = math.max(pttl, 0)
-local window = tonumber(ARGV[4])
-if ARGV[3] ~= '' then
-  -- Join the tail, or keep the place and push the window further.
-  if redis.call('ZADD', KEYS[3], el_int(now + ttl + window), ARGV[3]) == 1 then
-    redis.call('RPUSH', KEYS[2], ARGV[3])
-  end
-  el_expire(KEYS[2], KEYS[3], now)
-end
--- Try again when the lease ends, at the latest half a window from now, and
--- no later than the earliest window end, when a vanished candidate ahead
--- may be dropped.
--- A lease in its last millisecond (PTTL 0) ends now: try again at once.
-local retry = ttl
-if pttl < 0 then retry = math.floor(window / 2) end
-local first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
-if #first > 0 then retry = math.min(retry, tonumber(first[2]) - now) end
-return {0, math.max(retry, 1)}
+return dsq_refuse(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[4], now)

@@ -66,12 +66,12 @@ var (
 	//go:embed state.lua
 	stateLua string
 
-	campaignScript = core.NewScript(queueLua + campaignLua)
-	resignScript   = core.NewScript(queueLua + resignLua)
-	leaveScript    = core.NewScript(queueLua + leaveLua)
+	campaignScript = core.NewScript(core.QueueLib + campaignLua)
+	resignScript   = core.NewScript(core.QueueLib + queueLua + resignLua)
+	leaveScript    = core.NewScript(core.QueueLib + leaveLua)
 	renewScript    = core.NewScript(renewLua)
 	proclaimScript = core.NewScript(proclaimLua)
-	forceScript    = core.NewScript(queueLua + forceLua)
+	forceScript    = core.NewScript(core.QueueLib + queueLua + forceLua)
 	stateScript    = core.NewScript(stateLua)
 )
 

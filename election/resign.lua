@@ -4,13 +4,13 @@
 -- KEYS[1] H  KEYS[2] Q  KEYS[3] D  KEYS[4] the finished campaigns
 -- ARGV[1] owner  ARGV[2] acquisition id  ARGV[3] the wake-up channel
 -- ARGV[4] publish command  ARGV[5] ms to remember the release
--- ARGV[6] the change channel  ARGV[7] hand-off ms (see el_wake)
+-- ARGV[6] the change channel  ARGV[7] hand-off ms (see dsq_wake)
 -- Reply: see ds_release (lib.lua): 1, 0, 2 released; -1 not held.
 local now = ds_now_ms()
 local r = ds_release(KEYS[1], KEYS[4], ARGV[1], ARGV[2], now, ARGV[5])
 if r == 1 then
   redis.call('DEL', KEYS[1])
-  el_prune(KEYS[2], KEYS[3])
+  dsq_prune(KEYS[2], KEYS[3])
   el_vacant(KEYS[2], KEYS[3], ARGV[3], ARGV[4], ARGV[7], ARGV[6])
 end
 return r

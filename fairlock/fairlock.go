@@ -44,8 +44,6 @@ import (
 )
 
 var (
-	//go:embed fair.lua
-	fairLua string
 	//go:embed lockfast.lua
 	lockFast string
 	//go:embed lock.lua
@@ -61,11 +59,11 @@ var (
 	//go:embed forceunlock.lua
 	forceLua string
 
-	lockScript   = core.NewFastScript(core.FastLib+lockFast, fairLua+lockLua)
-	unlockScript = core.NewFastScript(core.FastLib+unlockFast, fairLua+unlockLua)
-	leaveScript  = core.NewScript(fairLua + leaveLua)
+	lockScript   = core.NewFastScript(core.FastLib+lockFast, core.QueueLib+lockLua)
+	unlockScript = core.NewFastScript(core.FastLib+unlockFast, core.QueueLib+unlockLua)
+	leaveScript  = core.NewScript(core.QueueLib + leaveLua)
 	renewScript  = core.NewFastScript(renewLua, "")
-	forceScript  = core.NewScript(fairLua + forceLua)
+	forceScript  = core.NewScript(core.QueueLib + forceLua)
 )
 
 // FairLock is a handle on one named fair lock. It is cheap, holds no

@@ -1,7 +1,7 @@
 -- Acquire or re-enter the fair lock: one acquisition, by its id. Granted
 -- when nobody holds it and the caller is the head of the queue, or the
 -- queue is empty.
--- KEYS[1] H  KEYS[2] Q  KEYS[3] D (see fair.lua)  KEYS[4] the fencing counter
+-- KEYS[1] H  KEYS[2] Q  KEYS[3] D (see lock.lua)  KEYS[4] the fencing counter
 -- KEYS[5] the acquisition's finished mark (ds_mark)
 -- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] waiter id ('' when the caller
 -- will not wait: it is then never queued)  ARGV[4] waiter window ms

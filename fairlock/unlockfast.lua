@@ -5,7 +5,7 @@
 -- KEYS[1] H  KEYS[2] Q  KEYS[3] D  KEYS[4] the acquisition's finished mark
 -- ARGV[1] owner  ARGV[2] acquisition id  ARGV[3] channel
 -- ARGV[4] publish command (PUBLISH or SPUBLISH)  ARGV[5] ms to remember the release
--- ARGV[6] the hand-off lease ms (fl_wake_head)
+-- ARGV[6] the hand-off lease ms (dsq_wake)
 -- Reply: see ds_release (lib.lua): 1, 0, 2 released; -1 not held.
 --
 -- The common case comes first, before the helpers are defined: the owner's

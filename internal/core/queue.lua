@@ -1,0 +1,100 @@
+-- The FIFO queue of waiters that a fair lock and an election keep beside
+-- their hash (QueueLib): placed after the shared library and before the
+-- primitive's own helpers and body. The keys come as arguments, so each
+-- primitive keeps its own names; under the primitive's hash tag:
+--   h  the primitive's hash, which exists while someone holds it
+--   q  a list of waiter ids in arrival order, the head first
+--   d  a sorted set: waiter id -> the end of its wait window, ms on the
+--      server clock; a waiter pushes it further at every attempt
+-- A waiter whose window ended (its process died, it paused) is dropped
+-- wherever it stands, so it cannot block the queue.
+
+local function dsq_int(x)
+  return string.format('%d', x)
+end
+
+-- Keep q and d until the last window ends; delete both when nobody waits.
+local function dsq_expire(q, d, now)
+  local last = redis.call('ZRANGE', d, -1, -1, 'WITHSCORES')
+  if #last == 0 then
+    redis.call('DEL', q, d)
+    return
+  end
+  local ttl = dsq_int(tonumber(last[2]) - now)
+  redis.call('PEXPIRE', q, ttl)
+  redis.call('PEXPIRE', d, ttl)
+end
+
+-- Drop the waiters whose window ended. Returns the server time in ms.
+local function dsq_prune(q, d)
+  local now = ds_now_ms()
+  local gone = redis.call('ZRANGEBYSCORE', d, '-inf', dsq_int(now))
+  if #gone > 0 then
+    for _, id in ipairs(gone) do redis.call('LREM', q, 1, id) end
+    redis.call('ZREMRANGEBYSCORE', d, '-inf', dsq_int(now))
+    dsq_expire(q, d, now)
+  end
+  return now
+end
+
+-- The caller was granted h; head is the head of q (false when q is empty),
+-- which the caller is when there is one: it leaves q.
+local function dsq_granted(q, d, head, now)
+  if head then
+    redis.call('LPOP', q)
+    redis.call('ZREM', d, head)
+    dsq_expire(q, d, now)
+  end
+end
+
+-- The caller was refused h (held, or another waiter's turn). Waiter id
+-- ('' for a caller that will not wait: it is never queued) joins the tail,
+-- or keeps its place, and its window ends window ms after h's lease.
+-- Returns the refusal {0, ms after which to try again}: when the lease ends,
+-- at the latest half a window from now (the window itself is the slack),
+-- and no later than the earliest window end, when a vanished waiter ahead
+-- may be dropped; a lease in its last millisecond (PTTL 0) ends now: at once.
+-- A queued waiter must try again by then to keep its place.
+local function dsq_refuse(h, q, d, id, window, now)
+  local pttl = redis.call('PTTL', h)
+  local ttl = math.max(pttl, 0)
+  window = tonumber(window)
+  if id ~= '' then
+    if redis.call('ZADD', d, dsq_int(now + ttl + window), id) == 1 then
+      redis.call('RPUSH', q, id)
+    end
+    dsq_expire(q, d, now)
+  end
+  local retry = ttl
+  if pttl < 0 then retry = math.floor(window / 2) end
+  local first = redis.call('ZRANGE', d, 0, 0, 'WITHSCORES')
+  if #first > 0 then retry = math.min(retry, tonumber(first[2]) - now) end
+  return {0, math.max(retry, 1)}
+end
+
+-- Wake the head of q, and only it, and nudge the waiter after it (the
+-- notifier's 'w:<head> <next>' payload, by the publish command pub on
+-- channel). The head must come back within hl ms: its window is cut to
+-- that, and then it is dropped, so that the next one, which bounds its
+-- sleep by hl, finds itself the head. A head that vanished delays the queue
+-- by at most hl. The caller checks that h is free. Returns 1 when it
+-- published, 0 when nobody queues.
+local function dsq_wake(q, d, channel, pub, hl)
+  local two = redis.call('LRANGE', q, 0, 1)
+  if #two == 0 then return 0 end
+  redis.call('ZADD', d, 'XX', 'LT', dsq_int(ds_now_ms() + tonumber(hl)), two[1])
+  redis.call(pub, channel, 'w:' .. two[1] .. ' ' .. (two[2] or '-'))
+  return 1
+end
+
+-- Waiter id leaves q and d; when it was the head and h is free, the new
+-- head is woken (dsq_wake). Returns 1 when id was queued, 0 when it was not.
+local function dsq_leave(h, q, d, id, channel, pub, hl)
+  local head = redis.call('LINDEX', q, 0)
+  local was = redis.call('LREM', q, 1, id)
+  redis.call('ZREM', d, id)
+  local now = dsq_prune(q, d)
+  dsq_expire(q, d, now)
+  if head == id and redis.call('EXISTS', h) == 0 then dsq_wake(q, d, channel, pub, hl) end
+  return was
+end
