@@ -1,7 +1,6 @@
 package distsync_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"slices"
@@ -328,7 +327,7 @@ func TestObserverOtherKinds(t *testing.T) {
 }
 
 func TestObserverPanicsAreRecovered(t *testing.T) {
-	var logs syncBuffer
+	var logs dstest.SyncBuffer
 	hooks := &distsync.Observer{
 		Acquired: func(context.Context, distsync.AcquireInfo) { panic("acquired") },
 		Released: func(context.Context, distsync.ReleaseInfo) { panic("released") },
@@ -361,22 +360,4 @@ func TestObserverPanicsAreRecovered(t *testing.T) {
 	for _, hook := range []string{"Acquired", "Released"} {
 		assert.Contains(t, logs.String(), "distsync: Observer hook panicked\" hook="+hook)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
 )
 
@@ -20,31 +20,13 @@ func TestMain(m *testing.M) {
 	redistest.Main(m)
 }
 
-// syncBuffer collects what the program writes from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // runStory runs the program with args and checks the story: the killed
 // leader's successor leads within the lease, the interrupted one hands over
 // by resigning, and no two leaderships overlapped (the program checks the
 // workers' windows and exits 1 otherwise).
 func runStory(t *testing.T, args ...string) {
 	t.Helper()
-	var out syncBuffer
+	var out dstest.SyncBuffer
 	code := run(args, &out, &out)
 	text := out.String()
 	t.Log("\n" + text)

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
 )
 
@@ -21,31 +21,13 @@ func TestMain(m *testing.M) {
 	redistest.Main(m)
 }
 
-// syncBuffer collects what the program writes from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // runLotTest runs the program with args and checks the story. It keeps the
 // default lease (2 s) and stays: a shorter lease can really be lost on a
 // loaded machine, where the in-process server, interpreting every script
 // under the race detector, may stall for most of a second.
 func runLotTest(t *testing.T, args ...string) {
 	t.Helper()
-	var out syncBuffer
+	var out dstest.SyncBuffer
 	code := run(args, &out, &out)
 	t.Log("\n" + out.String())
 	assert.Equal(t, 0, code)
