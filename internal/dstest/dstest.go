@@ -2,6 +2,8 @@
 package dstest
 
 import (
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/distsync/distsync"
@@ -35,7 +37,38 @@ func ClientOn(tb testing.TB, s *redistest.Server, edit ...func(*distsync.Options
 	return c
 }
 
-// Name returns a key name unique to the test.
+// Name returns a key name unique to the test run: the test's name, and
+// from its second run in this process on (-count=2), the test's name with
+// the run's number, so that a run never meets the keys an earlier run of
+// the same test left on the shared server. Calls within one run agree.
 func Name(tb testing.TB) string {
-	return tb.Name()
+	names.mu.Lock()
+	defer names.mu.Unlock()
+	if n, ok := names.of[tb]; ok {
+		return n
+	}
+	if names.of == nil {
+		names.of, names.runs = map[testing.TB]string{}, map[string]int{}
+	}
+	base := tb.Name()
+	names.runs[base]++
+	n := base
+	if r := names.runs[base]; r > 1 {
+		n = fmt.Sprintf("%s/run%d", base, r)
+	}
+	names.of[tb] = n
+	tb.Cleanup(func() {
+		names.mu.Lock()
+		delete(names.of, tb)
+		names.mu.Unlock()
+	})
+	return n
+}
+
+// names remembers the name each live test was given and how many runs
+// each test name had.
+var names struct {
+	mu   sync.Mutex
+	of   map[testing.TB]string
+	runs map[string]int
 }
