@@ -247,13 +247,15 @@ end
 
 -- Refuse key h when it holds another kind of primitive: every hash-shaped
 -- primitive keeps its kind in the field '#k', set when its hash is made.
+-- The error is 'WRONGKIND <kind found> <kind wanted> <key>' (the client
+-- words it: see WrongKind).
 -- Call it before any write. (A key of another type fails by itself with
 -- WRONGTYPE; the client reports both as ErrWrongKind.) Returns the marker
 -- found: kind, or false when h has none (it does not exist).
 local function ds_kind(h, kind)
   local k = redis.call('HGET', h, '#k')
   if k and k ~= kind then
-    error({err = 'WRONGKIND ' .. h .. ' holds a ' .. k .. ', not a ' .. kind})
+    error({err = 'WRONGKIND ' .. k .. ' ' .. kind .. ' ' .. h})
   end
   return k
 end
