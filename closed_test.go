@@ -119,7 +119,7 @@ func everyCallAfterClose(t *testing.T, c *distsync.Client) {
 	c.Close()
 
 	calls := map[string]error{}
-	callAll(t, calls, "Client", c, ctx, name+"-x")
+	callAll(t, calls, "Client", c, ctx, name+"-x", m) // m: SyncLocker's Locker
 	calls["mutex.Unlock(released before Close)"] = m.Unlock(released)
 	callAll(t, calls, "mutex", m, mHeld, lease, "no-such-hold")
 	callAll(t, calls, "fairlock", f, fHeld, lease)
@@ -134,7 +134,7 @@ func everyCallAfterClose(t *testing.T, c *distsync.Client) {
 	// when it was granted; they make no call on a Client.
 	callAll(t, calls, "redlock", rl, rlHeld, time.Second, skip("Grant"))
 	for _, call := range []string{
-		"Client.Mutex", "Client.RWLock", "Client.Inspect", "mutex.Waiting", "mutex.Token",
+		"Client.Mutex", "Client.RWLock", "Client.Inspect", "Client.SyncLocker", "mutex.Waiting", "mutex.Token",
 		"mutex.Holders", "mutex.Unlock", "fairlock.Waiting", "rwlock.Read.Token",
 		"permit semaphore.ReleaseID", "latch.Await", "multilock.Unlock", "redlock.Lock",
 	} {

@@ -29,7 +29,9 @@ func TestSyncLockerExcludes(t *testing.T) {
 				c := dstest.Client(t)
 				l, err := k.New(c, name)
 				require.NoError(t, err)
-				views = append(views, c.SyncLocker(l))
+				v, err := c.SyncLocker(l)
+				require.NoError(t, err)
+				views = append(views, v)
 			}
 			counter := 0
 			var wg sync.WaitGroup
@@ -56,7 +58,7 @@ func TestSyncLockerExcludes(t *testing.T) {
 
 // Lock never returns without the lock: while the name is another kind's it
 // keeps trying, and it returns once the name is free. Unlock without a
-// hold, and a nil Locker, do not panic.
+// hold does not panic.
 func TestSyncLockerFailures(t *testing.T) {
 	t.Parallel()
 	redistest.RequireReal(t, redistest.Shared(t), redistest.ErrorTables)
@@ -64,9 +66,9 @@ func TestSyncLockerFailures(t *testing.T) {
 	name := dstest.Name(t)
 	m, err := c.Mutex(name)
 	require.NoError(t, err)
-	v := c.SyncLocker(m)
+	v, err := c.SyncLocker(m)
+	require.NoError(t, err)
 	v.Unlock() // logged, ignored
-	assert.Nil(t, c.SyncLocker(nil))
 
 	latch, err := c.Latch(name)
 	require.NoError(t, err)
@@ -111,7 +113,10 @@ func ExampleClient_SyncLocker() {
 	if err != nil {
 		panic(err)
 	}
-	var l sync.Locker = c.SyncLocker(m) // for any API that takes a sync.Locker
+	l, err := c.SyncLocker(m) // for any API that takes a sync.Locker
+	if err != nil {
+		panic(err)
+	}
 	l.Lock()
 	fmt.Println("held")
 	l.Unlock()

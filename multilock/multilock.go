@@ -77,6 +77,10 @@ func New(lockers ...distsync.Locker) (*Lock, error) {
 	return l, nil
 }
 
+// Shared reports whether several owners may hold the multilock at once:
+// whether a member may be (the read side of a read-write lock).
+func (l *Lock) Shared() bool { return compose.Shared(core.OrZero(l).lockers...) }
+
 // Key returns the keys of the lockers in acquisition order, joined by commas.
 func (l *Lock) Key() string { return core.OrZero(l).key }
 

@@ -38,9 +38,9 @@ func (m *Mutex) UnlockID(ctx context.Context, holdID string) error {
 // ExtendID is Extend of the acquisition holdID names (HoldID), from any
 // Client and any process: it moves the end of that acquisition's explicit
 // lease to lease from now by the server's clock. It returns ErrNotHeld when
-// the acquisition is not held with an explicit lease (an ended lease is not
-// revived), and ErrInvalidArgument for a lease under MinLease or a
-// malformed holdID.
+// the acquisition is not held (an ended lease is not revived), and
+// ErrInvalidArgument, as Extend, for a lease under MinLease, a malformed
+// holdID or a watchdog-renewed acquisition.
 // The holder's own context keeps its end unless it holds through this
 // Client: it may end before the server's lease. One round trip.
 func (m *Mutex) ExtendID(ctx context.Context, holdID string, lease time.Duration) error {

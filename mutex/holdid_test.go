@@ -42,7 +42,7 @@ func TestHoldIDAcrossClients(t *testing.T) {
 	assert.Equal(t, 1, n, "only that acquisition was released")
 	assert.ErrorIs(t, other.UnlockID(ctx, id), distsync.ErrNotHeld, "released before")
 	assert.ErrorIs(t, other.ExtendID(ctx, id, time.Minute), distsync.ErrNotHeld)
-	assert.ErrorIs(t, other.ExtendID(ctx, id2, time.Minute), distsync.ErrNotHeld, "the watchdog renews it")
+	assert.ErrorIs(t, other.ExtendID(ctx, id2, time.Minute), distsync.ErrInvalidArgument, "the watchdog renews it")
 
 	// Through the holder's own Client, its context ends at once.
 	require.NoError(t, holder.UnlockID(ctx, id2))

@@ -291,6 +291,10 @@ func New(lockers []distsync.Locker, opts ...Option) (*Lock, error) {
 // Key returns the key of the lock, the same on every master.
 func (l *Lock) Key() string { return core.OrZero(l).key }
 
+// Shared reports whether several owners may hold the Redlock at once:
+// whether its lockers may be (read sides of read-write locks).
+func (l *Lock) Shared() bool { return compose.Shared(core.OrZero(l).lockers...) }
+
 // Quorum returns how many masters must grant: N/2+1.
 func (l *Lock) Quorum() int { return core.OrZero(l).quorum }
 

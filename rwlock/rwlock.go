@@ -178,6 +178,10 @@ type Side struct {
 	waiters string
 }
 
+// Shared reports whether several owners may hold this side at once: true
+// for the read side, false for the write side.
+func (l *Side) Shared() bool { return l.ok().side == "r" }
+
 // The kinds of acquisitions of the two sides.
 var (
 	codes     = map[int64]error{-1: core.ErrUpgrade}

@@ -1,10 +1,13 @@
 -- Add n permits (n < 0 removes them; available may become negative): the
 -- counting semaphore's Release and AddPermits. Wakes the waiters the
 -- available permits can now satisfy.
--- ARGV[3] n
+-- ARGV[3] n  ARGV[4] 'r' a release, which needs the permits set, or 'a'
 -- Reply: {1, available after}; {0, available} refused, since available plus
 -- held would exceed 2^53, or available would fall below -2^53. (The bounds
 -- are compared before adding: beyond 2^53, Lua sums are not exact.)
+-- {-1, 0}: a release, refused since the permits are not set (never set,
+-- deleted, or their time to live ended): it would make a semaphore of the
+-- wrong size and no time to live.
 --
 -- The common case comes first, before the helpers are defined: a release
 -- (n > 0) within the bound on a semaphore whose permits were set, that

@@ -36,7 +36,7 @@ local sem_idle = false
 local function sem_kind()
   local f = redis.call('HMGET', KEYS[1], '#k', '#x')
   if f[1] and f[1] ~= ARGV[#ARGV] then
-    error({err = 'WRONGKIND ' .. KEYS[1] .. ' holds a ' .. f[1] .. ', not a ' .. ARGV[#ARGV]})
+    error({err = 'WRONGKIND ' .. f[1] .. ' ' .. ARGV[#ARGV] .. ' ' .. KEYS[1]})
   end
   sem_exists, sem_idle = f[1] ~= false, f[2]
 end

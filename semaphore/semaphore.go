@@ -207,16 +207,21 @@ func (s *pool) addPermits(ctx context.Context, n int64) error {
 	if err := s.check(-MaxPermits, n); err != nil {
 		return err
 	}
-	return s.add(ctx, n)
+	return s.add(ctx, n, "a")
 }
 
-func (s *pool) add(ctx context.Context, n int64) error {
-	r, err := s.eval(ctx, addScript, n).AsIntSlice()
+// add adds n permits; how is "r" for a release, refused when the permits
+// are not set, "a" for AddPermits, which sets them.
+func (s *pool) add(ctx context.Context, n int64, how string) error {
+	r, err := s.c.Eval(ctx, addScript, s.keys, s.args(strconv.FormatInt(n, 10), how)).AsIntSlice()
 	if err != nil {
 		return s.errorf(err)
 	}
 	if len(r) != 2 {
 		return s.errorf(fmt.Errorf("unexpected reply %v", r))
+	}
+	if r[0] == -1 {
+		return s.errorf(fmt.Errorf("%w (or it was deleted, or its time to live ended): nothing released", core.ErrNotSet))
 	}
 	if r[0] == 0 {
 		return s.errorf(fmt.Errorf("%w: %d available %+d would exceed ±%d", core.ErrInvalidArgument, r[1], n, int64(MaxPermits)))
@@ -439,7 +444,9 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) er
 // Release returns n permits (1..MaxPermits) to the semaphore, whether or not
 // the caller acquired them, and wakes up to n waiters that can now proceed
 // (it publishes only when someone waits). It returns ErrInvalidArgument when
-// the count would exceed MaxPermits. One round trip. It is sent once, never
+// the count would exceed MaxPermits, and ErrNotSet, releasing nothing, when
+// the permits are not set (never set, deleted, or the time to live of
+// TrySetPermitsTTL ended): it does not make a semaphore. One round trip. It is sent once, never
 // repeated (the semaphore is not owned, so a release is not idempotent, as
 // in Redisson): after an error whose reply was lost it may or may not have
 // been applied; read Available before releasing again.
@@ -448,5 +455,5 @@ func (s *Semaphore) Release(ctx context.Context, n int64) error {
 	if err := s.check(1, n); err != nil {
 		return err
 	}
-	return s.add(ctx, n)
+	return s.add(ctx, n, "r")
 }

@@ -185,6 +185,9 @@ func TestBackToBackReleasesWakeEveryWaiter(t *testing.T) {
 	for i := range 50 {
 		s := newSem(t, c, uniqueName(t))
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ok, err := s.TrySetPermits(ctx, 0) // set: a Release adds to it
+		require.NoError(t, err)
+		require.True(t, ok)
 		done := make(chan error, 2)
 		go func() { done <- s.Acquire(ctx, 1) }()
 		waitForWaiters(t, c, s.Key(), 1)

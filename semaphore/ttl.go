@@ -12,7 +12,8 @@ import (
 // nobody uses it (Redisson's trySetPermits(permits, timeToLive)): it is
 // deleted ttl after the last change of its count (an acquisition, a
 // release, AddPermits, SetPermits, Drain), as if its permits were never set;
-// a TrySetPermits or TrySetPermitsTTL then sets them anew. Taken permits do
+// a TrySetPermits or TrySetPermitsTTL then sets them anew, and a Release
+// releases nothing (ErrNotSet). Taken permits do
 // not keep it: make ttl longer than a permit is kept. Waiting for permits
 // is no use of it. It returns ErrInvalidArgument for ttl < 1 ms. One round
 // trip.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/core"
 )
 
 const inspectUsage = `Usage: distsync inspect [--json] [--kind K] NAME
@@ -89,7 +90,7 @@ func checkKindFlag(forced distsync.Kind) error {
 // passes for any kind, and so does any kind when want is "".
 func verifyKind(info distsync.Info, want distsync.Kind) error {
 	if want != "" && info.Kind != "" && info.Kind != want {
-		return fmt.Errorf("%s holds a %s, not a %s", info.Key, info.Kind, want)
+		return core.WrongKind(info.Key, string(info.Kind), string(want))
 	}
 	return nil
 }
@@ -157,7 +158,7 @@ func lookup(ctx context.Context, c *distsync.Client, name string, forced distsyn
 	}
 	k := findKind(info.Kind)
 	if k == nil && info.Kind != "" {
-		return nil, nil, withCode(exitState, fmt.Errorf("%s holds a %s, a kind this command does not know (%s)", info.Key, info.Kind, kindNames()))
+		return nil, nil, withCode(exitState, fmt.Errorf("%s holds %s, a kind this command does not know (%s)", info.Key, core.A(string(info.Kind)), kindNames()))
 	}
 	return newReport(info), k, nil
 }
@@ -361,7 +362,7 @@ func (c *cli) unlock(args []string) error {
 		fmt.Fprintf(c.stdout, "%q is not held; nothing to do\n", name)
 		return nil
 	case k.forceUnlock == nil:
-		return withCode(exitState, fmt.Errorf("%q is a %s, which has no holds to delete; distsync delete deletes it", name, k.name))
+		return withCode(exitState, fmt.Errorf("%q is %s, which has no holds to delete; distsync delete deletes it", name, core.A(string(k.name))))
 	}
 	question := fmt.Sprintf("Delete %s %q, whoever holds it?", k.name, name)
 	if election {
@@ -455,7 +456,7 @@ func (c *cli) deleteCmd(args []string) error {
 		fmt.Fprintf(c.stdout, "%q does not exist; nothing to do\n", name)
 		return nil
 	case k.remove == nil:
-		return withCode(exitState, fmt.Errorf("%q is a %s: delete takes a semaphore or a latch; %s", name, k.name, unlockHint(k.name)))
+		return withCode(exitState, fmt.Errorf("%q is %s: delete takes a semaphore or a latch; %s", name, core.A(string(k.name)), unlockHint(k.name)))
 	}
 	if !*yes {
 		if err := c.confirm(r, fmt.Sprintf("Delete %s %q?", k.name, name)); err != nil {

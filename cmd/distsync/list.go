@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/redis/rueidis"
 
@@ -33,7 +34,10 @@ it found, one round trip each, as distsync inspect does; what it prints is
 what each name held at that moment, not one snapshot of all of them.
 
 A counting semaphore does not record its holders: its HOLDERS are "-", and
-it is listed when waited for, or with --all.
+it is listed when waited for, or with --all. A name with a character that
+does not print as itself (a tab, a zero-width or bidirectional mark) is
+printed quoted, in Go syntax; one no Client accepts (with a line break, say,
+written by hand) is not inspected but reported on stderr.
 
 JSON: an array of what inspect --json prints, one element per name.
 `
@@ -249,9 +253,19 @@ func writeList(w io.Writer, reports []*report) {
 		if r.Mode != "" {
 			holders += " (" + r.Mode + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", r.Name, r.Kind, holders, len(r.Waiters), listTTL(r))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", listName(r.Name), r.Kind, holders, len(r.Waiters), listTTL(r))
 	}
 	tw.Flush()
+}
+
+// listName is name as a row prints it: quoted (Go syntax) when it has a
+// character that does not print as itself or could be read as the quotes,
+// so that every name is one field of one row.
+func listName(name string) string {
+	if strings.HasPrefix(name, `"`) || strings.ContainsFunc(name, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return strconv.Quote(name)
+	}
+	return name
 }
 
 // listTTL is the remaining lease of a report: the lock's, else the

@@ -25,16 +25,28 @@ func CheckLockers[L any](lockers []L) []error {
 	}
 	var errs []error
 	for i, lk := range lockers {
-		if isNil(lk) {
+		if IsNil(lk) {
 			errs = append(errs, fmt.Errorf("%w: locker %d is nil (%T)", core.ErrInvalidArgument, i, lk))
 		}
 	}
 	return errs
 }
 
-// isNil reports whether v is nil or holds a nil pointer, map, slice,
+// Shared reports whether any of lockers says (by a method Shared() bool)
+// that several owners may hold it at once: the read side of a read-write
+// lock, or a composed lock with such a member.
+func Shared[L any](lockers ...L) bool {
+	for _, lk := range lockers {
+		if s, ok := any(lk).(interface{ Shared() bool }); ok && s.Shared() {
+			return true
+		}
+	}
+	return false
+}
+
+// IsNil reports whether v is nil or holds a nil pointer, map, slice,
 // function, channel or interface.
-func isNil(v any) bool {
+func IsNil(v any) bool {
 	if v == nil {
 		return true
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/redis/rueidis"
@@ -202,8 +203,10 @@ func (c *Core) PublishCmd() string {
 }
 
 // ValidateName reports ErrInvalidName for names that are empty, longer than
-// MaxNameLen, not UTF-8, or contain a brace (which would break the hash tag
-// that keeps a primitive's keys in one Cluster slot).
+// MaxNameLen, not UTF-8, contain a brace (which would break the hash tag
+// that keeps a primitive's keys in one Cluster slot) or a control character
+// (a line break or an escape, which would fake lines where a name is
+// printed).
 func ValidateName(name string) error {
 	switch {
 	case name == "":
@@ -214,6 +217,8 @@ func ValidateName(name string) error {
 		return fmt.Errorf("%w: not UTF-8", ErrInvalidName)
 	case strings.ContainsAny(name, "{}"):
 		return fmt.Errorf("%w: %q contains a brace", ErrInvalidName, name)
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return fmt.Errorf("%w: %q contains a control character", ErrInvalidName, name)
 	}
 	return nil
 }

@@ -25,7 +25,8 @@ var (
 	// ErrReleased is the cause of a holder's context after the acquisition that
 	// returned it was released.
 	ErrReleased = errors.New("distsync: released")
-	// ErrInvalidName is returned for an empty or over-long primitive name.
+	// ErrInvalidName is returned for an empty or over-long primitive name,
+	// or one that is not UTF-8 or has a brace or a control character.
 	ErrInvalidName = errors.New("distsync: invalid name")
 	// ErrInvalidArgument is returned for a negative duration, a count out of range
 	// and similar misuse.

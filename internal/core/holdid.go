@@ -84,8 +84,9 @@ func (c *Core) ReleaseID(ctx context.Context, key string, lock Holdable, hid str
 // ExtendID moves the end of the explicit lease of the acquisition hold ID
 // hid names, of the lock at key (a hash of owner -> hold count, as Extend),
 // to lease from now, from any Client: by the acquisition's own Extend when
-// this Client holds it. ErrNotHeld when it is not a live acquisition with an
-// explicit lease; one round trip.
+// this Client holds it. ErrInvalidArgument, as Extend, when it is a live
+// acquisition the watchdog renews; ErrNotHeld when it is not live; one
+// round trip.
 func (c *Core) ExtendID(ctx context.Context, key, hid string, lease time.Duration) error {
 	if err := c.Closed(); err != nil {
 		return err
@@ -97,18 +98,22 @@ func (c *Core) ExtendID(ctx context.Context, key, hid string, lease time.Duratio
 	if lease < MinLease {
 		return fmt.Errorf("%w: lease %v, want at least %v", ErrInvalidArgument, lease, MinLease)
 	}
-	send := func(ctx context.Context) (bool, error) {
-		r, err := c.Eval(ctx, extendScript, []string{key}, []string{owner, id, Ms(lease)}).AsInt64()
-		return r == 1, err
+	extend := func(ctx context.Context) (int64, error) {
+		return c.Eval(ctx, extendScript, []string{key}, []string{owner, id, Ms(lease)}).AsInt64()
 	}
 	if a := c.Holds.local(key, owner, id); a != nil {
-		return a.Extend(ctx, lease, send)
+		return a.Extend(ctx, lease, func(ctx context.Context) (bool, error) {
+			r, err := extend(ctx)
+			return r == 1, err
+		})
 	}
-	ok, err := send(ctx)
-	if err != nil {
+	r, err := extend(ctx)
+	switch {
+	case err != nil:
 		return err
-	}
-	if !ok {
+	case r == 2:
+		return fmt.Errorf("%w: the watchdog renews hold %s", ErrInvalidArgument, hid)
+	case r != 1:
 		return fmt.Errorf("%w: hold %s", ErrNotHeld, hid)
 	}
 	return nil

@@ -100,10 +100,14 @@ var extendScript = NewScript(`
 -- Move the end of the explicit lease of acquisition ARGV[2] of owner
 -- ARGV[1] in the lock hash KEYS[1] (the mutex's and the fair lock's) to
 -- ARGV[3] ms from now. The key lives as long as the longest promise left.
--- Reply: 1 moved, 0 not a live explicit acquisition of the owner.
+-- Reply: 1 moved, 2 a live acquisition the watchdog renews (unchanged),
+-- 0 not a live acquisition of the owner.
 local now = ds_now_ms()
 local ok, watch, last = ds_reset(KEYS[1], ARGV[1], ARGV[2], now, ARGV[3])
-if not ok then return 0 end
+if not ok then
+  if watch then return 2 end
+  return 0
+end
 if watch then
   ds_extend(KEYS[1], ARGV[3])
 else

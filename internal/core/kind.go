@@ -1,5 +1,10 @@
 package core
 
+import (
+	"fmt"
+	"strings"
+)
+
 // The kinds of primitive, one word each: the marker each stores with its
 // state (so that a name never holds two kinds), what Inspect reports and
 // what the observer is told. distsync.Kind exports them; a new primitive
@@ -20,3 +25,18 @@ const (
 	SideRead  = "read"
 	SideWrite = "write"
 )
+
+// A returns word (a kind, say) after its indefinite article: "a mutex",
+// "an election".
+func A(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an " + word
+	}
+	return "a " + word
+}
+
+// WrongKind is the error of a name whose key holds kind found where kind
+// want was asked for: it wraps ErrWrongKind.
+func WrongKind(key, found, want string) error {
+	return fmt.Errorf("%w: %s holds %s, not %s", ErrWrongKind, key, A(found), A(want))
+}

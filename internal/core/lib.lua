@@ -228,12 +228,14 @@ local function ds_release_mark(h, dk, m, id, life, pre)
 end
 
 -- Move the end of explicit acquisition id of holder m in hash h to lease ms
--- from now. Returns whether it did (false: id is not a live explicit
--- acquisition of m), then what m's ledger promises (ds_promise).
+-- from now. Returns whether it did, then what m's ledger promises
+-- (ds_promise); when it did not, false and whether id is a live
+-- acquisition the watchdog renews (which has no end to move).
 local function ds_reset(h, m, id, now, lease)
   local ids, ends = ds_ledger(h, m, now)
   for i, x in ipairs(ids) do
-    if x == id and ends[i] ~= 'w' then
+    if x == id then
+      if ends[i] == 'w' then return false, true, 0 end
       ends[i] = string.format('%d', now + tonumber(lease))
       ds_ledger_put(h, m, ids, ends)
       local watch, last = ds_promise(ends)
@@ -245,13 +247,15 @@ end
 
 -- Refuse key h when it holds another kind of primitive: every hash-shaped
 -- primitive keeps its kind in the field '#k', set when its hash is made.
+-- The error is 'WRONGKIND <kind found> <kind wanted> <key>' (the client
+-- words it: see WrongKind).
 -- Call it before any write. (A key of another type fails by itself with
 -- WRONGTYPE; the client reports both as ErrWrongKind.) Returns the marker
 -- found: kind, or false when h has none (it does not exist).
 local function ds_kind(h, kind)
   local k = redis.call('HGET', h, '#k')
   if k and k ~= kind then
-    error({err = 'WRONGKIND ' .. h .. ' holds a ' .. k .. ', not a ' .. kind})
+    error({err = 'WRONGKIND ' .. k .. ' ' .. kind .. ' ' .. h})
   end
   return k
 end

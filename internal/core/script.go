@@ -59,7 +59,7 @@ var scripts sync.Map
 // absent; a key of another type fails by itself with WRONGTYPE.
 const kindCheck = `local ds_k = redis.call('HGET', KEYS[#KEYS], '#k')
 if ds_k and ds_k ~= ARGV[#ARGV] then
-  return redis.error_reply('WRONGKIND ' .. KEYS[#KEYS] .. ' holds a ' .. ds_k .. ', not a ' .. ARGV[#ARGV])
+  return redis.error_reply('WRONGKIND ' .. ds_k .. ' ' .. ARGV[#ARGV] .. ' ' .. KEYS[#KEYS])
 end
 `
 
@@ -185,6 +185,10 @@ func scriptErr(err error) error {
 	msg = strings.TrimSpace(scriptNoise.ReplaceAllString(scriptSuffix.ReplaceAllString(msg, ""), ""))
 	switch {
 	case strings.HasPrefix(msg, "WRONGKIND "):
+		// "WRONGKIND <kind found> <kind wanted> <key>" (ds_kind); a kind is one word.
+		if f := strings.SplitN(strings.TrimPrefix(msg, "WRONGKIND "), " ", 3); len(f) == 3 {
+			return WrongKind(f[2], f[0], f[1])
+		}
 		return fmt.Errorf("%w: %s", ErrWrongKind, strings.TrimPrefix(msg, "WRONGKIND "))
 	case strings.HasPrefix(msg, "WRONGTYPE"):
 		return fmt.Errorf("%w: a key of the name is not a distsync primitive (it holds another Redis type)", ErrWrongKind)
