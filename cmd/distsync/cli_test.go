@@ -110,10 +110,10 @@ func TestRunFlockConventions(t *testing.T) {
 	lockIn(t, c, name)
 
 	// -w takes bare seconds; -E sets the conflict code; -n is --wait 0.
-	code, _, errOut := invoke(t, "", "run", "--lock", name, "-w", "0.1", "--", "true")
+	code, _, errOut := invoke(t, "", "run", "-v", "--lock", name, "-w", "0.1", "--", "true")
 	assert.Equal(t, exitNotAcquired, code, errOut)
 	assert.Contains(t, errOut, "not acquired within 100ms")
-	code, _, errOut = invoke(t, "", "run", "--lock", name, "-E", "3", "-n", "--", "true")
+	code, _, errOut = invoke(t, "", "run", "-v", "--lock", name, "-E", "3", "-n", "--", "true")
 	assert.Equal(t, 3, code, errOut)
 	assert.Contains(t, errOut, "held by others")
 	code, _, _ = invoke(t, "", "run", "--lock", name, "--conflict-exit-code", "0", "-w", "0", "--", "true")

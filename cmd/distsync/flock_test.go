@@ -18,7 +18,8 @@ import (
 	"github.com/distsync/distsync/internal/redistest"
 )
 
-// A conflict exits 1 by default, as flock -n and -w do; -E changes it.
+// A conflict exits 1 by default, as flock -n and -w do; -E changes it. As
+// flock's, it prints nothing (cron mails nothing), unless -v asks why.
 func TestRunConflictExitsOneAsFlock(t *testing.T) {
 	t.Parallel()
 	c := dstest.Client(t)
@@ -27,11 +28,20 @@ func TestRunConflictExitsOneAsFlock(t *testing.T) {
 
 	code, _, errOut := invoke(t, "", "run", "--lock", name, "-n", "--", "true")
 	assert.Equal(t, 1, code, errOut)
-	assert.Contains(t, errOut, "held by others")
+	assert.Empty(t, errOut, "a conflict is silent, as flock's")
 	code, _, errOut = invoke(t, "", "run", "--lock", name, "-w", "0.05", "--", "true")
 	assert.Equal(t, 1, code, errOut)
+	assert.Empty(t, errOut, "a wait that ran out is silent, as flock's")
 	code, _, errOut = invoke(t, "", "run", "--lock", name, "-E", "75", "-n", "--", "true")
 	assert.Equal(t, 75, code, errOut)
+	assert.Empty(t, errOut)
+
+	code, _, errOut = invoke(t, "", "run", "-v", "--lock", name, "-n", "--", "true")
+	assert.Equal(t, 1, code, errOut)
+	assert.Equal(t, "distsync run: lock \""+name+"\" not acquired: held by others (--wait 0)\n", errOut)
+	code, _, errOut = invoke(t, "", "run", "-v", "--lock", name, "-w", "0.05", "--", "true")
+	assert.Equal(t, 1, code, errOut)
+	assert.Contains(t, errOut, "not acquired within 50ms")
 }
 
 // flock's spellings: -x/-e/--exclusive, --nb/--nonblock, --timeout beside
@@ -46,7 +56,7 @@ func TestRunFlockSpellings(t *testing.T) {
 		code, _, errOut := invoke(t, "", append(append([]string{"run", "--lock", name}, args...), "--", "true")...)
 		assert.Equal(t, exitNotAcquired, code, "%q: %s", args, errOut)
 	}
-	code, _, errOut := invoke(t, "", "run", "--lock", name, "--timeout", "0.05", "--", "true")
+	code, _, errOut := invoke(t, "", "run", "-v", "--lock", name, "--timeout", "0.05", "--", "true")
 	assert.Equal(t, exitNotAcquired, code, errOut)
 	assert.Contains(t, errOut, "not acquired within 50ms")
 
@@ -87,7 +97,7 @@ func TestRunPositionalName(t *testing.T) {
 	assert.Equal(t, "via sh\n", out)
 
 	lockIn(t, c, name)
-	code, _, errOut = invoke(t, "", "run", "-n", name, "--", "true")
+	code, _, errOut = invoke(t, "", "run", "-v", "-n", name, "--", "true")
 	assert.Equal(t, exitNotAcquired, code, errOut)
 	assert.Contains(t, errOut, `lock "`+name+`"`, "NAME is the mutex --lock NAME holds")
 	code, _, errOut = invoke(t, "", "run", name, "-w", "0", "--", "true")

@@ -42,8 +42,9 @@ const (
 const exitCodesHelp = `Exit codes:
   0     success
   1     run: not acquired within --wait (taken, with -n or --wait 0), as
-        flock's conflict; -E sets another. Any command: another failure
-        (a Redis error, a declined confirmation)
+        flock's conflict, and as silently (-v says so); -E sets another.
+        Any command: another failure (a Redis error, a declined
+        confirmation)
   64    usage error: bad flags or arguments, a database (--db) the server
         does not have
   65    NAME holds another kind of primitive (run, inspect --kind, unlock,

@@ -69,10 +69,11 @@ ends when COMMAND exits; distsync unlock --force NAME deletes a lock whoever
 holds it.
 
 Exit: COMMAND's exit code (128+N if signal N ended it); 1 (or -E's code)
-when not acquired within --wait (at once, with -n or --wait 0, if taken), as
-flock; 70 lease lost; 64 usage; 65 NAME holds another kind, or a semaphore
-of another size; 69 cannot connect; 126 COMMAND cannot run; 127 COMMAND not
-found; 128+N when signal N ended the wait.
+when not acquired within --wait (at once, with -n or --wait 0, if taken),
+silently as flock (-v says so); 70 lease lost; 64 usage; 65 NAME holds
+another kind, or a semaphore of another size; 69 cannot connect; 126
+COMMAND cannot run; 127 COMMAND not found; 128+N when signal N ended the
+wait.
 `
 
 // guard is what run holds while the command runs: a lock or a permit.
@@ -230,13 +231,16 @@ func (c *cli) runCmd(args []string) error {
 		return withCode(se.code(), fmt.Errorf("interrupted while waiting for %v", g))
 	}
 	if err != nil {
+		// A conflict is silent, as flock's (cron mails nothing); -v says it.
 		switch {
-		case errors.Is(err, distsync.ErrNotAcquired) && rf.budget() == 0:
+		case !errors.Is(err, distsync.ErrNotAcquired):
+			return err
+		case !cf.verbose:
+			return withCode(rf.conflict, nil)
+		case rf.budget() == 0:
 			return withCode(rf.conflict, fmt.Errorf("%v not acquired: held by others (--wait 0)", g))
-		case errors.Is(err, distsync.ErrNotAcquired):
-			return withCode(rf.conflict, fmt.Errorf("%v not acquired within %v", g, rf.budget()))
 		}
-		return err
+		return withCode(rf.conflict, fmt.Errorf("%v not acquired within %v", g, rf.budget()))
 	}
 
 	if cf.verbose {
