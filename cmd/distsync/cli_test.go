@@ -139,7 +139,7 @@ func TestRunShared(t *testing.T) {
 	code, out, errOut := invoke(t, "", "run", "--rwlock", name, "-s", "-n", "--", "sh", "-c", "echo $"+envFencingToken)
 	assert.Equal(t, 0, code, errOut)
 	assert.Regexp(t, `^[1-9][0-9]*\n$`, out)
-	code, _, errOut = invoke(t, "", "run", "--rwlock", name, "-n", "--", "true")
+	code, _, errOut = invoke(t, "", "run", "-v", "--rwlock", name, "-n", "--", "true")
 	assert.Equal(t, exitNotAcquired, code, errOut)
 	assert.Contains(t, errOut, `write lock "`+name+`"`)
 	require.NoError(t, rw.Read().Unlock(r))
@@ -147,7 +147,7 @@ func TestRunShared(t *testing.T) {
 	// A writer excludes readers.
 	w, err := rw.Write().Lock(ctx)
 	require.NoError(t, err)
-	code, _, errOut = invoke(t, "", "run", "--rwlock", name, "--shared", "-n", "--", "true")
+	code, _, errOut = invoke(t, "", "run", "-v", "--rwlock", name, "--shared", "-n", "--", "true")
 	assert.Equal(t, exitNotAcquired, code, errOut)
 	assert.Contains(t, errOut, `read lock "`+name+`"`)
 	require.NoError(t, rw.Write().Unlock(w))
