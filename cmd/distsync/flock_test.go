@@ -80,6 +80,54 @@ func TestRunFlockSpellings(t *testing.T) {
 	assert.Contains(t, errOut, `distsync run: holding lock "`+name+`-free"`)
 }
 
+// Bundled one-letter flags, as getopt takes them: -xn is -x -n, -w5 is
+// -w 5, -nE 3 is -n -E 3. flock's -o/--close is accepted (COMMAND never
+// gets the lock's descriptor); -F/--no-fork is refused in one line. The
+// command's own arguments are not read as flags.
+func TestRunBundledShortFlags(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	name := dstest.Name(t)
+	lockIn(t, c, name)
+	free := name + "-free"
+
+	for _, c := range []struct {
+		args []string
+		code int
+		err  string // stderr, whole
+	}{
+		{[]string{"-xn", name}, exitNotAcquired, ""},
+		{[]string{"-nx", "--lock", name}, exitNotAcquired, ""},
+		{[]string{"-w0.05", name}, exitNotAcquired, ""},
+		{[]string{"-vw0.05", name}, exitNotAcquired, `distsync run: lock "` + name + `" not acquired within 50ms` + "\n"},
+		{[]string{"-nE", "3", name}, 3, ""},
+		{[]string{"-nE3", name}, 3, ""},
+		{[]string{"-on", name}, exitNotAcquired, ""},
+		{[]string{"-w5", free}, 0, ""},
+		{[]string{"-o", free}, 0, ""},
+		{[]string{"--close", "--lock", free}, 0, ""},
+		{[]string{"-xq", free}, exitUsage, "distsync run: flag provided but not defined: -q\nRun 'distsync run --help' for usage.\n"},
+	} {
+		code, _, errOut := invoke(t, "", append(append([]string{"run"}, c.args...), "true")...)
+		assert.Equal(t, c.code, code, "%q: %s", c.args, errOut)
+		assert.Equal(t, c.err, errOut, "%q", c.args)
+	}
+
+	for _, args := range [][]string{{"-F"}, {"--no-fork"}, {"-xF"}} {
+		code, _, errOut := invoke(t, "", append(append([]string{"run"}, args...), free, "true")...)
+		assert.Equal(t, exitUsage, code, "%q: %s", args, errOut)
+		assert.Equal(t, 1, strings.Count(errOut, "\n"), "%q: one line: %s", args, errOut)
+		assert.Contains(t, errOut, "-F/--no-fork", "%q", args)
+	}
+
+	code, out, errOut := invoke(t, "", "run", "-x", free, "sh", "-c", `echo "$1 $2"`, "sh", "-xn", "-w5")
+	assert.Equal(t, 0, code, errOut)
+	assert.Equal(t, "-xn -w5\n", out, "COMMAND's arguments are its own")
+	code, out, errOut = invoke(t, "", "run", "-xc", "echo -nE 3", free)
+	assert.Equal(t, 0, code, errOut)
+	assert.Equal(t, "-nE 3\n", out, "-c's string is its own")
+}
+
 // The positional form, flock's: run [flags] NAME [flags] [--] COMMAND holds
 // the mutex NAME, the same as --lock NAME.
 func TestRunPositionalName(t *testing.T) {

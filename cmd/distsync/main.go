@@ -327,6 +327,7 @@ func (f *flags) set(name string) bool {
 // the usage to stdout and returns errHelp.
 func (f *flags) parse(c *cli, args []string, interspersed bool) ([]string, error) {
 	var pos []string
+	args = f.getopt(args, interspersed)
 	for {
 		if err := f.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
@@ -343,6 +344,53 @@ func (f *flags) parse(c *cli, args []string, interspersed bool) ([]string, error
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// getopt spells out args' bundles of one-letter flags as getopt(3) reads
+// them: -xn is -x -n, -w5 is -w 5, -nE 3 is -n -E 3, and -xq is -x -q (an
+// unknown -q). An argument that names a flag (-nb, -wait) is left whole, as
+// are flags' values, what follows "--" and, without interspersed, what
+// follows the first positional argument.
+func (f *flags) getopt(args []string, interspersed bool) []string {
+	out := make([]string, 0, len(args))
+	takesValue := func(fl *flag.Flag) bool {
+		b, ok := fl.Value.(interface{ IsBoolFlag() bool })
+		return !ok || !b.IsBoolFlag()
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--", !interspersed && (len(a) < 2 || a[0] != '-'):
+			return append(out, args[i:]...)
+		case len(a) < 2 || a[0] != '-':
+			out = append(out, a)
+			continue
+		}
+		name, _, inline := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if fl := f.Lookup(name); fl != nil || a[1] == '-' || len(a) == 2 {
+			out = append(out, a)
+			if fl != nil && !inline && takesValue(fl) && i+1 < len(args) {
+				i++
+				out = append(out, args[i])
+			}
+			continue
+		}
+		for j := 1; j < len(a); j++ {
+			out = append(out, "-"+a[j:j+1])
+			fl := f.Lookup(a[j : j+1])
+			if fl == nil || !takesValue(fl) {
+				continue
+			}
+			if j+1 < len(a) {
+				out = append(out, a[j+1:])
+			} else if i+1 < len(args) {
+				i++
+				out = append(out, args[i])
+			}
+			break
+		}
+	}
+	return out
 }
 
 // longFlagNames finds "-name" in the flag package's errors, to say "--name".

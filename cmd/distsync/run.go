@@ -64,9 +64,12 @@ terminal, make it COMMAND: -c 'make | less'.
 
 --wait (--timeout), --lease and --grace take seconds (5, 0.5) or durations
 (1m30s). With -v (--verbose), distsync reports every second of its wait who
-holds NAME. flock's -u (unlock a descriptor) has no meaning here: the hold
-ends when COMMAND exits; distsync unlock --force NAME deletes a lock whoever
-holds it.
+holds NAME. One-letter flags bundle as getopt takes them: -xn, -w5, -nE 3.
+flock's -o (--close) is accepted: COMMAND never gets a descriptor of the
+lock. flock's -u (unlock a descriptor) has no meaning here: the hold ends
+when COMMAND exits; distsync unlock --force NAME deletes a lock whoever
+holds it. flock's -F (--no-fork) is refused: distsync stays to renew the
+lease and to release the hold.
 
 Exit: COMMAND's exit code (128+N if signal N ended it); 1 (or -E's code)
 when not acquired within --wait (at once, with -n or --wait 0, if taken),
@@ -111,7 +114,8 @@ const minRunLease = 100 * time.Millisecond
 type runFlags struct {
 	lock, rwlock, sem string
 	shared, exclusive bool
-	unlock            bool
+	unlock, noFork    bool
+	close             bool // flock's -o: what run does anyway
 	permits           int64
 	wait              *durationFlag
 	nonblock          bool
@@ -141,6 +145,10 @@ func (c *cli) runCmd(args []string) error {
 	f.alias("nb", "nonblock")
 	f.BoolVar(&rf.unlock, "unlock", false, "flock's -u: refused, as the hold ends when COMMAND exits")
 	f.alias("u", "unlock")
+	f.BoolVar(&rf.close, "close", false, "flock's -o: accepted; COMMAND never gets a descriptor of the lock")
+	f.alias("o", "close")
+	f.BoolVar(&rf.noFork, "no-fork", false, "flock's -F: refused, as distsync must stay to renew and release the hold")
+	f.alias("F", "no-fork")
 	f.IntVar(&rf.conflict, "conflict-exit-code", exitNotAcquired, "the exit `code` when not acquired within --wait (flock -E)")
 	f.alias("E", "conflict-exit-code")
 	f.StringVar(&rf.command, "command", "", "run `STRING` with sh -c instead of COMMAND [ARG...]")
@@ -314,6 +322,9 @@ func (rf *runFlags) positional(c *cli, f *flags, argv []string) ([]string, error
 
 // check validates the flags and sets argv to the command to run.
 func (rf *runFlags) check(f *flags, argv *[]string) error {
+	if rf.noFork {
+		return withCode(exitUsage, errors.New("-F/--no-fork is refused: distsync stays to renew the lease while COMMAND runs and to release the hold when it exits"))
+	}
 	if rf.unlock {
 		return usageErrorf("run", "-u/--unlock has no meaning here: the hold ends when COMMAND exits (flock -u unlocks a descriptor that run never gives COMMAND); to delete a lock whoever holds it, run distsync unlock --force NAME")
 	}
