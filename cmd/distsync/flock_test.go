@@ -316,6 +316,20 @@ func TestVersionOf(t *testing.T) {
 	assert.NotContains(t, out, "(devel)")
 }
 
+// Flags before the command get one line saying that they go after it, not
+// "unknown command" and the whole usage.
+func TestFlagsBeforeCommand(t *testing.T) {
+	t.Parallel()
+	code, out, errOut := invokeEnv(t, nil, "", "--redis", "127.0.0.1:1", "--password", "secret", "run", "job", "true")
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "distsync: flags go after the command: distsync run --redis ...\n", errOut, "no flag's value, such as the password")
+
+	code, _, errOut = invokeEnv(t, nil, "", "-n", "job", "true")
+	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, "distsync: flags go after the command (\"-n\" is not one); run 'distsync help' for the commands\n", errOut)
+}
+
 // help COMMAND prints that command's usage, for every command.
 func TestHelpCommand(t *testing.T) {
 	t.Parallel()

@@ -112,6 +112,18 @@ func (c *cli) main(args []string) int {
 			return c.exit(cmd.name, cmd.run(c, args[1:]))
 		}
 	}
+	if strings.HasPrefix(args[0], "-") {
+		// One line, with the flag's name only: its value may be a password.
+		flag, _, _ := strings.Cut(args[0], "=")
+		for _, a := range args[1:] {
+			if slices.ContainsFunc(commands, func(cmd command) bool { return cmd.name == a }) {
+				fmt.Fprintf(c.stderr, "distsync: flags go after the command: distsync %s %s ...\n", a, flag)
+				return exitUsage
+			}
+		}
+		fmt.Fprintf(c.stderr, "distsync: flags go after the command (%q is not one); run 'distsync help' for the commands\n", flag)
+		return exitUsage
+	}
 	fmt.Fprintf(c.stderr, "distsync: unknown command %q\n\n", args[0])
 	c.usage(c.stderr)
 	return exitUsage
