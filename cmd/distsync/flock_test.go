@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -255,6 +257,40 @@ func TestList(t *testing.T) {
 	assert.Equal(t, exitUsage, code, errOut)
 }
 
+// list as the README's ACL user: the recipe alone refuses SCAN, and list
+// says what to add; with the README's +scan it lists.
+func TestListACL(t *testing.T) {
+	t.Parallel()
+	s := redistest.Start(t)
+	redistest.RequireReal(t, s, "ACL users: the embedded server has none")
+	data, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	readme := string(data)
+	i := strings.Index(readme, "\nACL SETUSER distsync ")
+	require.GreaterOrEqual(t, i, 0, "the README's ACL recipe")
+	recipe, _, _ := strings.Cut(readme[i+1:], "\n")
+	assert.True(t, strings.Contains(readme, "- `distsync list` scans the keyspace: add `+scan`"), "the README says what list needs")
+	admin := s.Client(t)
+	ctx := context.Background()
+	require.NoError(t, admin.Do(ctx, admin.B().Arbitrary(strings.Fields(recipe)...).Build()).Error())
+	c, err := distsync.New(distsync.Options{Addrs: []string{s.Addr()}})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	name := dstest.Name(t)
+	lockIn(t, c, name)
+
+	env := map[string]string{envRedis: s.Addr(), envPassword: "CHANGE-ME"}
+	code, _, errOut := invokeEnv(t, env, "", "list", "--username", "distsync")
+	assert.Equal(t, exitFailure, code, errOut)
+	assert.Contains(t, errOut, "NOPERM")
+	assert.Contains(t, errOut, "the user needs +scan")
+
+	require.NoError(t, admin.Do(ctx, admin.B().Arbitrary("ACL", "SETUSER", "distsync", "+scan").Build()).Error())
+	code, out, errOut := invokeEnv(t, env, "", "list", "--username", "distsync")
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Regexp(t, `\n`+name+` +mutex +1 +0 +[0-9.]+s\n$`, out)
+}
+
 // On a Cluster, list scans the masters only: rueidis's Nodes include the
 // replicas, whose keys are their master's.
 func TestListScansClusterMasters(t *testing.T) {
@@ -311,9 +347,23 @@ func TestVersionOf(t *testing.T) {
 	}
 	noVCS := versionOf(&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, true)
 	assert.NotContains(t, noVCS, "(devel)")
-	assert.Contains(t, noVCS, "-buildvcs=false", "says why there is no revision")
+	assert.Contains(t, noVCS, "go run", "says why there is no revision")
 	_, out, _ := invoke(t, "", "--version")
 	assert.NotContains(t, out, "(devel)")
+}
+
+// go run records no version (nor VCS revision), whatever -buildvcs says:
+// --version says so, rather than blame -buildvcs=false.
+func TestVersionUnderGoRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command")
+	}
+	t.Parallel()
+	cmd := exec.Command("go", "run", ".", "--version")
+	cmd.Env = append(os.Environ(), "GOFLAGS=-buildvcs=auto")
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	assert.Contains(t, string(out), "go run records none")
 }
 
 // Flags before the command get one line saying that they go after it, not

@@ -266,7 +266,7 @@ func versionOf(bi *debug.BuildInfo, ok bool) string {
 		return v
 	}
 	if rev == "" {
-		return "source build (no module version or VCS revision recorded: built outside a repository or with -buildvcs=false)"
+		return "source build (no version recorded: go run records none; go build and go install record the commit in a git clone, not in a git worktree, outside a repository or with -buildvcs=false)"
 	}
 	v := "source " + rev + dirty
 	if at != "" {
