@@ -48,10 +48,14 @@ type AcquireInfo struct {
 	// it was granted or gave up.
 	Start time.Time
 	Wait  time.Duration
-	// Contended reports whether an attempt was refused because the
-	// primitive was held (or, for a semaphore, had too few permits): the
-	// caller waited, or with no wait budget was turned away.
+	// Contended reports whether the call found the primitive held (or, for
+	// a semaphore, with too few permits): an attempt was refused, so the
+	// caller waited or, with no wait budget, was turned away; or ForceLock
+	// took the lock over (TakeOver).
 	Contended bool
+	// TakeOver reports a Mutex.ForceLock that replaced another owner's
+	// hold (not one that found the lock free, nor a re-entry).
+	TakeOver bool
 	// Token is the fencing token of a granted lock; 0 for semaphores and
 	// when not granted.
 	Token int64
@@ -96,6 +100,18 @@ type RenewInfo struct {
 	// Lost counts the leases the batch found lost; Lost is called for each
 	// acquisition of them.
 	Lost int
+	// ByKind splits Leases and Failed by the kind of primitive, in the
+	// order the kinds first appear in the batch.
+	ByKind []RenewKind
+}
+
+// RenewKind is the part of a batch of renewals of one kind of primitive.
+type RenewKind struct {
+	// Kind is the primitive's kind (a Kind constant).
+	Kind Kind
+	// Leases and Failed are as in RenewInfo, for this kind.
+	Leases int
+	Failed int
 }
 
 // LostInfo describes an acquisition that ended without a release.
@@ -134,7 +150,7 @@ func (a *observer) Acquired(ctx context.Context, i core.AcquireInfo) {
 		defer a.guard("Acquired")
 		a.o.Acquired(ctx, AcquireInfo{
 			Kind: Kind(i.Kind), Side: i.Side, Name: i.Name, Start: i.Start, Wait: i.Wait,
-			Contended: i.Contended, Token: i.Token, Err: i.Err,
+			Contended: i.Contended, TakeOver: i.TakeOver, Token: i.Token, Err: i.Err,
 		})
 	}
 }
@@ -155,5 +171,9 @@ func (a *observer) Lost(i core.LostInfo) {
 
 func (a *observer) renewed(b engine.Batch) {
 	defer a.guard("Renewed")
-	a.o.Renewed(RenewInfo(b))
+	ri := RenewInfo{Leases: b.Leases, Latency: b.Latency, Failed: b.Failed, Lost: b.Lost, ByKind: make([]RenewKind, len(b.ByKind))}
+	for i, k := range b.ByKind {
+		ri.ByKind[i] = RenewKind{Kind: Kind(k.Kind), Leases: k.Leases, Failed: k.Failed}
+	}
+	a.o.Renewed(ri)
 }

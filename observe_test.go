@@ -142,6 +142,20 @@ func TestObserverAcquiredContended(t *testing.T) {
 	require.NoError(t, m.Unlock(res.ctx))
 }
 
+// A ForceLock that replaces a holder is reported contended and a take-over;
+// one of a free lock is neither.
+func TestObserverForceLockTakeOver(t *testing.T) {
+	c, r := observed(t)
+	dstest.TakeOver(t, c, dstest.Name(t))
+	a := r.calls().acquired
+	require.Len(t, a, 3)
+	assert.False(t, a[0].TakeOver || a[0].Contended, "Lock of a free lock: %+v", a[0])
+	assert.True(t, a[1].TakeOver, "ForceLock of a held lock is a take-over")
+	assert.True(t, a[1].Contended, "ForceLock of a held lock found it held")
+	assert.NoError(t, a[1].Err)
+	assert.False(t, a[2].TakeOver || a[2].Contended, "ForceLock of a free lock: %+v", a[2])
+}
+
 func TestObserverReleasedWithHoldTime(t *testing.T) {
 	c, r := observed(t)
 	m, err := c.Mutex(dstest.Name(t))
@@ -203,7 +217,8 @@ func TestObserverLostLease(t *testing.T) {
 	assert.Positive(t, lost[0].Held)
 	assert.ErrorIs(t, context.Cause(held), distsync.ErrLeaseLost)
 	last := ren[len(ren)-1]
-	assert.Equal(t, distsync.RenewInfo{Leases: 1, Latency: last.Latency, Failed: 1, Lost: 1}, last, "the batch that found the lease gone reports it before Lost")
+	assert.Equal(t, distsync.RenewInfo{Leases: 1, Latency: last.Latency, Failed: 1, Lost: 1,
+		ByKind: []distsync.RenewKind{{Kind: distsync.KindMutex, Leases: 1, Failed: 1}}}, last, "the batch that found the lease gone reports it before Lost")
 	assert.ErrorIs(t, m.Unlock(held), distsync.ErrNotHeld)
 	assert.Empty(t, r.calls().released, "an Unlock after the loss releases nothing")
 }
@@ -228,6 +243,9 @@ func TestObserverRenewed(t *testing.T) {
 	})
 	got := r.calls()
 	for _, b := range got.renewed {
+		if b.Leases == 2 {
+			assert.Equal(t, []distsync.RenewKind{{Kind: distsync.KindMutex, Leases: 2}}, b.ByKind, "the batch by kind")
+		}
 		assert.Zero(t, b.Failed, "%+v", b)
 		assert.Zero(t, b.Lost, "%+v", b)
 		assert.Positive(t, b.Latency, "%+v", b)

@@ -7,10 +7,12 @@
 -- [4] E, the waiters (mx.lua)  [5] the acquisition's finished mark
 -- ARGV[1]..ARGV[7] as lock.lua's (ARGV[3], the waiter, is '')
 -- ARGV[8] the prefix of the Clients' control channels
--- Reply: {token, hold count}, the caller's owner holding it (a re-entry when
--- it held it already, or a repeated attempt); {-2, 0} when the acquisition
--- was released or given up before. Another kind is refused (WRONGKIND).
+-- Reply: {token, hold count, 1 when it replaced another owner's hold}, the
+-- caller's owner holding it (a re-entry when it held it already, or a
+-- repeated attempt); {-2, 0} when the acquisition was released or given up
+-- before. Another kind is refused (WRONGKIND).
 if redis.call('EXISTS', KEYS[5]) == 1 then return {-2, 0} end
+local replaced = 0
 if ds_kind(KEYS[1], 'mutex') then
   if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
     local n = ds_enter(KEYS[1], ARGV[1], ARGV[6], ARGV[7], ARGV[2], nil, true)
@@ -22,6 +24,7 @@ if ds_kind(KEYS[1], 'mutex') then
   for i = 1, #f, 2 do
     local m = f[i]
     if string.sub(m, 1, 1) ~= '#' then
+      replaced = 1
       redis.call('PUBLISH', ARGV[8] .. string.match(m, '^[^:]*'), 'g:ctl ' .. m .. ' ' .. key .. ' -')
     end
   end
@@ -31,4 +34,4 @@ local tok, s = ds_token(KEYS[2], ARGV[5])
 redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', s, '#k', 'mutex', '#a:' .. ARGV[1], ARGV[6] .. '=' .. ds_end(nil, ARGV[7], ARGV[2]))
 mx_flag(KEYS[1], KEYS[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return {tok, 1}
+return {tok, 1, replaced}

@@ -50,8 +50,7 @@ func ExampleNewObserver() {
 		fmt.Println(metric.Name)
 	}
 	// Unordered output:
-	// distsync.acquisitions
-	// distsync.acquire.wait
+	// distsync.acquire.duration
 	// distsync.held
 	// distsync.hold.duration
 }

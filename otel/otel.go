@@ -12,19 +12,23 @@
 //
 // # Metrics
 //
-// Durations are in seconds, said by each metric's unit. Every metric but
-// the renewals' carries distsync.kind (a distsync.Kind, such as mutex,
-// rwlock or permitsemaphore), distsync.side (read or write) for a
-// read-write lock, and distsync.name with WithNameAttribute.
+// Durations are in seconds, said by each metric's unit, and a histogram of
+// how long something took is named *.duration, as OpenTelemetry's
+// conventions name them (db.client.operation.duration). Every metric but
+// the renewals' duration carries distsync.kind (a distsync.Kind, such as
+// mutex, rwlock or permitsemaphore); all but the renewals' carry
+// distsync.side (read or write) for a read-write lock, and distsync.name
+// with WithNameAttribute.
 //
-//   - distsync.acquisitions (counter): acquisitions, with distsync.outcome
-//     (acquired, not_acquired: the wait budget was spent, as a TryLock
-//     with no wait that finds the lock taken; canceled: the context ended
-//     first; error: anything else, with error.type) and distsync.contended
-//     (whether an attempt found the primitive held, so the acquisition
-//     waited or, with no wait, was turned away).
-//   - distsync.acquire.wait (histogram, s): how long each acquisition
-//     waited, with the same attributes.
+//   - distsync.acquire.duration (histogram, s): how long each acquisition
+//     took, until granted or given up; its count is the acquisitions.
+//     With distsync.outcome (acquired; not_acquired: the wait budget was
+//     spent, as a TryLock with no wait that finds the lock taken;
+//     canceled: the context ended first; error: anything else, with
+//     error.type), distsync.contended (whether the acquisition found the
+//     primitive held, so it waited or, with no wait, was turned away, or
+//     took it over) and distsync.take_over, true only on a ForceLock that
+//     replaced another owner's hold.
 //   - distsync.hold.duration (histogram, s): how long each acquisition was
 //     held, with distsync.end: released, not_held (the server no longer
 //     held it), release_failed (no release attempt got an answer), lost,
@@ -33,20 +37,21 @@
 //     semaphore's permits, owned by nobody, are not counted.
 //   - distsync.leases.lost (counter): acquisitions that ended without a
 //     release, with distsync.cause: lost, expired or closed.
-//   - distsync.renewals (counter): watchdog renewals, with distsync.outcome
-//     renewed or failed (failed on the network, retried until the lease's
-//     deadline, or found the lease gone).
-//   - distsync.renewal.latency (histogram, s): the round trip of each
-//     batch of renewals.
+//   - distsync.renewals (counter): watchdog renewals, with distsync.kind
+//     and distsync.outcome renewed or failed (failed on the network,
+//     retried until the lease's deadline, or found the lease gone).
+//   - distsync.renewal.duration (histogram, s): the round trip of each
+//     batch of renewals; a batch renews leases of every kind, so it has
+//     no distsync.kind.
 //
 // # Spans
 //
 // Each acquisition is a span "distsync.acquire <kind>", a child of the
 // context passed to Lock or Acquire, from the start of the call to the
-// grant or the end of the wait, with distsync.kind, distsync.side,
-// distsync.name, distsync.outcome, distsync.contended, distsync.wait (the
-// wait in seconds, as the span's duration) and, when granted,
-// distsync.token (the fencing token of a lock). An acquisition that was not
+// grant or the end of the wait (the span's duration is the wait), with
+// distsync.kind, distsync.side, distsync.name, distsync.outcome,
+// distsync.contended, distsync.take_over (as on the metric) and, when
+// granted, distsync.token (the fencing token of a lock). An acquisition that was not
 // granted because the lock was taken (not_acquired) or its context ended
 // (canceled) is an outcome, not an error: a cron job's skip is no failure.
 // Only an error (a wrong kind, a closed Client, the network) sets the span's
@@ -56,8 +61,8 @@
 // <kind>", a child of the context passed to Unlock (or Release), for the
 // release's round trips, with distsync.kind, distsync.side, distsync.name,
 // distsync.end, distsync.auto (distsync released it because its context
-// ended) and distsync.hold.duration (how long the acquisition was held, in
-// seconds). A release that found the acquisition no longer held, or that
+// ended) and distsync.held_for (how long the acquisition was held, in
+// seconds: the span lasts only the release). A release that found the acquisition no longer held, or that
 // got no answer, is an error with error.type not_held or release_failed.
 //
 // The meter's and the tracer's instrumentation scope is ScopeName, with the
@@ -141,8 +146,8 @@ const (
 	EndKey       = attribute.Key("distsync.end")
 	CauseKey     = attribute.Key("distsync.cause")
 	TokenKey     = attribute.Key("distsync.token")
-	WaitKey      = attribute.Key("distsync.wait")          // seconds
-	HoldKey      = attribute.Key("distsync.hold.duration") // seconds
+	TakeOverKey  = attribute.Key("distsync.take_over")
+	HeldForKey   = attribute.Key("distsync.held_for") // seconds, on a release's span
 	AutoKey      = attribute.Key("distsync.auto")
 	// ErrorTypeKey is OpenTelemetry's error.type: see errorType.
 	ErrorTypeKey = attribute.Key("error.type")
@@ -179,13 +184,12 @@ func WithNameAttribute() Option { return func(c *config) { c.names = true } }
 type recorder struct {
 	names    bool
 	tracer   trace.Tracer
-	wait     metric.Float64Histogram
+	acquired metric.Float64Histogram
 	hold     metric.Float64Histogram
-	acquired metric.Int64Counter
 	held     metric.Int64UpDownCounter
 	lost     metric.Int64Counter
 	renewals metric.Int64Counter
-	latency  metric.Float64Histogram
+	renewal  metric.Float64Histogram
 }
 
 // NewObserver returns an Observer that records distsync's metrics and
@@ -211,10 +215,9 @@ func NewObserver(opts ...Option) (*distsync.Observer, error) {
 		errs = append(errs, err)
 		return c
 	}
-	r.wait = hist("distsync.acquire.wait", "How long an acquisition waited until granted or given up.")
+	r.acquired = hist("distsync.acquire.duration", "How long an acquisition took until granted or given up, by outcome and whether it found the primitive held.")
 	r.hold = hist("distsync.hold.duration", "How long an acquisition was held.")
-	r.latency = hist("distsync.renewal.latency", "The round trip of a batch of watchdog renewals.")
-	r.acquired = counter("distsync.acquisitions", "{acquisition}", "Acquisitions, by outcome and whether they found the primitive held.")
+	r.renewal = hist("distsync.renewal.duration", "The round trip of a batch of watchdog renewals.")
 	r.lost = counter("distsync.leases.lost", "{acquisition}", "Acquisitions that ended without a release: lost, expired or closed.")
 	r.renewals = counter("distsync.renewals", "{renewal}", "Watchdog renewals, by outcome.")
 	var err error
@@ -254,19 +257,20 @@ func (r *recorder) acquire(ctx context.Context, i distsync.AcquireInfo) {
 		outcome, errType = "error", errorType(i.Err)
 	}
 	more := []attribute.KeyValue{OutcomeKey.String(outcome), ContendedKey.Bool(i.Contended)}
+	if i.TakeOver {
+		more = append(more, TakeOverKey.Bool(true))
+	}
 	if errType != "" {
 		more = append(more, ErrorTypeKey.String(errType))
 	}
-	set := r.attrs(i.Kind, i.Side, i.Name, more...)
-	r.acquired.Add(ctx, 1, set)
-	r.wait.Record(ctx, i.Wait.Seconds(), set)
+	r.acquired.Record(ctx, i.Wait.Seconds(), r.attrs(i.Kind, i.Side, i.Name, more...))
 	if i.Err == nil && i.Kind != distsync.KindSemaphore {
 		r.held.Add(ctx, 1, r.attrs(i.Kind, i.Side, i.Name))
 	}
 
 	_, span := r.tracer.Start(ctx, "distsync.acquire "+string(i.Kind),
 		trace.WithTimestamp(i.Start),
-		trace.WithAttributes(append(spanAttrs(i.Kind, i.Side, i.Name), append(more, WaitKey.Float64(i.Wait.Seconds()))...)...))
+		trace.WithAttributes(append(spanAttrs(i.Kind, i.Side, i.Name), more...)...))
 	if i.Err == nil && i.Token != 0 {
 		span.SetAttributes(TokenKey.Int64(i.Token))
 	}
@@ -294,7 +298,7 @@ func (r *recorder) release(ctx context.Context, i distsync.ReleaseInfo) {
 	_, span := r.tracer.Start(ctx, "distsync.release "+string(i.Kind),
 		trace.WithTimestamp(start),
 		trace.WithAttributes(append(spanAttrs(i.Kind, i.Side, i.Name),
-			EndKey.String(end), AutoKey.Bool(i.Auto), HoldKey.Float64(i.Held.Seconds()))...))
+			EndKey.String(end), AutoKey.Bool(i.Auto), HeldForKey.Float64(i.Held.Seconds()))...))
 	if i.Err != nil {
 		span.SetAttributes(ErrorTypeKey.String(end))
 		span.RecordError(i.Err)
@@ -373,11 +377,13 @@ func (r *recorder) ended(ctx context.Context, kind distsync.Kind, side, name str
 
 func (r *recorder) renew(i distsync.RenewInfo) {
 	ctx := context.Background()
-	if n := i.Leases - i.Failed; n > 0 {
-		r.renewals.Add(ctx, int64(n), metric.WithAttributes(OutcomeKey.String("renewed")))
+	for _, k := range i.ByKind {
+		if n := k.Leases - k.Failed; n > 0 {
+			r.renewals.Add(ctx, int64(n), metric.WithAttributes(KindKey.String(string(k.Kind)), OutcomeKey.String("renewed")))
+		}
+		if k.Failed > 0 {
+			r.renewals.Add(ctx, int64(k.Failed), metric.WithAttributes(KindKey.String(string(k.Kind)), OutcomeKey.String("failed")))
+		}
 	}
-	if i.Failed > 0 {
-		r.renewals.Add(ctx, int64(i.Failed), metric.WithAttributes(OutcomeKey.String("failed")))
-	}
-	r.latency.Record(ctx, i.Latency.Seconds())
+	r.renewal.Record(ctx, i.Latency.Seconds())
 }

@@ -156,16 +156,23 @@ func TestAcquisitionsHoldsAndSpans(t *testing.T) {
 
 	mutex := kind(distsync.KindMutex)
 	name := distsyncotel.NameKey.String(m.Name())
-	assert.EqualValues(t, 2, tel.sum(t, "distsync.acquisitions", mutex, name, outcome("acquired")))
-	assert.EqualValues(t, 1, tel.sum(t, "distsync.acquisitions", mutex, outcome("not_acquired")))
 	contended := distsyncotel.ContendedKey.Bool(true)
-	assert.EqualValues(t, 1, tel.sum(t, "distsync.acquisitions", mutex, outcome("acquired"), contended))
-	assert.EqualValues(t, 1, tel.sum(t, "distsync.acquisitions", mutex, outcome("not_acquired"), contended))
-	assert.NotContains(t, tel.metrics(t), "distsync.acquisitions.contended", "the contended attribute says it")
-	n, _ := tel.histogram(t, "distsync.acquire.wait", mutex)
-	assert.EqualValues(t, 3, n, "every acquisition's wait")
-	n, _ = tel.histogram(t, "distsync.acquire.wait", mutex, distsyncotel.ContendedKey.Bool(true), outcome("acquired"))
-	assert.EqualValues(t, 1, n)
+	for _, c := range []struct {
+		want uint64
+		attr []attribute.KeyValue
+	}{
+		{3, nil},
+		{2, []attribute.KeyValue{name, outcome("acquired")}},
+		{1, []attribute.KeyValue{outcome("not_acquired")}},
+		{1, []attribute.KeyValue{outcome("acquired"), contended}},
+		{1, []attribute.KeyValue{outcome("not_acquired"), contended}},
+	} {
+		n, _ := tel.histogram(t, "distsync.acquire.duration", append([]attribute.KeyValue{mutex}, c.attr...)...)
+		assert.Equal(t, c.want, n, "acquisitions with %v", c.attr)
+	}
+	for _, gone := range []string{"distsync.acquisitions", "distsync.acquisitions.contended", "distsync.acquire.wait"} {
+		assert.NotContains(t, tel.metrics(t), gone, "distsync.acquire.duration's count and attributes say it")
+	}
 	n, sum := tel.histogram(t, "distsync.hold.duration", mutex, distsyncotel.EndKey.String("released"))
 	assert.EqualValues(t, 2, n, "both holds, released")
 	assert.Positive(t, sum)
@@ -178,8 +185,8 @@ func TestAcquisitionsHoldsAndSpans(t *testing.T) {
 		assert.Equal(t, parent.SpanContext().SpanID(), s.Parent.SpanID(), "a child of the caller's span")
 		attrs := attribute.NewSet(s.Attributes...)
 		assert.True(t, has(attrs, []attribute.KeyValue{mutex, name}), "%v", s.Attributes)
-		_, ok := attrs.Value(distsyncotel.WaitKey)
-		assert.True(t, ok, "the wait is an attribute")
+		_, ok := attrs.Value("distsync.wait")
+		assert.False(t, ok, "the wait is the span's own duration")
 		assert.False(t, s.EndTime.Before(s.StartTime))
 	}
 	first := attribute.NewSet(acq[0].Attributes...)
@@ -201,9 +208,11 @@ func TestAcquisitionsHoldsAndSpans(t *testing.T) {
 		assert.Equal(t, codes.Unset, s.Status.Code)
 		attrs := attribute.NewSet(s.Attributes...)
 		assert.True(t, has(attrs, []attribute.KeyValue{mutex, name, distsyncotel.EndKey.String("released"), distsyncotel.AutoKey.Bool(false)}), "%v", s.Attributes)
-		held, ok := attrs.Value(distsyncotel.HoldKey)
-		assert.True(t, ok, "the hold's duration")
+		held, ok := attrs.Value(distsyncotel.HeldForKey)
+		assert.True(t, ok, "how long the acquisition was held")
 		assert.Positive(t, held.AsFloat64())
+		_, ok = attrs.Value("distsync.hold.duration")
+		assert.False(t, ok, "no attribute named as a metric")
 		assert.False(t, s.EndTime.Before(s.StartTime))
 	}
 }
@@ -239,7 +248,8 @@ func TestErrorsHaveAType(t *testing.T) {
 
 	mutex := kind(distsync.KindMutex)
 	wrongKind := distsyncotel.ErrorTypeKey.String("wrong_kind")
-	assert.EqualValues(t, 1, tel.sum(t, "distsync.acquisitions", mutex, outcome("error"), wrongKind))
+	n, _ := tel.histogram(t, "distsync.acquire.duration", mutex, outcome("error"), wrongKind)
+	assert.EqualValues(t, 1, n)
 	acq := tel.ours(t, "distsync.acquire ")
 	require.Len(t, acq, 1)
 	assert.Equal(t, codes.Error, acq[0].Status.Code)
@@ -286,7 +296,10 @@ func TestScopeAndUnits(t *testing.T) {
 		assert.Equal(t, distsyncotel.Version(), sm.Scope.Version)
 		for _, md := range sm.Metrics {
 			assert.NotRegexp(t, `_(seconds|ms|milliseconds)$`, md.Name)
-			if strings.Contains(md.Name, "wait") || strings.Contains(md.Name, "duration") || strings.Contains(md.Name, "latency") {
+			if _, ok := md.Data.(metricdata.Histogram[float64]); ok {
+				// OpenTelemetry's conventions name a histogram of how long
+				// something took *.duration (db.client.operation.duration).
+				assert.True(t, strings.HasSuffix(md.Name, ".duration"), md.Name)
 				assert.Equal(t, "s", md.Unit, md.Name)
 			}
 		}
@@ -305,21 +318,21 @@ func TestRenewalsAndLostLease(t *testing.T) {
 	require.NoError(t, err)
 	held, err := m.Lock(context.Background())
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return tel.sum(t, "distsync.renewals", outcome("renewed")) >= 2 }, 10*time.Second, 5*time.Millisecond,
-		"the watchdog renews the lease")
-	n, _ := tel.histogram(t, "distsync.renewal.latency")
+	mutex := kind(distsync.KindMutex)
+	require.Eventually(t, func() bool { return tel.sum(t, "distsync.renewals", mutex, outcome("renewed")) >= 2 }, 10*time.Second, 5*time.Millisecond,
+		"the watchdog renews the lease; the renewals carry its kind")
+	n, _ := tel.histogram(t, "distsync.renewal.duration")
 	assert.Positive(t, n)
 
 	rc := c.Rueidis()
 	require.NoError(t, rc.Do(context.Background(), rc.B().Del().Key(m.Key()).Build()).Error())
-	mutex := kind(distsync.KindMutex)
 	// The observer hears of the loss just after the holder's context ends.
 	require.Eventually(t, func() bool {
 		return tel.sum(t, "distsync.leases.lost", mutex, distsyncotel.CauseKey.String("lost")) == 1
 	}, 10*time.Second, 5*time.Millisecond,
 		"the watchdog reports the lease lost")
 	require.ErrorIs(t, context.Cause(held), distsync.ErrLeaseLost)
-	assert.EqualValues(t, 1, tel.sum(t, "distsync.renewals", outcome("failed")))
+	assert.EqualValues(t, 1, tel.sum(t, "distsync.renewals", mutex, outcome("failed")))
 	n, _ = tel.histogram(t, "distsync.hold.duration", mutex, distsyncotel.EndKey.String("lost"))
 	assert.EqualValues(t, 1, n)
 	assert.Zero(t, tel.sum(t, "distsync.held", mutex))
@@ -343,12 +356,33 @@ func TestSemaphoresAndClose(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, ps.Release(ctx, p))
 
-	assert.EqualValues(t, 1, tel.sum(t, "distsync.acquisitions", kind(distsync.KindSemaphore), outcome("acquired")))
-	assert.EqualValues(t, 2, tel.sum(t, "distsync.acquisitions", kind(distsync.KindPermitSemaphore), outcome("acquired")))
+	n, _ := tel.histogram(t, "distsync.acquire.duration", kind(distsync.KindSemaphore), outcome("acquired"))
+	assert.EqualValues(t, 1, n)
+	n, _ = tel.histogram(t, "distsync.acquire.duration", kind(distsync.KindPermitSemaphore), outcome("acquired"))
+	assert.EqualValues(t, 2, n)
 	assert.Zero(t, tel.sum(t, "distsync.held", kind(distsync.KindSemaphore)), "a counting semaphore's permits belong to nobody")
 	assert.EqualValues(t, 1, tel.sum(t, "distsync.held", kind(distsync.KindPermitSemaphore)))
 
 	c.Close()
 	assert.Zero(t, tel.sum(t, "distsync.held"), "Close ends every hold")
 	assert.EqualValues(t, 1, tel.sum(t, "distsync.leases.lost", kind(distsync.KindPermitSemaphore), distsyncotel.CauseKey.String("closed")))
+}
+
+// A ForceLock that replaced a holder is a contended take-over, on the
+// metric and the span; one of a free lock is neither.
+func TestForceLockIsATakeOver(t *testing.T) {
+	c, tel := client(t)
+	dstest.TakeOver(t, c, dstest.Name(t))
+	mutex, takeOver := kind(distsync.KindMutex), distsyncotel.TakeOverKey.Bool(true)
+	n, _ := tel.histogram(t, "distsync.acquire.duration", mutex, takeOver, distsyncotel.ContendedKey.Bool(true), outcome("acquired"))
+	assert.EqualValues(t, 1, n, "the take-over")
+	n, _ = tel.histogram(t, "distsync.acquire.duration", mutex, distsyncotel.ContendedKey.Bool(false))
+	assert.EqualValues(t, 2, n, "the Lock and the ForceLock of a free lock")
+	acq := tel.ours(t, "distsync.acquire ")
+	require.Len(t, acq, 3)
+	for i, s := range acq {
+		attrs := attribute.NewSet(s.Attributes...)
+		v, ok := attrs.Value(distsyncotel.TakeOverKey)
+		assert.Equal(t, i == 1, ok && v.AsBool(), "span %d: %v", i, s.Attributes)
+	}
 }

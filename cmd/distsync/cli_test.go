@@ -110,10 +110,10 @@ func TestRunFlockConventions(t *testing.T) {
 	lockIn(t, c, name)
 
 	// -w takes bare seconds; -E sets the conflict code; -n is --wait 0.
-	code, _, errOut := invoke(t, "", "run", "--lock", name, "-w", "0.1", "--", "true")
+	code, _, errOut := invoke(t, "", "run", "-v", "--lock", name, "-w", "0.1", "--", "true")
 	assert.Equal(t, exitNotAcquired, code, errOut)
 	assert.Contains(t, errOut, "not acquired within 100ms")
-	code, _, errOut = invoke(t, "", "run", "--lock", name, "-E", "3", "-n", "--", "true")
+	code, _, errOut = invoke(t, "", "run", "-v", "--lock", name, "-E", "3", "-n", "--", "true")
 	assert.Equal(t, 3, code, errOut)
 	assert.Contains(t, errOut, "held by others")
 	code, _, _ = invoke(t, "", "run", "--lock", name, "--conflict-exit-code", "0", "-w", "0", "--", "true")
@@ -139,7 +139,7 @@ func TestRunShared(t *testing.T) {
 	code, out, errOut := invoke(t, "", "run", "--rwlock", name, "-s", "-n", "--", "sh", "-c", "echo $"+envFencingToken)
 	assert.Equal(t, 0, code, errOut)
 	assert.Regexp(t, `^[1-9][0-9]*\n$`, out)
-	code, _, errOut = invoke(t, "", "run", "--rwlock", name, "-n", "--", "true")
+	code, _, errOut = invoke(t, "", "run", "-v", "--rwlock", name, "-n", "--", "true")
 	assert.Equal(t, exitNotAcquired, code, errOut)
 	assert.Contains(t, errOut, `write lock "`+name+`"`)
 	require.NoError(t, rw.Read().Unlock(r))
@@ -147,7 +147,7 @@ func TestRunShared(t *testing.T) {
 	// A writer excludes readers.
 	w, err := rw.Write().Lock(ctx)
 	require.NoError(t, err)
-	code, _, errOut = invoke(t, "", "run", "--rwlock", name, "--shared", "-n", "--", "true")
+	code, _, errOut = invoke(t, "", "run", "-v", "--rwlock", name, "--shared", "-n", "--", "true")
 	assert.Equal(t, exitNotAcquired, code, errOut)
 	assert.Contains(t, errOut, `read lock "`+name+`"`)
 	require.NoError(t, rw.Write().Unlock(w))

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -18,7 +20,8 @@ import (
 	"github.com/distsync/distsync/internal/redistest"
 )
 
-// A conflict exits 1 by default, as flock -n and -w do; -E changes it.
+// A conflict exits 1 by default, as flock -n and -w do; -E changes it. As
+// flock's, it prints nothing (cron mails nothing), unless -v asks why.
 func TestRunConflictExitsOneAsFlock(t *testing.T) {
 	t.Parallel()
 	c := dstest.Client(t)
@@ -27,11 +30,20 @@ func TestRunConflictExitsOneAsFlock(t *testing.T) {
 
 	code, _, errOut := invoke(t, "", "run", "--lock", name, "-n", "--", "true")
 	assert.Equal(t, 1, code, errOut)
-	assert.Contains(t, errOut, "held by others")
+	assert.Empty(t, errOut, "a conflict is silent, as flock's")
 	code, _, errOut = invoke(t, "", "run", "--lock", name, "-w", "0.05", "--", "true")
 	assert.Equal(t, 1, code, errOut)
+	assert.Empty(t, errOut, "a wait that ran out is silent, as flock's")
 	code, _, errOut = invoke(t, "", "run", "--lock", name, "-E", "75", "-n", "--", "true")
 	assert.Equal(t, 75, code, errOut)
+	assert.Empty(t, errOut)
+
+	code, _, errOut = invoke(t, "", "run", "-v", "--lock", name, "-n", "--", "true")
+	assert.Equal(t, 1, code, errOut)
+	assert.Equal(t, "distsync run: lock \""+name+"\" not acquired: held by others (--wait 0)\n", errOut)
+	code, _, errOut = invoke(t, "", "run", "-v", "--lock", name, "-w", "0.05", "--", "true")
+	assert.Equal(t, 1, code, errOut)
+	assert.Contains(t, errOut, "not acquired within 50ms")
 }
 
 // flock's spellings: -x/-e/--exclusive, --nb/--nonblock, --timeout beside
@@ -46,7 +58,7 @@ func TestRunFlockSpellings(t *testing.T) {
 		code, _, errOut := invoke(t, "", append(append([]string{"run", "--lock", name}, args...), "--", "true")...)
 		assert.Equal(t, exitNotAcquired, code, "%q: %s", args, errOut)
 	}
-	code, _, errOut := invoke(t, "", "run", "--lock", name, "--timeout", "0.05", "--", "true")
+	code, _, errOut := invoke(t, "", "run", "-v", "--lock", name, "--timeout", "0.05", "--", "true")
 	assert.Equal(t, exitNotAcquired, code, errOut)
 	assert.Contains(t, errOut, "not acquired within 50ms")
 
@@ -70,6 +82,54 @@ func TestRunFlockSpellings(t *testing.T) {
 	assert.Contains(t, errOut, `distsync run: holding lock "`+name+`-free"`)
 }
 
+// Bundled one-letter flags, as getopt takes them: -xn is -x -n, -w5 is
+// -w 5, -nE 3 is -n -E 3. flock's -o/--close is accepted (COMMAND never
+// gets the lock's descriptor); -F/--no-fork is refused in one line. The
+// command's own arguments are not read as flags.
+func TestRunBundledShortFlags(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	name := dstest.Name(t)
+	lockIn(t, c, name)
+	free := name + "-free"
+
+	for _, c := range []struct {
+		args []string
+		code int
+		err  string // stderr, whole
+	}{
+		{[]string{"-xn", name}, exitNotAcquired, ""},
+		{[]string{"-nx", "--lock", name}, exitNotAcquired, ""},
+		{[]string{"-w0.05", name}, exitNotAcquired, ""},
+		{[]string{"-vw0.05", name}, exitNotAcquired, `distsync run: lock "` + name + `" not acquired within 50ms` + "\n"},
+		{[]string{"-nE", "3", name}, 3, ""},
+		{[]string{"-nE3", name}, 3, ""},
+		{[]string{"-on", name}, exitNotAcquired, ""},
+		{[]string{"-w5", free}, 0, ""},
+		{[]string{"-o", free}, 0, ""},
+		{[]string{"--close", "--lock", free}, 0, ""},
+		{[]string{"-xq", free}, exitUsage, "distsync run: flag provided but not defined: -q\nRun 'distsync run --help' for usage.\n"},
+	} {
+		code, _, errOut := invoke(t, "", append(append([]string{"run"}, c.args...), "true")...)
+		assert.Equal(t, c.code, code, "%q: %s", c.args, errOut)
+		assert.Equal(t, c.err, errOut, "%q", c.args)
+	}
+
+	for _, args := range [][]string{{"-F"}, {"--no-fork"}, {"-xF"}} {
+		code, _, errOut := invoke(t, "", append(append([]string{"run"}, args...), free, "true")...)
+		assert.Equal(t, exitUsage, code, "%q: %s", args, errOut)
+		assert.Equal(t, 1, strings.Count(errOut, "\n"), "%q: one line: %s", args, errOut)
+		assert.Contains(t, errOut, "-F/--no-fork", "%q", args)
+	}
+
+	code, out, errOut := invoke(t, "", "run", "-x", free, "sh", "-c", `echo "$1 $2"`, "sh", "-xn", "-w5")
+	assert.Equal(t, 0, code, errOut)
+	assert.Equal(t, "-xn -w5\n", out, "COMMAND's arguments are its own")
+	code, out, errOut = invoke(t, "", "run", "-xc", "echo -nE 3", free)
+	assert.Equal(t, 0, code, errOut)
+	assert.Equal(t, "-nE 3\n", out, "-c's string is its own")
+}
+
 // The positional form, flock's: run [flags] NAME [flags] [--] COMMAND holds
 // the mutex NAME, the same as --lock NAME.
 func TestRunPositionalName(t *testing.T) {
@@ -87,7 +147,7 @@ func TestRunPositionalName(t *testing.T) {
 	assert.Equal(t, "via sh\n", out)
 
 	lockIn(t, c, name)
-	code, _, errOut = invoke(t, "", "run", "-n", name, "--", "true")
+	code, _, errOut = invoke(t, "", "run", "-v", "-n", name, "--", "true")
 	assert.Equal(t, exitNotAcquired, code, errOut)
 	assert.Contains(t, errOut, `lock "`+name+`"`, "NAME is the mutex --lock NAME holds")
 	code, _, errOut = invoke(t, "", "run", name, "-w", "0", "--", "true")
@@ -197,6 +257,40 @@ func TestList(t *testing.T) {
 	assert.Equal(t, exitUsage, code, errOut)
 }
 
+// list as the README's ACL user: the recipe alone refuses SCAN, and list
+// says what to add; with the README's +scan it lists.
+func TestListACL(t *testing.T) {
+	t.Parallel()
+	s := redistest.Start(t)
+	redistest.RequireReal(t, s, "ACL users: the embedded server has none")
+	data, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	readme := string(data)
+	i := strings.Index(readme, "\nACL SETUSER distsync ")
+	require.GreaterOrEqual(t, i, 0, "the README's ACL recipe")
+	recipe, _, _ := strings.Cut(readme[i+1:], "\n")
+	assert.True(t, strings.Contains(readme, "- `distsync list` scans the keyspace: add `+scan`"), "the README says what list needs")
+	admin := s.Client(t)
+	ctx := context.Background()
+	require.NoError(t, admin.Do(ctx, admin.B().Arbitrary(strings.Fields(recipe)...).Build()).Error())
+	c, err := distsync.New(distsync.Options{Addrs: []string{s.Addr()}})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	name := dstest.Name(t)
+	lockIn(t, c, name)
+
+	env := map[string]string{envRedis: s.Addr(), envPassword: "CHANGE-ME"}
+	code, _, errOut := invokeEnv(t, env, "", "list", "--username", "distsync")
+	assert.Equal(t, exitFailure, code, errOut)
+	assert.Contains(t, errOut, "NOPERM")
+	assert.Contains(t, errOut, "the user needs +scan")
+
+	require.NoError(t, admin.Do(ctx, admin.B().Arbitrary("ACL", "SETUSER", "distsync", "+scan").Build()).Error())
+	code, out, errOut := invokeEnv(t, env, "", "list", "--username", "distsync")
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Regexp(t, `\n`+name+` +mutex +1 +0 +[0-9.]+s\n$`, out)
+}
+
 // On a Cluster, list scans the masters only: rueidis's Nodes include the
 // replicas, whose keys are their master's.
 func TestListScansClusterMasters(t *testing.T) {
@@ -253,9 +347,37 @@ func TestVersionOf(t *testing.T) {
 	}
 	noVCS := versionOf(&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, true)
 	assert.NotContains(t, noVCS, "(devel)")
-	assert.Contains(t, noVCS, "-buildvcs=false", "says why there is no revision")
+	assert.Contains(t, noVCS, "go run", "says why there is no revision")
 	_, out, _ := invoke(t, "", "--version")
 	assert.NotContains(t, out, "(devel)")
+}
+
+// go run records no version (nor VCS revision), whatever -buildvcs says:
+// --version says so, rather than blame -buildvcs=false.
+func TestVersionUnderGoRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command")
+	}
+	t.Parallel()
+	cmd := exec.Command("go", "run", ".", "--version")
+	cmd.Env = append(os.Environ(), "GOFLAGS=-buildvcs=auto")
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	assert.Contains(t, string(out), "go run records none")
+}
+
+// Flags before the command get one line saying that they go after it, not
+// "unknown command" and the whole usage.
+func TestFlagsBeforeCommand(t *testing.T) {
+	t.Parallel()
+	code, out, errOut := invokeEnv(t, nil, "", "--redis", "127.0.0.1:1", "--password", "secret", "run", "job", "true")
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "distsync: flags go after the command: distsync run --redis ...\n", errOut, "no flag's value, such as the password")
+
+	code, _, errOut = invokeEnv(t, nil, "", "-n", "job", "true")
+	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, "distsync: flags go after the command (\"-n\" is not one); run 'distsync help' for the commands\n", errOut)
 }
 
 // help COMMAND prints that command's usage, for every command.

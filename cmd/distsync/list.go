@@ -31,7 +31,8 @@ master; replicas hold their master's keys) with SCAN, which blocks nothing
 but reads every key of the database, and stops after --max keys (saying so
 on stderr, as more names may exist). Then it inspects each name
 it found, one round trip each, as distsync inspect does; what it prints is
-what each name held at that moment, not one snapshot of all of them.
+what each name held at that moment, not one snapshot of all of them. An ACL
+user needs +scan beside the README's recipe.
 
 A counting semaphore does not record its holders: its HOLDERS are "-", and
 it is listed when waited for, or with --all. A name with a character that
@@ -131,6 +132,9 @@ func scanNames(ctx context.Context, rc rueidis.Client, prefix, pattern string, m
 			count := int64(min(1000, maxKeys-scanned))
 			e, err := node.Do(ctx, node.B().Scan().Cursor(cursor).Match(match).Count(count).Build()).AsScanEntry()
 			if err != nil {
+				if strings.Contains(err.Error(), "NOPERM") {
+					err = reworded{err.Error() + " (the user needs +scan: see the README's ACL recipe)", err}
+				}
 				return nil, scanned, false, fmt.Errorf("scanning %s: %w", a, err)
 			}
 			for _, k := range e.Elements {

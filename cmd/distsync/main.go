@@ -42,8 +42,9 @@ const (
 const exitCodesHelp = `Exit codes:
   0     success
   1     run: not acquired within --wait (taken, with -n or --wait 0), as
-        flock's conflict; -E sets another. Any command: another failure
-        (a Redis error, a declined confirmation)
+        flock's conflict, and as silently (-v says so); -E sets another.
+        Any command: another failure (a Redis error, a declined
+        confirmation)
   64    usage error: bad flags or arguments, a database (--db) the server
         does not have
   65    NAME holds another kind of primitive (run, inspect --kind, unlock,
@@ -110,6 +111,18 @@ func (c *cli) main(args []string) int {
 		if cmd.name == args[0] {
 			return c.exit(cmd.name, cmd.run(c, args[1:]))
 		}
+	}
+	if strings.HasPrefix(args[0], "-") {
+		// One line, with the flag's name only: its value may be a password.
+		flag, _, _ := strings.Cut(args[0], "=")
+		for _, a := range args[1:] {
+			if slices.ContainsFunc(commands, func(cmd command) bool { return cmd.name == a }) {
+				fmt.Fprintf(c.stderr, "distsync: flags go after the command: distsync %s %s ...\n", a, flag)
+				return exitUsage
+			}
+		}
+		fmt.Fprintf(c.stderr, "distsync: flags go after the command (%q is not one); run 'distsync help' for the commands\n", flag)
+		return exitUsage
 	}
 	fmt.Fprintf(c.stderr, "distsync: unknown command %q\n\n", args[0])
 	c.usage(c.stderr)
@@ -253,7 +266,7 @@ func versionOf(bi *debug.BuildInfo, ok bool) string {
 		return v
 	}
 	if rev == "" {
-		return "source build (no module version or VCS revision recorded: built outside a repository or with -buildvcs=false)"
+		return "source build (no version recorded: go run records none; go build and go install record the commit in a git clone, not in a git worktree, outside a repository or with -buildvcs=false)"
 	}
 	v := "source " + rev + dirty
 	if at != "" {
@@ -326,6 +339,7 @@ func (f *flags) set(name string) bool {
 // the usage to stdout and returns errHelp.
 func (f *flags) parse(c *cli, args []string, interspersed bool) ([]string, error) {
 	var pos []string
+	args = f.getopt(args, interspersed)
 	for {
 		if err := f.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
@@ -342,6 +356,53 @@ func (f *flags) parse(c *cli, args []string, interspersed bool) ([]string, error
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// getopt spells out args' bundles of one-letter flags as getopt(3) reads
+// them: -xn is -x -n, -w5 is -w 5, -nE 3 is -n -E 3, and -xq is -x -q (an
+// unknown -q). An argument that names a flag (-nb, -wait) is left whole, as
+// are flags' values, what follows "--" and, without interspersed, what
+// follows the first positional argument.
+func (f *flags) getopt(args []string, interspersed bool) []string {
+	out := make([]string, 0, len(args))
+	takesValue := func(fl *flag.Flag) bool {
+		b, ok := fl.Value.(interface{ IsBoolFlag() bool })
+		return !ok || !b.IsBoolFlag()
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--", !interspersed && (len(a) < 2 || a[0] != '-'):
+			return append(out, args[i:]...)
+		case len(a) < 2 || a[0] != '-':
+			out = append(out, a)
+			continue
+		}
+		name, _, inline := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if fl := f.Lookup(name); fl != nil || a[1] == '-' || len(a) == 2 {
+			out = append(out, a)
+			if fl != nil && !inline && takesValue(fl) && i+1 < len(args) {
+				i++
+				out = append(out, args[i])
+			}
+			continue
+		}
+		for j := 1; j < len(a); j++ {
+			out = append(out, "-"+a[j:j+1])
+			fl := f.Lookup(a[j : j+1])
+			if fl == nil || !takesValue(fl) {
+				continue
+			}
+			if j+1 < len(a) {
+				out = append(out, a[j+1:])
+			} else if i+1 < len(args) {
+				i++
+				out = append(out, args[i])
+			}
+			break
+		}
+	}
+	return out
 }
 
 // longFlagNames finds "-name" in the flag package's errors, to say "--name".

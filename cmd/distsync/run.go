@@ -64,15 +64,19 @@ terminal, make it COMMAND: -c 'make | less'.
 
 --wait (--timeout), --lease and --grace take seconds (5, 0.5) or durations
 (1m30s). With -v (--verbose), distsync reports every second of its wait who
-holds NAME. flock's -u (unlock a descriptor) has no meaning here: the hold
-ends when COMMAND exits; distsync unlock --force NAME deletes a lock whoever
-holds it.
+holds NAME. One-letter flags bundle as getopt takes them: -xn, -w5, -nE 3.
+flock's -o (--close) is accepted: COMMAND never gets a descriptor of the
+lock. flock's -u (unlock a descriptor) has no meaning here: the hold ends
+when COMMAND exits; distsync unlock --force NAME deletes a lock whoever
+holds it. flock's -F (--no-fork) is refused: distsync stays to renew the
+lease and to release the hold.
 
 Exit: COMMAND's exit code (128+N if signal N ended it); 1 (or -E's code)
-when not acquired within --wait (at once, with -n or --wait 0, if taken), as
-flock; 70 lease lost; 64 usage; 65 NAME holds another kind, or a semaphore
-of another size; 69 cannot connect; 126 COMMAND cannot run; 127 COMMAND not
-found; 128+N when signal N ended the wait.
+when not acquired within --wait (at once, with -n or --wait 0, if taken),
+silently as flock (-v says so); 70 lease lost; 64 usage; 65 NAME holds
+another kind, or a semaphore of another size; 69 cannot connect; 126
+COMMAND cannot run; 127 COMMAND not found; 128+N when signal N ended the
+wait.
 `
 
 // guard is what run holds while the command runs: a lock or a permit.
@@ -110,7 +114,8 @@ const minRunLease = 100 * time.Millisecond
 type runFlags struct {
 	lock, rwlock, sem string
 	shared, exclusive bool
-	unlock            bool
+	unlock, noFork    bool
+	close             bool // flock's -o: what run does anyway
 	permits           int64
 	wait              *durationFlag
 	nonblock          bool
@@ -140,6 +145,10 @@ func (c *cli) runCmd(args []string) error {
 	f.alias("nb", "nonblock")
 	f.BoolVar(&rf.unlock, "unlock", false, "flock's -u: refused, as the hold ends when COMMAND exits")
 	f.alias("u", "unlock")
+	f.BoolVar(&rf.close, "close", false, "flock's -o: accepted; COMMAND never gets a descriptor of the lock")
+	f.alias("o", "close")
+	f.BoolVar(&rf.noFork, "no-fork", false, "flock's -F: refused, as distsync must stay to renew and release the hold")
+	f.alias("F", "no-fork")
 	f.IntVar(&rf.conflict, "conflict-exit-code", exitNotAcquired, "the exit `code` when not acquired within --wait (flock -E)")
 	f.alias("E", "conflict-exit-code")
 	f.StringVar(&rf.command, "command", "", "run `STRING` with sh -c instead of COMMAND [ARG...]")
@@ -230,13 +239,16 @@ func (c *cli) runCmd(args []string) error {
 		return withCode(se.code(), fmt.Errorf("interrupted while waiting for %v", g))
 	}
 	if err != nil {
+		// A conflict is silent, as flock's (cron mails nothing); -v says it.
 		switch {
-		case errors.Is(err, distsync.ErrNotAcquired) && rf.budget() == 0:
+		case !errors.Is(err, distsync.ErrNotAcquired):
+			return err
+		case !cf.verbose:
+			return withCode(rf.conflict, nil)
+		case rf.budget() == 0:
 			return withCode(rf.conflict, fmt.Errorf("%v not acquired: held by others (--wait 0)", g))
-		case errors.Is(err, distsync.ErrNotAcquired):
-			return withCode(rf.conflict, fmt.Errorf("%v not acquired within %v", g, rf.budget()))
 		}
-		return err
+		return withCode(rf.conflict, fmt.Errorf("%v not acquired within %v", g, rf.budget()))
 	}
 
 	if cf.verbose {
@@ -310,6 +322,9 @@ func (rf *runFlags) positional(c *cli, f *flags, argv []string) ([]string, error
 
 // check validates the flags and sets argv to the command to run.
 func (rf *runFlags) check(f *flags, argv *[]string) error {
+	if rf.noFork {
+		return withCode(exitUsage, errors.New("-F/--no-fork is refused: distsync stays to renew the lease while COMMAND runs and to release the hold when it exits"))
+	}
 	if rf.unlock {
 		return usageErrorf("run", "-u/--unlock has no meaning here: the hold ends when COMMAND exits (flock -u unlocks a descriptor that run never gives COMMAND); to delete a lock whoever holds it, run distsync unlock --force NAME")
 	}

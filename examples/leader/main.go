@@ -1,9 +1,9 @@
 // Leader is leader election at work: several worker processes campaign in
 // one election, one leads and works, the others wait in line. The leader is
-// killed with SIGKILL (nobody resigns for it: its lease simply ends, and the
-// next in line leads within one lease), then the new leader is asked to stop
-// and resigns (the next leads at once). An observer prints every change of
-// leadership as it is pushed.
+// killed with SIGKILL (nobody resigns for it: its lease simply ends, up to a
+// lease after its last renewal, and then the next in line leads), then the
+// new leader is asked to stop and resigns (the next leads at once). An
+// observer prints every change of leadership as it is pushed.
 //
 //	go run ./examples/leader                  # in-process Redis
 //	go run ./examples/leader -redis host:port # a real Redis
@@ -276,7 +276,9 @@ func supervise(cfg config, stdout, stderr io.Writer) error {
 		return err
 	}
 	took := time.Since(killed)
-	say("handed over in %v, within its lease of %v", took.Round(time.Millisecond), cfg.lease)
+	// Never before the killed leader's lease ran out on the server, which is
+	// up to a lease after the kill (less the time since its last renewal).
+	say("handed over in %v, once the killed leader's lease of %v had run out", took.Round(time.Millisecond), cfg.lease)
 	if took > cfg.lease+cfg.lease/2 {
 		return fmt.Errorf("the hand-over took %v, more than the lease of %v", took, cfg.lease)
 	}
@@ -318,6 +320,6 @@ func supervise(cfg config, stdout, stderr io.Writer) error {
 			return fmt.Errorf("worker-%d led until %v after worker-%d's leadership started", a.worker, time.Duration(a.end-b.start), b.worker)
 		}
 	}
-	fmt.Fprintf(stdout, "%d leaderships, one at a time: handed over by push on resign, within a lease on SIGKILL.\n", len(all))
+	fmt.Fprintf(stdout, "%d leaderships, one at a time: handed over by push on resign, once the lease ran out on SIGKILL.\n", len(all))
 	return nil
 }

@@ -141,6 +141,9 @@ func hold(ctx context.Context, l *Lock, h Handle, owner string, wait, lease time
 			return false, core.RetryAfter(res[1]), nil
 		}
 		g.token, g.serverLease = res[0], 0
+		if len(res) > 2 && res[2] == 1 {
+			t.takeOver = true // a ForceLock replaced a holder
+		}
 		return true, 0, t.Sent(sent, true, nil)
 	}
 	// handed takes a grant a release made to this waiter: "<acquisition

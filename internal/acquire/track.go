@@ -18,6 +18,7 @@ type Track struct {
 
 	start     time.Time // when Do started waiting (Wait.Track)
 	contended bool      // an attempt was refused
+	takeOver  bool      // a grant replaced another owner's hold (ForceLock)
 	sentAt    time.Time // the granting attempt's send
 	unsure    time.Time // the first attempt whose outcome is unknown
 	granted   bool
@@ -84,7 +85,7 @@ func (t *Track) Report(ctx context.Context, c *core.Core, token int64, err error
 	}
 	o.Acquired(ctx, core.AcquireInfo{
 		Kind: t.Kind, Side: t.Side, Name: t.Name, Start: t.start, Wait: now.Sub(t.start),
-		Contended: t.contended, Token: token, Err: err,
+		Contended: t.contended || t.takeOver, TakeOver: t.takeOver, Token: token, Err: err,
 	})
 }
 

@@ -157,6 +157,9 @@ type Lease interface {
 	Renewal() Renewal
 	// What names the lease in logs, e.g. `mutex "orders"`.
 	What() string
+	// Kind is the kind of primitive it holds (a Kind constant) and, for a
+	// read-write lock, its side.
+	Kind() (kind, side string)
 	// Lost is called once when the lease is lost, with a cause wrapping
 	// ErrLeaseLost.
 	Lost(cause error)

@@ -337,6 +337,9 @@ func (hd *Hold) Renewal() Renewal { return hd.lock.Renewal(hd.key.owner) }
 // What names the hold's lock in logs (core.Lease).
 func (hd *Hold) What() string { return hd.lock.What() }
 
+// Kind is the kind (and side) of what the hold holds.
+func (hd *Hold) Kind() (kind, side string) { return hd.lock.Kind() }
+
 // Lost is the watchdog's callback (core.Lease): the hold's lease is gone,
 // and with it every acquisition of the hold.
 func (hd *Hold) Lost(cause error) {

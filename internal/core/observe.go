@@ -30,6 +30,7 @@ type AcquireInfo struct {
 	Start     time.Time
 	Wait      time.Duration
 	Contended bool
+	TakeOver  bool
 	Token     int64
 	Err       error
 }

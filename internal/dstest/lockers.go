@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/distsync/distsync"
 )
 
@@ -76,4 +78,24 @@ func Contend(tb testing.TB, lockers []distsync.Locker, rounds int, wait time.Dur
 	if want := len(lockers) * rounds; counter != want {
 		tb.Errorf("counter %d, want %d: mutual exclusion failed", counter, want)
 	}
+}
+
+// TakeOver makes on the mutex name of c the three acquisitions an observer
+// of c then sees, in order: a Lock of the free lock, a ForceLock (of
+// another owner) that takes it over, and a ForceLock of the lock once free
+// again. Each ends released, the first by the take-over.
+func TakeOver(t testing.TB, c *distsync.Client, name string) {
+	t.Helper()
+	ctx := context.Background()
+	m, err := c.Mutex(name)
+	require.NoError(t, err)
+	held, err := m.Lock(ctx)
+	require.NoError(t, err)
+	took, err := m.ForceLock(distsync.NewOwner(ctx))
+	require.NoError(t, err)
+	require.NoError(t, m.Unlock(took))
+	<-held.Done()
+	free, err := m.ForceLock(distsync.NewOwner(ctx))
+	require.NoError(t, err)
+	require.NoError(t, m.Unlock(free))
 }

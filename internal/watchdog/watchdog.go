@@ -124,6 +124,30 @@ type Batch struct {
 	Failed int
 	// Lost counts the leases the batch reported lost.
 	Lost int
+	// ByKind splits Leases and Failed by the leases' kind, in the order
+	// the kinds first appear in the batch.
+	ByKind []KindCount
+}
+
+// KindCount is the part of a Batch of one kind of primitive.
+type KindCount struct {
+	Kind           string // a core.Kind constant
+	Leases, Failed int
+}
+
+// count adds a lease of kind to b's ByKind, failed or not.
+func (b *Batch) count(kind string, failed bool) {
+	i := 0
+	for i < len(b.ByKind) && b.ByKind[i].Kind != kind {
+		i++
+	}
+	if i == len(b.ByKind) {
+		b.ByKind = append(b.ByKind, KindCount{Kind: kind})
+	}
+	b.ByKind[i].Leases++
+	if failed {
+		b.ByKind[i].Failed++
+	}
 }
 
 // OnBatch makes the watchdog call f after every renewal batch, on its
@@ -368,7 +392,9 @@ func (w *Watchdog) renew(batch []*entry) {
 	sentAt, nowAt := core.Mono(sent), core.Mono(now)
 	w.mu.Lock()
 	for i, e := range batch {
+		kind, _ := e.l.Kind()
 		if e.removed {
+			b.count(kind, false)
 			continue
 		}
 		ok, err := res[i].AsInt64()
@@ -377,7 +403,9 @@ func (w *Watchdog) renew(batch []*entry) {
 			err = fmt.Errorf("renewal not acknowledged by %d replicas in %v", w.ackN, w.ackWait)
 		}
 		var cause error
-		if err != nil || ok != 1 {
+		failed := err != nil || ok != 1
+		b.count(kind, failed)
+		if failed {
 			b.Failed++
 			w.stats.Failed.Add(1)
 		}

@@ -61,9 +61,10 @@ type testLease struct {
 	lost func(error)
 }
 
-func (l *testLease) Renewal() core.Renewal { return l.r }
-func (l *testLease) What() string          { return l.what }
-func (l *testLease) Lost(err error)        { l.lost(err) }
+func (l *testLease) Renewal() core.Renewal  { return l.r }
+func (l *testLease) What() string           { return l.what }
+func (l *testLease) Kind() (string, string) { return core.KindMutex, "" }
+func (l *testLease) Lost(err error)         { l.lost(err) }
 
 // leaseOf is the lease of key holding "me" for lease, renewed by renew.
 func leaseOf(key string, lease time.Duration, lost func(error)) *testLease {
