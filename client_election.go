@@ -5,9 +5,6 @@ import (
 	"github.com/distsync/distsync/internal/core"
 )
 
-// ErrNoLeader is returned by an election's Leader when nobody leads.
-var ErrNoLeader error = core.ErrNoLeader
-
 // Election returns the leader election called name: candidates Campaign in
 // arrival order, one leads at a time, and its term is a fencing token. It
 // makes no I/O; an invalid name returns ErrInvalidName, and a Client that
