@@ -45,7 +45,6 @@ import (
 	"github.com/distsync/distsync/internal/core"
 	"github.com/distsync/distsync/internal/notify"
 	engine "github.com/distsync/distsync/internal/watchdog"
-	"github.com/distsync/distsync/mutex"
 	"github.com/distsync/distsync/watchdog"
 )
 
@@ -368,12 +367,6 @@ func (c *Client) Rueidis() rueidis.Client {
 		return nil
 	}
 	return c.core.Client
-}
-
-// Mutex returns the reentrant mutex called name. It makes no I/O; an invalid
-// name returns ErrInvalidName, and a Client that was closed ErrClosed.
-func (c *Client) Mutex(name string) (*mutex.Mutex, error) {
-	return core.Make[*mutex.Mutex](c.cc(), "mutex", name)
 }
 
 // Close gives back every hold and permit of the Client (one pipelined

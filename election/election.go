@@ -107,7 +107,7 @@ type State struct {
 }
 
 func init() {
-	core.Register(core.KindElection, func(c *core.Core, name string, _ []any) (any, error) { return newElection(c, name) })
+	core.Register(core.KindElection, newElection)
 }
 
 // newElection returns the election called name on c (Client.Election).

@@ -118,7 +118,7 @@ func (f *FairLock) s() acquire.Surface {
 }
 
 func init() {
-	core.Register("fairlock", func(c *core.Core, name string, _ []any) (any, error) { return newFairLock(c, name) })
+	core.Register(core.KindFairLock, newFairLock)
 }
 
 // newFairLock returns the fair lock called name on c (Client.FairLock).

@@ -173,7 +173,7 @@ func (m *Mutex) s() acquire.Surface {
 }
 
 func init() {
-	core.Register("mutex", func(c *core.Core, name string, _ []any) (any, error) { return newMutex(c, name) })
+	core.Register(core.KindMutex, newMutex)
 }
 
 // newMutex returns the mutex called name on c (Client.Mutex).

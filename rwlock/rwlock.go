@@ -122,17 +122,12 @@ type RWLock struct {
 }
 
 func init() {
-	core.Register("rwlock", func(c *core.Core, name string, opts []any) (any, error) {
-		o := make([]Option, len(opts))
-		for i, x := range opts {
-			o[i] = x.(Option)
-		}
-		return newRWLock(c, name, o...)
-	})
+	core.Register(core.KindRWLock, newRWLock)
 }
 
-// newRWLock returns the read-write lock called name on c (Client.RWLock).
-func newRWLock(c *core.Core, name string, opts ...Option) (*RWLock, error) {
+// newRWLock returns the read-write lock called name on c; Client.RWLock
+// applies the options to it.
+func newRWLock(c *core.Core, name string) (*RWLock, error) {
 	if err := core.ValidateName(name); err != nil {
 		return nil, err
 	}
@@ -145,9 +140,6 @@ func newRWLock(c *core.Core, name string, opts ...Option) (*RWLock, error) {
 		rwait:   c.Key(name, "rwaiters"),
 		wwait:   c.Key(name, "wwaiters"),
 		channel: c.Key(name, "ch"),
-	}
-	for _, o := range opts {
-		o(rw)
 	}
 	rw.read = Side{rw: rw, side: "r", key: rw.leases, waiters: rw.rwait}
 	rw.write = Side{rw: rw, side: "w", key: rw.hash, waiters: rw.wwait}
