@@ -245,7 +245,7 @@ func (m *Mutex) run(ctx context.Context, owner, id string, life time.Duration, l
 		l = "1"
 	}
 	c := m.c
-	starve, hl := c.Tuned(ctx)
+	starve, hl := c.StarveAfter, c.HandoffLease
 	return c.Eval(ctx, unlockScript,
 		core.SubKeys(m.key, "", waiters, entries, done+id, fence),
 		[]string{owner, id, m.ch[:len(m.key)+1+len(channel)], c.PublishCmd(), core.Ms(life), msOrZero(starve), core.Ms(hl), core.Ms(c.FenceTTL), l},

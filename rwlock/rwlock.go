@@ -324,7 +324,7 @@ func (l *Side) Unlock(ctx context.Context) error { return l.s().Unlock(ctx) }
 // owner, remembering it for life: see core.ReleaseFunc.
 func (l *Side) release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
 	rw, c := l.rw, l.rw.c
-	_, hl := c.Tuned(ctx)
+	hl := c.HandoffLease
 	script := readUnlockScript
 	if l.side == "w" {
 		script = writeUnlockScript
