@@ -334,7 +334,7 @@ func (c *Client) ID() string {
 }
 
 // cc returns the Client's core, or nil for a nil or zero Client, whose
-// calls then return errors wrapping ErrInvalidArgument (core.NoClient).
+// calls then return errors wrapping ErrInvalidArgument (core.ErrNoClient).
 func (c *Client) cc() *core.Core {
 	if c == nil {
 		return nil

@@ -451,7 +451,7 @@ func (l *Side) TTL(ctx context.Context) (time.Duration, error) {
 func (l *Side) Token(ctx context.Context) (int64, error) { return l.s().Token(ctx) }
 
 // noSide stands for a Side no Client made (nil, or the zero value): its
-// nil Core reports NoClient.
+// nil Core reports ErrNoClient.
 var noSide = &Side{rw: &RWLock{}}
 
 // ok returns l, or noSide when no Client made l.

@@ -181,12 +181,12 @@ func (c *Core) SetClosed() {
 	c.closed.Store(true)
 }
 
-// Closed reports ErrClosed after Close, and NoClient on a nil Core: every
+// Closed reports ErrClosed after Close, and ErrNoClient on a nil Core: every
 // call checks it first, so a handle that no Client made (a nil pointer or a
 // zero value) returns an error rather than panic.
 func (c *Core) Closed() error {
 	if c == nil {
-		return NoClient
+		return ErrNoClient
 	}
 	if c.closed.Load() {
 		return ErrClosed
