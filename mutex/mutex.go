@@ -229,11 +229,7 @@ func (m *Mutex) Unlock(ctx context.Context) error { return m.s().Unlock(ctx) }
 // release runs the unlock script once for acquisition id of owner,
 // remembering it for life: see core.ReleaseFunc.
 func (m *Mutex) release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
-	r, err := m.run(ctx, owner, id, life, false)
-	if h := afterUnlock.Load(); h != nil && err == nil {
-		err = (*h)()
-	}
-	return r, err
+	return m.run(ctx, owner, id, life, false)
 }
 
 // run runs the unlock script for acquisition id of owner; leave also
