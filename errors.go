@@ -25,7 +25,7 @@ var (
 	// released.
 	ErrReleased error = core.ErrReleased
 	// ErrInvalidName: an empty, over-long, non-UTF-8 name, or one with a
-	// brace.
+	// brace or a control character.
 	ErrInvalidName error = core.ErrInvalidName
 	// ErrInvalidArgument: a negative duration, a count out of range, an
 	// option out of range and similar misuse, and any call on a nil or
