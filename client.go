@@ -45,75 +45,8 @@ import (
 	"github.com/distsync/distsync/internal/core"
 	"github.com/distsync/distsync/internal/notify"
 	engine "github.com/distsync/distsync/internal/watchdog"
-	"github.com/distsync/distsync/mutex"
 	"github.com/distsync/distsync/watchdog"
 )
-
-// The errors of distsync: every package of the module returns them,
-// wrapped with what failed (the primitive, its name), so test them with
-// errors.Is. They are documented here once, and set when the package is
-// initialized (before any package that imports it).
-var (
-	// ErrNotHeld: a release or query of an acquisition the caller does not
-	// hold (released before, its lease ended or was lost, or the context
-	// carries no acquisition of that primitive).
-	ErrNotHeld error
-	// ErrNotAcquired: a wait budget was spent (or was zero) while another
-	// owner held the primitive; also a grant whose reply came back after its
-	// lease could have ended (it was given back).
-	ErrNotAcquired error
-	// ErrLeaseLost: the cause of an acquisition's context when its lease was
-	// lost (the key was deleted or taken over, or renewal failed until the
-	// lease ran out).
-	ErrLeaseLost error
-	// ErrLeaseExpired: the cause of an acquisition's context when its
-	// explicit lease, which the watchdog does not renew, ran out.
-	ErrLeaseExpired error
-	// ErrReleased: the cause of an acquisition's context once it was
-	// released.
-	ErrReleased error
-	// ErrInvalidName: an empty, over-long, non-UTF-8 name, or one with a
-	// brace or a control character.
-	ErrInvalidName error
-	// ErrInvalidArgument: a negative duration, a count out of range, an
-	// option out of range and similar misuse, and any call on a nil or
-	// zero-value Client, primitive, Permit, multilock or redlock (one not
-	// made by New or by a Client): misuse is an error, never a panic.
-	ErrInvalidArgument error
-	// ErrClosed: any call on a Client that was closed or on a handle it
-	// made, before any other error (making a handle after Close too), and
-	// the cause of the contexts of the holds it had.
-	ErrClosed error
-	// ErrWrongKind: the name is used by another kind of primitive (names are
-	// one namespace across kinds): every script refuses a foreign kind
-	// rather than touch its state.
-	ErrWrongKind error
-	// ErrNotSet: wrapped with ErrNotAcquired, or with ctx.Err() when a
-	// blocking wait ended by its context, when a semaphore whose permits
-	// were never set could not be acquired (it is not full: it has none).
-	ErrNotSet error
-	// ErrUpgrade: the holder of a read lock asked for the write lock, which
-	// would deadlock.
-	ErrUpgrade error
-	// ErrNotReplicated: too few replicas acknowledged an acquisition in
-	// time (Options.ReplicaAck); it was given back.
-	ErrNotReplicated error
-)
-
-func init() {
-	ErrNotHeld = core.ErrNotHeld
-	ErrNotAcquired = core.ErrNotAcquired
-	ErrLeaseLost = core.ErrLeaseLost
-	ErrLeaseExpired = core.ErrLeaseExpired
-	ErrReleased = core.ErrReleased
-	ErrInvalidName = core.ErrInvalidName
-	ErrInvalidArgument = core.ErrInvalidArgument
-	ErrClosed = core.ErrClosed
-	ErrWrongKind = core.ErrWrongKind
-	ErrNotSet = core.ErrNotSet
-	ErrUpgrade = core.ErrUpgrade
-	ErrNotReplicated = core.ErrNotReplicated
-}
 
 // MinLease is the shortest lease: an explicit lease (TryLock, TryAcquire),
 // an Extend and Options.Lease below it return ErrInvalidArgument. A holder
@@ -121,7 +54,7 @@ func init() {
 // clock drift), and what is left must still cover the grant's round trip, so
 // a shorter lease would be refused as late, which looks like contention.
 // 10 ms holds on a local server; over a network, leave several round trips.
-const MinLease time.Duration = 10 * time.Millisecond
+const MinLease time.Duration = core.MinLease
 
 // Defaults.
 const (
@@ -401,7 +334,7 @@ func (c *Client) ID() string {
 }
 
 // cc returns the Client's core, or nil for a nil or zero Client, whose
-// calls then return errors wrapping ErrInvalidArgument (core.NoClient).
+// calls then return errors wrapping ErrInvalidArgument (core.ErrNoClient).
 func (c *Client) cc() *core.Core {
 	if c == nil {
 		return nil
@@ -434,12 +367,6 @@ func (c *Client) Rueidis() rueidis.Client {
 		return nil
 	}
 	return c.core.Client
-}
-
-// Mutex returns the reentrant mutex called name. It makes no I/O; an invalid
-// name returns ErrInvalidName, and a Client that was closed ErrClosed.
-func (c *Client) Mutex(name string) (*mutex.Mutex, error) {
-	return core.Make[*mutex.Mutex](c.cc(), "mutex", name)
 }
 
 // Close gives back every hold and permit of the Client (one pipelined

@@ -14,10 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/distsync/distsync"
-	"github.com/distsync/distsync/internal/core"
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
-	engine "github.com/distsync/distsync/internal/watchdog"
 	"github.com/distsync/distsync/watchdog"
 )
 
@@ -94,15 +92,6 @@ func TestPrefixWithBraceRefused(t *testing.T) {
 	c.Close()
 }
 
-func TestForeverIsTheInternalForever(t *testing.T) {
-	assert.Equal(t, core.Forever, distsync.Forever)
-}
-
-func TestWatchdogDefaultsAreTheEngine(t *testing.T) {
-	assert.Equal(t, engine.BatchSize, watchdog.DefaultBatchSize)
-	assert.Equal(t, watchdog.DefaultLease, distsync.DefaultLease)
-}
-
 // The watchdog's settings take effect: a short interval renews a long
 // lease many times, in batches no larger than BatchSize, and Stats says so.
 func TestWatchdogConfig(t *testing.T) {
@@ -126,8 +115,4 @@ func TestWatchdogConfig(t *testing.T) {
 	assert.Positive(t, st.Ticks)
 	assert.Zero(t, st.Failures)
 	assert.Zero(t, st.LostLeases)
-}
-
-func TestMinLeaseIsTheInternalMinLease(t *testing.T) {
-	assert.Equal(t, core.MinLease, distsync.MinLease)
 }

@@ -29,7 +29,7 @@ type Locker interface {
 // Forever, as the wait of TryLock or TryAcquire, waits until the context is
 // done: TryLock(ctx, distsync.Forever, lease) is a blocking lock with an
 // explicit lease (Redisson's lock(leaseTime)).
-const Forever time.Duration = -1
+const Forever time.Duration = core.Forever
 
 // NewOwner returns a context that carries a new owner, with the values and
 // the cancellation of ctx. Goroutines given a hold's context (an errgroup, a

@@ -107,7 +107,7 @@ type State struct {
 }
 
 func init() {
-	core.Register(core.KindElection, func(c *core.Core, name string, _ []any) (any, error) { return newElection(c, name) })
+	core.Register(core.KindElection, newElection)
 }
 
 // newElection returns the election called name on c (Client.Election).
@@ -518,9 +518,8 @@ func (e *Election) Candidates(ctx context.Context) (int, error) {
 
 // handoff is how long, in ms, a woken head candidate keeps its place before
 // the next one, nudged, may take it (core.Config.HandoffLease).
-func (e *Election) handoff(ctx context.Context) string {
-	_, hl := e.c.Tuned(ctx)
-	return core.Ms(hl)
+func (e *Election) handoff(context.Context) string {
+	return core.Ms(e.c.HandoffLease)
 }
 
 func (e *Election) errorf(err error) error {

@@ -118,7 +118,7 @@ func (f *FairLock) s() acquire.Surface {
 }
 
 func init() {
-	core.Register("fairlock", func(c *core.Core, name string, _ []any) (any, error) { return newFairLock(c, name) })
+	core.Register(core.KindFairLock, newFairLock)
 }
 
 // newFairLock returns the fair lock called name on c (Client.FairLock).
@@ -180,9 +180,8 @@ func (f *FairLock) mark(id string) string { return f.key + ":done:" + id }
 
 // handoff is how long, in ms, a woken head of the queue keeps its place
 // before the next waiter, nudged, may take it (core.Config.HandoffLease).
-func (f *FairLock) handoff(ctx context.Context) string {
-	_, hl := f.c.Tuned(ctx)
-	return core.Ms(hl)
+func (f *FairLock) handoff(context.Context) string {
+	return core.Ms(f.c.HandoffLease)
 }
 
 // Unlock releases one hold count of the acquisition ctx carries (pass the

@@ -63,7 +63,7 @@ type Latch struct {
 }
 
 func init() {
-	core.Register("latch", func(c *core.Core, name string, _ []any) (any, error) { return newLatch(c, name) })
+	core.Register(core.KindLatch, newLatch)
 }
 
 // newLatch returns the latch called name on c (Client.Latch).

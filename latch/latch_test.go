@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/distsync/distsync"
-	"github.com/distsync/distsync/internal/acquire"
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
 	"github.com/distsync/distsync/latch"
@@ -159,23 +158,20 @@ func TestAwaitCancelled(t *testing.T) {
 }
 
 func TestZeroBetweenCheckAndSubscribe(t *testing.T) {
-	// Not parallel: it sets the acquire loop's hook.
-	c := dstest.Client(t, func(o *distsync.Options) { o.WaiterWindow = time.Hour })
+	t.Parallel()
+	c, f := dstest.FaultyClientWith(t, redistest.Shared(t), distsync.Options{WaiterWindow: time.Hour})
 	l := newLatch(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, err := l.TrySetCount(ctx, 1)
 	require.NoError(t, err)
 
-	var once sync.Once
-	hook := func() {
-		once.Do(func() {
-			_, err := l.CountDown(ctx)
-			assert.NoError(t, err)
-		})
-	}
-	acquire.BeforeSubscribe.Store(&hook)
-	defer acquire.BeforeSubscribe.Store(nil)
+	// The awaiter's first check finds the latch closed, and it reaches zero
+	// before the answer reaches the awaiter, so before it subscribes.
+	f.Inject(&dstest.Rule{Match: dstest.Script("Check whether the latch is open"), Fault: dstest.Hook, Times: 1, Then: func() {
+		_, err := l.CountDown(ctx)
+		assert.NoError(t, err)
+	}})
 	require.NoError(t, l.Await(ctx), "the zero reached before the subscription is seen")
 }
 

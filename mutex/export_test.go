@@ -1,11 +1,18 @@
 package mutex
 
-// SetAfterUnlock makes every unlock that the server applied report the error
-// f returns, as if the reply were lost; it returns a function that undoes it.
-func SetAfterUnlock(f func() error) (restore func()) {
-	afterUnlock.Store(&f)
-	return func() { afterUnlock.Store(nil) }
-}
+import "time"
 
 // ControlUp reports whether m's Client listens to its control channel.
 func ControlUp(m *Mutex) bool { return m.c.ControlUp() }
+
+// Tune sets the hand-off settings of m's Client, core.Config.StarveAfter
+// and HandoffLease (a negative value keeps the Client's): call it before
+// the Client's first call, or between calls.
+func Tune(m *Mutex, starveAfter, handoffLease time.Duration) {
+	if starveAfter >= 0 {
+		m.c.StarveAfter = starveAfter
+	}
+	if handoffLease >= 0 {
+		m.c.HandoffLease = handoffLease
+	}
+}

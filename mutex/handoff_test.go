@@ -11,7 +11,6 @@ import (
 
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/acquire"
-	"github.com/distsync/distsync/internal/core"
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/mutex"
 )
@@ -19,12 +18,22 @@ import (
 // The tests of this file read the process-wide counters of the acquire loop:
 // they are not parallel.
 
-// Tuned contexts: a release made with barging never hands the lock to a
-// waiter (its oldest waiter is always young); with starving it always does.
-var (
-	barging  = core.WithTuning(context.Background(), core.Tuning{StarveAfter: time.Hour, HandoffLease: -1})
-	starving = core.WithTuning(context.Background(), core.Tuning{StarveAfter: 0, HandoffLease: -1})
+// Hand-off settings the tests give their Clients: a release by a Client
+// tuned to barging never hands the lock to a waiter (its oldest waiter is
+// always young); tuned to starving it always does.
+const (
+	barging  = time.Hour
+	starving = 0
+	keep     = -1 // the Client's setting
 )
+
+// tune sets the hand-off settings, StarveAfter and HandoffLease, of the
+// Clients of ms (mutex.Tune).
+func tune(starveAfter, handoffLease time.Duration, ms ...*mutex.Mutex) {
+	for _, m := range ms {
+		mutex.Tune(m, starveAfter, handoffLease)
+	}
+}
 
 // waiting starts m.Lock(ctx) in a goroutine, waits until the waiter set has
 // n members, and returns where the acquisition's context will arrive.
@@ -91,11 +100,17 @@ func TestReleaseWakesOneWaiterAcrossProcesses(t *testing.T) {
 	cs := []*distsync.Client{dstest.Client(t), dstest.Client(t), dstest.Client(t)}
 	name := dstest.Name(t)
 	m := newMutex(t, holder, name)
-	held, err := m.Lock(barging)
+	var ms []*mutex.Mutex
+	for _, c := range cs {
+		ms = append(ms, newMutex(t, c, name))
+	}
+	tune(barging, keep, append(ms, m)...)
+	ctx := context.Background()
+	held, err := m.Lock(ctx)
 	require.NoError(t, err)
 	var got []<-chan context.Context
 	for i, c := range cs {
-		got = append(got, waiting(t, barging, c, newMutex(t, c, name), int64(i+1)))
+		got = append(got, waiting(t, ctx, c, ms[i], int64(i+1)))
 	}
 	order := waiters(t, holder, m)
 	for i, id := range order {
@@ -111,7 +126,7 @@ func TestReleaseWakesOneWaiterAcrossProcesses(t *testing.T) {
 		assert.Equal(t, counts{attempts: 1, notified: 1}, d, "release %d: one waiter woken, one attempt", i)
 		assert.Equal(t, int64(1), wakes(cs)-w0, "release %d: one wake-up across all Clients", i)
 		before, w0 = snapshot(), wakes(cs)
-		mw := newMutex(t, cs[i], name)
+		mw := ms[i]
 		release = func() error { return mw.Unlock(w) }
 	}
 	require.NoError(t, release())
@@ -126,13 +141,14 @@ func TestStarvationModeEngagesAndEnds(t *testing.T) {
 	name := dstest.Name(t)
 	m := newMutex(t, holder, name)
 	ma, mb := newMutex(t, a, name), newMutex(t, b, name)
-	threshold := core.WithTuning(context.Background(), core.Tuning{StarveAfter: time.Minute, HandoffLease: -1})
+	tune(time.Minute, keep, m, ma, mb)
+	ctx := context.Background()
 
-	held, err := m.Lock(threshold)
+	held, err := m.Lock(ctx)
 	require.NoError(t, err)
 	tok0, err := m.Token(held)
 	require.NoError(t, err)
-	gotA := waiting(t, threshold, a, ma, 1)
+	gotA := waiting(t, ctx, a, ma, 1)
 	old := waiters(t, holder, m)[0]
 	backdate(t, holder, m, old, time.Hour) // A has waited an hour: it starves
 
@@ -148,7 +164,7 @@ func TestStarvationModeEngagesAndEnds(t *testing.T) {
 	assert.Equal(t, 1, n)
 
 	// B registers now: young, so A's release lets the lock go free and wakes B.
-	gotB := waiting(t, threshold, b, mb, 1)
+	gotB := waiting(t, ctx, b, mb, 1)
 	before = snapshot()
 	require.NoError(t, ma.Unlock(wa))
 	wb := <-gotB
@@ -162,10 +178,11 @@ func TestHandedLockIsRenewed(t *testing.T) {
 	holder, a := dstest.Client(t), dstest.Client(t)
 	name := dstest.Name(t)
 	m, ma := newMutex(t, holder, name), newMutex(t, a, name)
-	short := core.WithTuning(context.Background(), core.Tuning{StarveAfter: 0, HandoffLease: 300 * time.Millisecond})
-	held, err := m.Lock(short)
+	tune(starving, 300*time.Millisecond, m, ma)
+	ctx := context.Background()
+	held, err := m.Lock(ctx)
 	require.NoError(t, err)
-	gotA := waiting(t, short, a, ma, 1)
+	gotA := waiting(t, ctx, a, ma, 1)
 	before := snapshot()
 	require.NoError(t, m.Unlock(held))
 	wa := <-gotA
@@ -193,17 +210,18 @@ func TestVanishedWaiterLosesItsGrant(t *testing.T) {
 	name := dstest.Name(t)
 	m, mg, mn := newMutex(t, holder, name), newMutex(t, gone, name), newMutex(t, next, name)
 	const hl = 300 * time.Millisecond
-	short := core.WithTuning(context.Background(), core.Tuning{StarveAfter: 0, HandoffLease: hl})
-	held, err := m.Lock(short)
+	tune(starving, hl, m, mg, mn)
+	ctx := context.Background()
+	held, err := m.Lock(ctx)
 	require.NoError(t, err)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := mg.Lock(short)
+		_, err := mg.Lock(ctx)
 		errc <- err
 	}()
 	waitForWaiters(t, holder, m, 1)
 	ghost := waiters(t, holder, m)[0]
-	gotNext := waiting(t, short, next, mn, 2)
+	gotNext := waiting(t, ctx, next, mn, 2)
 	backdate(t, holder, m, ghost, time.Second) // the vanished waiter is the oldest
 	dstest.Crash(gone)                         // its process dies: nothing leaves the waiter set
 	require.ErrorIs(t, <-errc, distsync.ErrClosed)
@@ -234,11 +252,13 @@ func TestWaiterJoiningListenedChannelAttemptsOnce(t *testing.T) {
 	c := dstest.Client(t)
 	name := dstest.Name(t)
 	m := newMutex(t, c, name)
-	held, err := m.Lock(barging)
+	tune(barging, keep, m)
+	ctx := context.Background()
+	held, err := m.Lock(ctx)
 	require.NoError(t, err)
-	first := waiting(t, barging, c, m, 1) // subscribes: two attempts
+	first := waiting(t, ctx, c, m, 1) // subscribes: two attempts
 	before := snapshot()
-	second := waiting(t, barging, c, m, 2)
+	second := waiting(t, ctx, c, m, 2)
 	assert.Equal(t, int64(1), snapshot().since(before).attempts, "registered by its first attempt")
 	require.NoError(t, m.Unlock(held))
 	w := <-first
@@ -255,10 +275,11 @@ func TestWaiterGivingUpLeavesNothingHeld(t *testing.T) {
 	holder, wc := dstest.Client(t), dstest.Client(t)
 	name := dstest.Name(t)
 	m, mw := newMutex(t, holder, name), newMutex(t, wc, name)
+	tune(starving, keep, m, mw)
 	for i := range 30 {
-		held, err := m.Lock(starving)
+		held, err := m.Lock(context.Background())
 		require.NoError(t, err)
-		ctx, cancel := context.WithCancel(starving)
+		ctx, cancel := context.WithCancel(context.Background())
 		type result struct {
 			ctx context.Context
 			err error
@@ -296,20 +317,21 @@ func TestWokenWaiterThatVanishedIsDropped(t *testing.T) {
 	name := dstest.Name(t)
 	m, mg, mn := newMutex(t, holder, name), newMutex(t, gone, name), newMutex(t, next, name)
 	const hl = 300 * time.Millisecond
-	young := core.WithTuning(context.Background(), core.Tuning{StarveAfter: time.Hour, HandoffLease: hl})
-	held, err := m.Lock(young)
+	tune(time.Hour, hl, m, mg)
+	ctx := context.Background()
+	held, err := m.Lock(ctx)
 	require.NoError(t, err)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := mg.Lock(young)
+		_, err := mg.Lock(ctx)
 		errc <- err
 	}()
 	waitForWaiters(t, holder, m, 1)
 	ghost := waiters(t, holder, m)[0]
 	// The next waiter bounds its sleep by a longer lease than the releases
 	// use, so it comes after the ghost's hand-off lease has passed.
-	later := core.WithTuning(context.Background(), core.Tuning{StarveAfter: time.Hour, HandoffLease: 2 * hl})
-	gotNext := waiting(t, later, next, mn, 2)
+	tune(time.Hour, 2*hl, mn)
+	gotNext := waiting(t, ctx, next, mn, 2)
 	backdate(t, holder, m, ghost, time.Second)
 	dstest.Crash(gone) // its process dies: nothing leaves the waiter set
 	require.ErrorIs(t, <-errc, distsync.ErrClosed)
@@ -319,7 +341,8 @@ func TestWokenWaiterThatVanishedIsDropped(t *testing.T) {
 	w := <-gotNext
 	assert.Equal(t, int64(0), snapshot().since(before).handed, "normal mode: nobody was handed the lock")
 	// Released with the shorter lease: the ghost, woken longer ago, is dropped.
-	require.NoError(t, mn.Unlock(core.WithTuning(w, core.Tuning{StarveAfter: time.Hour, HandoffLease: hl})))
+	tune(keep, hl, mn) // its Lock has returned: nothing of next reads it now
+	require.NoError(t, mn.Unlock(w))
 	assert.NotContains(t, waiters(t, holder, m), ghost)
 }
 
@@ -331,12 +354,13 @@ func TestHandedExplicitLeaseIsConfirmed(t *testing.T) {
 	name := dstest.Name(t)
 	m, ma := newMutex(t, holder, name), newMutex(t, a, name)
 	const hl = 300 * time.Millisecond
-	short := core.WithTuning(context.Background(), core.Tuning{StarveAfter: 0, HandoffLease: hl})
-	held, err := m.Lock(short)
+	tune(starving, hl, m, ma)
+	ctx := context.Background()
+	held, err := m.Lock(ctx)
 	require.NoError(t, err)
 	got := make(chan context.Context, 1)
 	go func() {
-		w, err := ma.TryLock(short, time.Minute, time.Minute)
+		w, err := ma.TryLock(ctx, time.Minute, time.Minute)
 		assert.NoError(t, err)
 		got <- w
 	}()

@@ -173,7 +173,7 @@ func (m *Mutex) s() acquire.Surface {
 }
 
 func init() {
-	core.Register("mutex", func(c *core.Core, name string, _ []any) (any, error) { return newMutex(c, name) })
+	core.Register(core.KindMutex, newMutex)
 }
 
 // newMutex returns the mutex called name on c (Client.Mutex).
@@ -229,11 +229,7 @@ func (m *Mutex) Unlock(ctx context.Context) error { return m.s().Unlock(ctx) }
 // release runs the unlock script once for acquisition id of owner,
 // remembering it for life: see core.ReleaseFunc.
 func (m *Mutex) release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
-	r, err := m.run(ctx, owner, id, life, false)
-	if h := afterUnlock.Load(); h != nil && err == nil {
-		err = (*h)()
-	}
-	return r, err
+	return m.run(ctx, owner, id, life, false)
 }
 
 // run runs the unlock script for acquisition id of owner; leave also
@@ -245,7 +241,7 @@ func (m *Mutex) run(ctx context.Context, owner, id string, life time.Duration, l
 		l = "1"
 	}
 	c := m.c
-	starve, hl := c.Tuned(ctx)
+	starve, hl := c.StarveAfter, c.HandoffLease
 	return c.Eval(ctx, unlockScript,
 		core.SubKeys(m.key, "", waiters, entries, done+id, fence),
 		[]string{owner, id, m.ch[:len(m.key)+1+len(channel)], c.PublishCmd(), core.Ms(life), msOrZero(starve), core.Ms(hl), core.Ms(c.FenceTTL), l},

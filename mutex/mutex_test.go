@@ -2,7 +2,6 @@ package mutex_test
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"runtime"
 	"sync"
@@ -145,9 +144,13 @@ func TestUnlockOnCancelledContext(t *testing.T) {
 	assert.False(t, locked)
 }
 
+// An unlock whose reply is lost is sent again: the retry learns that the
+// server applied it, releases no other acquisition's count, and a retried
+// final unlock is not an error. (A retry by the caller, after Unlock
+// returned the failure, is integration's TestRetriedReleaseIsExact.)
 func TestRetriedUnlockAfterLostReply(t *testing.T) {
-	// Not parallel: the reply-loss hook is package-wide.
-	c := dstest.Client(t)
+	t.Parallel()
+	c, f := dstest.FaultyClient(t, redistest.Shared(t), 0)
 	m := newMutex(t, c, dstest.Name(t))
 	ctx := context.Background()
 	outer, err := m.Lock(ctx)
@@ -155,20 +158,18 @@ func TestRetriedUnlockAfterLostReply(t *testing.T) {
 	inner, err := m.Lock(outer)
 	require.NoError(t, err)
 
-	lost := errors.New("reply lost")
-	restore := mutex.SetAfterUnlock(func() error { return lost })
-	assert.ErrorIs(t, m.Unlock(inner), lost)
-	restore()
+	unlock := dstest.Script("Release one acquisition, by its id")
+	lost := f.Inject(&dstest.Rule{Match: unlock, Fault: dstest.LoseReply, Times: 1})
 	// The server applied it; the retry must neither fail nor release the outer hold.
 	require.NoError(t, m.Unlock(inner))
+	require.Equal(t, 1, lost.Hits(), "the first reply was lost")
 	n, err := m.HoldCount(outer)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
 
-	restore = mutex.SetAfterUnlock(func() error { return lost })
-	assert.ErrorIs(t, m.Unlock(outer), lost)
-	restore()
+	lost = f.Inject(&dstest.Rule{Match: unlock, Fault: dstest.LoseReply, Times: 1})
 	require.NoError(t, m.Unlock(outer), "a retried final unlock is not an error")
+	require.Equal(t, 1, lost.Hits(), "the first reply was lost")
 	locked, err := m.IsLocked(ctx)
 	require.NoError(t, err)
 	assert.False(t, locked)
@@ -296,19 +297,17 @@ func TestReleaseWakesWaiterByNotification(t *testing.T) {
 }
 
 func TestReleaseBetweenTryAndSubscribe(t *testing.T) {
-	// Not parallel: it sets the acquire loop's hook.
-	c := dstest.Client(t)
+	// Not parallel: it reads the acquire loop's process-wide counters.
+	c, f := dstest.FaultyClient(t, redistest.Shared(t), 0)
 	m := newMutex(t, c, dstest.Name(t))
 	ctx := context.Background()
 	held, err := m.TryLock(ctx, 0, 10*time.Minute)
 	require.NoError(t, err)
 
-	var once sync.Once
-	hook := func() {
-		once.Do(func() { assert.NoError(t, m.Unlock(held)) })
-	}
-	acquire.BeforeSubscribe.Store(&hook)
-	defer acquire.BeforeSubscribe.Store(nil)
+	// The waiter's first attempt is refused, and the lock released before
+	// the refusal reaches the waiter, so before it subscribes.
+	f.Inject(&dstest.Rule{Match: dstest.Script("Acquire or re-enter the reentrant lock"), Fault: dstest.Hook, Times: 1,
+		Then: func() { assert.NoError(t, m.Unlock(held)) }})
 	timerBefore := acquire.Counters().Timer.Load()
 
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)

@@ -122,17 +122,12 @@ type RWLock struct {
 }
 
 func init() {
-	core.Register("rwlock", func(c *core.Core, name string, opts []any) (any, error) {
-		o := make([]Option, len(opts))
-		for i, x := range opts {
-			o[i] = x.(Option)
-		}
-		return newRWLock(c, name, o...)
-	})
+	core.Register(core.KindRWLock, newRWLock)
 }
 
-// newRWLock returns the read-write lock called name on c (Client.RWLock).
-func newRWLock(c *core.Core, name string, opts ...Option) (*RWLock, error) {
+// newRWLock returns the read-write lock called name on c; Client.RWLock
+// applies the options to it.
+func newRWLock(c *core.Core, name string) (*RWLock, error) {
 	if err := core.ValidateName(name); err != nil {
 		return nil, err
 	}
@@ -145,9 +140,6 @@ func newRWLock(c *core.Core, name string, opts ...Option) (*RWLock, error) {
 		rwait:   c.Key(name, "rwaiters"),
 		wwait:   c.Key(name, "wwaiters"),
 		channel: c.Key(name, "ch"),
-	}
-	for _, o := range opts {
-		o(rw)
 	}
 	rw.read = Side{rw: rw, side: "r", key: rw.leases, waiters: rw.rwait}
 	rw.write = Side{rw: rw, side: "w", key: rw.hash, waiters: rw.wwait}
@@ -336,7 +328,7 @@ func (l *Side) Unlock(ctx context.Context) error { return l.s().Unlock(ctx) }
 // owner, remembering it for life: see core.ReleaseFunc.
 func (l *Side) release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
 	rw, c := l.rw, l.rw.c
-	_, hl := c.Tuned(ctx)
+	hl := c.HandoffLease
 	script := readUnlockScript
 	if l.side == "w" {
 		script = writeUnlockScript
@@ -463,7 +455,7 @@ func (l *Side) TTL(ctx context.Context) (time.Duration, error) {
 func (l *Side) Token(ctx context.Context) (int64, error) { return l.s().Token(ctx) }
 
 // noSide stands for a Side no Client made (nil, or the zero value): its
-// nil Core reports NoClient.
+// nil Core reports ErrNoClient.
 var noSide = &Side{rw: &RWLock{}}
 
 // ok returns l, or noSide when no Client made l.

@@ -279,7 +279,7 @@ func (p *Permit) Context() context.Context { return core.OrZero(p).ctx }
 // wrapping ErrNotHeld when it is no longer held. One round trip.
 func (p *Permit) TTL(ctx context.Context) (time.Duration, error) {
 	if p == nil || p.s == nil {
-		return 0, fmt.Errorf("permit: %w", core.NoClient)
+		return 0, fmt.Errorf("permit: %w", core.ErrNoClient)
 	}
 	if err := p.s.c.Closed(); err != nil {
 		return 0, p.errorf(err)
@@ -303,7 +303,7 @@ func (p *Permit) TTL(ctx context.Context) (time.Duration, error) {
 // renews. One round trip.
 func (p *Permit) Extend(ctx context.Context, lease time.Duration) error {
 	if p == nil || p.s == nil {
-		return fmt.Errorf("permit: %w", core.NoClient)
+		return fmt.Errorf("permit: %w", core.ErrNoClient)
 	}
 	if err := p.s.c.Closed(); err != nil {
 		return p.errorf(err)

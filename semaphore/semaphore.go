@@ -355,8 +355,8 @@ type Semaphore struct {
 }
 
 func init() {
-	core.Register("semaphore", func(c *core.Core, name string, _ []any) (any, error) { return newSemaphore(c, name) })
-	core.Register("permit semaphore", func(c *core.Core, name string, _ []any) (any, error) { return newPermit(c, name) })
+	core.Register(core.KindSemaphore, newSemaphore)
+	core.Register(core.KindPermitSemaphore, newPermit)
 }
 
 // newSemaphore returns the counting semaphore called name on c

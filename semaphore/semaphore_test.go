@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -513,13 +512,6 @@ func TestDeleteLeavesNoKeys(t *testing.T) {
 	require.NoError(t, err, "a deleted semaphore's name may take another kind")
 	_, err = ps.Delete(ctx)
 	require.NoError(t, err)
-}
-
-func keysOf(t *testing.T, rc rueidis.Client, pattern string) []string {
-	t.Helper()
-	keys, err := rc.Do(context.Background(), rc.B().Keys().Pattern(pattern).Build()).AsStrSlice()
-	require.NoError(t, err)
-	return keys
 }
 
 // benchParallel runs acquire+release pairs from GOMAXPROCS*p goroutines for

@@ -30,12 +30,16 @@
 // renewed; it ends by itself (Extend moves its end).
 package watchdog
 
-import "time"
+import (
+	"time"
+
+	engine "github.com/distsync/distsync/internal/watchdog"
+)
 
 // Defaults of Config.
 const (
-	DefaultLease     = 30 * time.Second
-	DefaultBatchSize = 4096
+	DefaultLease         = 30 * time.Second
+	DefaultBatchSize int = engine.BatchSize
 )
 
 // Config is what a user sets of a Client's watchdog

@@ -130,7 +130,7 @@ func demoReentrancy(ctx context.Context, d *demoEnv) error {
 	} else if err != nil {
 		return err
 	} else {
-		return fmt.Errorf("B got a lock A holds")
+		return fmt.Errorf("holder B got a lock A holds")
 	}
 	if err := ma.Unlock(inner); err != nil {
 		return err
@@ -230,7 +230,7 @@ func demoLostLease(ctx context.Context, d *demoEnv) error {
 	select {
 	case <-held.Done():
 	case <-limit.C:
-		return fmt.Errorf("A's context was not cancelled within %v", 2*d.lease)
+		return fmt.Errorf("holder A's context was not cancelled within %v", 2*d.lease)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -239,7 +239,7 @@ func demoLostLease(ctx context.Context, d *demoEnv) error {
 	d.t.note("a holder learns of a loss at its next renewal (every lease/3),")
 	d.t.note("which is why the protected resource should check fencing tokens.")
 	if err := ma.Unlock(held); !errors.Is(err, distsync.ErrNotHeld) {
-		return fmt.Errorf("A's Unlock after the loss: %v, want ErrNotHeld", err)
+		return fmt.Errorf("holder A's Unlock after the loss: %v, want ErrNotHeld", err)
 	}
 	d.t.say("A", "Unlock: ErrNotHeld; it never touches B's lock")
 	return mb.Unlock(bHeld)

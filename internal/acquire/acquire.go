@@ -82,10 +82,6 @@ var stats Stats
 // Counters returns the process-wide counters.
 func Counters() *Stats { return &stats }
 
-// BeforeSubscribe, when set, runs between the first refused attempt and the
-// subscription: tests use it to release in exactly that gap.
-var BeforeSubscribe atomic.Pointer[func()]
-
 // Do runs the loop until try acquires (nil), the budget is spent (an error
 // wrapping core.ErrNotAcquired) or ctx is done (ctx.Err()).
 //
@@ -190,9 +186,6 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 				sleep = min(sleep, d)
 			}
 		case sub == nil:
-			if h := BeforeSubscribe.Load(); h != nil {
-				(*h)()
-			}
 			s, err := w.Notifier.Subscribe(sctx, w.Channel, w.Waiter)
 			switch {
 			case err == nil:

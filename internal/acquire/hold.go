@@ -170,7 +170,7 @@ func hold(ctx context.Context, l *Lock, h Handle, owner string, wait, lease time
 		if err1 != nil || err2 != nil {
 			return false
 		}
-		_, sl := c.Tuned(ctx)
+		sl := c.HandoffLease
 		if lease > 0 {
 			if lease > sl {
 				return false
@@ -196,7 +196,7 @@ func hold(ctx context.Context, l *Lock, h Handle, owner string, wait, lease time
 		waiter = WaiterID(owner, id)
 	}
 	w := WaitFor(c, h.Channel(), waiter, wait, func(lctx context.Context) error { return h.Leave(lctx, waiter, id) })
-	_, w.Bound = c.Tuned(ctx) // a waiter nudged as the next in line
+	w.Bound = c.HandoffLease // a waiter nudged as the next in line
 	if l.Handoff {
 		w.Handed = handed
 	}

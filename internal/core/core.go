@@ -44,7 +44,8 @@ type Config struct {
 	StarveAfter time.Duration
 	// HandoffLease bounds the lease of a lock a release granted to a waiter
 	// until the waiter's renewal (or confirmation) extends it: a waiter that
-	// vanished keeps it at most that long. 0: DefaultHandoffLease.
+	// vanished keeps it at most that long. 0: DefaultHandoffLease. No
+	// option sets these two; mutex's tests change them (mutex.Tune).
 	HandoffLease time.Duration
 	// Spin, when Max > 0, makes waiters poll with back-off instead of
 	// subscribing to notifications.
@@ -184,12 +185,12 @@ func (c *Core) SetClosed() {
 	c.closed.Store(true)
 }
 
-// Closed reports ErrClosed after Close, and NoClient on a nil Core: every
+// Closed reports ErrClosed after Close, and ErrNoClient on a nil Core: every
 // call checks it first, so a handle that no Client made (a nil pointer or a
 // zero value) returns an error rather than panic.
 func (c *Core) Closed() error {
 	if c == nil {
-		return NoClient
+		return ErrNoClient
 	}
 	if c.closed.Load() {
 		return ErrClosed
@@ -397,34 +398,4 @@ func (c *Core) EvalAcquire(ctx context.Context, s *Script, keys, args []string) 
 		return res, fmt.Errorf("%w: %d of %d replicas in %v", ErrNotReplicated, acked, c.AckReplicas, c.AckTimeout)
 	}
 	return res, nil
-}
-
-// Tuning overrides a Client's hand-off settings for the calls made with a
-// context that carries it (WithTuning): tests use it to make a release
-// hand off always (StarveAfter 0) or never, and to shorten the hand-off
-// lease. A negative field keeps the Client's setting.
-type Tuning struct {
-	StarveAfter  time.Duration
-	HandoffLease time.Duration
-}
-
-type tuningKey struct{}
-
-// WithTuning returns ctx carrying t.
-func WithTuning(ctx context.Context, t Tuning) context.Context {
-	return context.WithValue(ctx, tuningKey{}, t)
-}
-
-// Tuned returns the hand-off settings in force for a call made with ctx.
-func (c *Core) Tuned(ctx context.Context) (starveAfter, handoffLease time.Duration) {
-	starveAfter, handoffLease = c.StarveAfter, c.HandoffLease
-	if t, ok := ctx.Value(tuningKey{}).(Tuning); ok {
-		if t.StarveAfter >= 0 {
-			starveAfter = t.StarveAfter
-		}
-		if t.HandoffLease >= 0 {
-			handoffLease = t.HandoffLease
-		}
-	}
-	return starveAfter, handoffLease
 }

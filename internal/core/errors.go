@@ -54,12 +54,12 @@ var (
 	ErrNoLeader = errors.New("distsync: no leader")
 )
 
-// NoClient is the error of a call on a handle no Client made: a nil pointer
+// ErrNoClient is the error of a call on a handle no Client made: a nil pointer
 // or a zero value (a Client, a primitive, a Permit).
-var NoClient = fmt.Errorf("%w: a nil or zero value, not made by a Client", ErrInvalidArgument)
+var ErrNoClient = fmt.Errorf("%w: a nil or zero value, not made by a Client", ErrInvalidArgument)
 
 // OrZero returns p, or a new zero T when p is nil: a method of a nil
-// handle goes on with a zero one, whose nil Core reports NoClient.
+// handle goes on with a zero one, whose nil Core reports ErrNoClient.
 func OrZero[T any](p *T) *T {
 	if p == nil {
 		return new(T)

@@ -160,7 +160,7 @@ func (b *Backoff) Reset() { b.n = 0 }
 // returns ErrClosed after Close. Each successful Track needs an Untrack.
 func (c *Core) Track() error {
 	if c == nil {
-		return NoClient
+		return ErrNoClient
 	}
 	c.jobsMu.Lock()
 	defer c.jobsMu.Unlock()

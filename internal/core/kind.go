@@ -19,6 +19,11 @@ const (
 	KindElection        = "election"
 )
 
+// Kind is a kind of primitive, one of the constants above (untyped, so that
+// a script argument takes them as they are): the key of the registry of
+// makers (Register, Make).
+type Kind string
+
 // The sides of a read-write lock, as the observer is told them ("" for
 // other kinds).
 const (

@@ -2,34 +2,43 @@ package core
 
 import (
 	"fmt"
-	"sync"
+	"reflect"
 )
 
-// Maker makes the primitive of one kind called name on c; opts are the
-// options the Client's factory method was given.
-type Maker func(c *Core, name string, opts []any) (any, error)
+// Maker makes the handle, of type T, of one kind of primitive called name
+// on c.
+type Maker[T any] func(c *Core, name string) (T, error)
 
-var makers sync.Map // kind -> Maker
+// maker is a Maker of some handle type, as the registry keeps it.
+type maker interface{ handle() reflect.Type }
+
+func (Maker[T]) handle() reflect.Type { return reflect.TypeFor[T]() }
+
+// makers holds each kind's Maker. Register writes it during package
+// initialization only, so it is read without a lock afterwards.
+var makers = map[Kind]maker{}
 
 // Register records the Maker of kind: each primitive package registers its
-// constructor at init, so that primitives are made only through the Client
-// (the packages export no constructor that takes internal types).
-func Register(kind string, m Maker) { makers.Store(kind, m) }
+// constructor from an init function, so that primitives are made only
+// through the Client (the packages export no constructor that takes
+// internal types).
+func Register[T any](kind Kind, m Maker[T]) { makers[kind] = m }
 
 // Make makes the primitive of kind called name on c; after Close it makes
-// none and returns an error wrapping ErrClosed.
-func Make[T any](c *Core, kind, name string, opts ...any) (T, error) {
+// none and returns an error wrapping ErrClosed. A kind not registered, or
+// registered with another handle type than T, is an error, not a panic.
+func Make[T any](c *Core, kind Kind, name string) (T, error) {
 	var zero T
 	if err := c.Closed(); err != nil {
 		return zero, fmt.Errorf("%s %q: %w", kind, name, err)
 	}
-	m, ok := makers.Load(kind)
+	r, ok := makers[kind]
 	if !ok {
 		return zero, fmt.Errorf("distsync: no %s registered", kind)
 	}
-	p, err := m.(Maker)(c, name, opts)
-	if err != nil {
-		return zero, err
+	m, ok := r.(Maker[T])
+	if !ok {
+		return zero, fmt.Errorf("distsync: %s makes a %v, not a %v", kind, r.handle(), reflect.TypeFor[T]())
 	}
-	return p.(T), nil
+	return m(c, name)
 }

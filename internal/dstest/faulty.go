@@ -15,12 +15,19 @@ import (
 // cleanup.
 func FaultyClient(tb testing.TB, s *redistest.Server, lease time.Duration) (*distsync.Client, *Faulty) {
 	tb.Helper()
+	return FaultyClientWith(tb, s, distsync.Options{Lease: lease})
+}
+
+// FaultyClientWith is FaultyClient with opts (their connection fields are
+// ignored).
+func FaultyClientWith(tb testing.TB, s *redistest.Server, opts distsync.Options) (*distsync.Client, *Faulty) {
+	tb.Helper()
 	rc, err := rueidis.NewClient(s.ClientOption())
 	if err != nil {
 		tb.Fatalf("rueidis.NewClient: %v", err)
 	}
 	f := NewFaulty(rc)
-	c, err := distsync.FromClient(f, distsync.Options{Lease: lease})
+	c, err := distsync.FromClient(f, opts)
 	if err != nil {
 		rc.Close()
 		tb.Fatalf("distsync.FromClient: %v", err)

@@ -79,15 +79,6 @@ func (a admin) must(tb testing.TB, s *Server, args ...string) string {
 	return v
 }
 
-// array runs one command on s and returns its reply as a slice of strings.
-func (a admin) array(tb testing.TB, s *Server, args ...string) ([]string, error) {
-	tb.Helper()
-	c := a.client(tb, s)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return c.Do(ctx, c.B().Arbitrary(args...).Build()).AsStrSlice()
-}
-
 func (a admin) close() {
 	for _, c := range a {
 		c.Close()

@@ -5,8 +5,11 @@ import (
 	"time"
 )
 
-// What the locks that keep a hash of owner -> hold count under one key (the
-// mutex, the fair lock) answer about themselves. Each is one round trip, or
+// The calls of a lock by its key (acquire.Surface's, and the election's):
+// what the locks that keep a hash of owner -> hold count under one key (the
+// mutex, the fair lock) answer about themselves (LockExists, HoldCount,
+// LockTTL, Token, Waiting), and the holder's Release and Extend of the
+// acquisition its context carries. Each is one round trip, or
 // none for Token and Release, and returns ErrClosed after Close (before any
 // other error). Those that make a round trip refuse a key of another kind
 // than kind (the marker the lock scripts keep in the hash) with

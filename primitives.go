@@ -1,0 +1,72 @@
+package distsync
+
+import (
+	"github.com/distsync/distsync/election"
+	"github.com/distsync/distsync/fairlock"
+	"github.com/distsync/distsync/internal/core"
+	"github.com/distsync/distsync/latch"
+	"github.com/distsync/distsync/mutex"
+	"github.com/distsync/distsync/rwlock"
+	"github.com/distsync/distsync/semaphore"
+)
+
+// Mutex returns the reentrant mutex called name. It makes no I/O; an invalid
+// name returns ErrInvalidName, and a Client that was closed ErrClosed.
+func (c *Client) Mutex(name string) (*mutex.Mutex, error) {
+	return core.Make[*mutex.Mutex](c.cc(), core.KindMutex, name)
+}
+
+// RWLock returns the reentrant read-write lock called name; its Read and
+// Write methods return the two lockers. Options such as rwlock.PreferWriters
+// configure the handle. It makes no I/O; an invalid name returns
+// ErrInvalidName, and a Client that was closed ErrClosed.
+func (c *Client) RWLock(name string, opts ...rwlock.Option) (*rwlock.RWLock, error) {
+	rw, err := core.Make[*rwlock.RWLock](c.cc(), core.KindRWLock, name)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range opts {
+		o(rw)
+	}
+	return rw, nil
+}
+
+// FairLock returns the reentrant fair lock called name, which grants in
+// arrival order across processes. It makes no I/O; an invalid name returns
+// ErrInvalidName, and a Client that was closed ErrClosed.
+func (c *Client) FairLock(name string) (*fairlock.FairLock, error) {
+	return core.Make[*fairlock.FairLock](c.cc(), core.KindFairLock, name)
+}
+
+// Semaphore returns the counting semaphore called name (Redisson's
+// RSemaphore). It makes no I/O; an invalid name returns ErrInvalidName, and
+// a Client that was closed ErrClosed. Its calls on a name another kind uses,
+// a PermitSemaphore's included, return ErrWrongKind.
+func (c *Client) Semaphore(name string) (*semaphore.Semaphore, error) {
+	return core.Make[*semaphore.Semaphore](c.cc(), core.KindSemaphore, name)
+}
+
+// PermitSemaphore returns the permit-expiring semaphore called name
+// (Redisson's RPermitExpirableSemaphore), whose permits have ids and leases
+// renewed by the Client's watchdog. It makes no I/O; an invalid name returns
+// ErrInvalidName, and a Client that was closed ErrClosed. Its calls on a
+// name another kind uses, a counting Semaphore's included, return
+// ErrWrongKind.
+func (c *Client) PermitSemaphore(name string) (*semaphore.PermitSemaphore, error) {
+	return core.Make[*semaphore.PermitSemaphore](c.cc(), core.KindPermitSemaphore, name)
+}
+
+// Latch returns the countdown latch called name (Redisson's RCountDownLatch).
+// It makes no I/O; an invalid name returns ErrInvalidName, and a Client that
+// was closed ErrClosed.
+func (c *Client) Latch(name string) (*latch.Latch, error) {
+	return core.Make[*latch.Latch](c.cc(), core.KindLatch, name)
+}
+
+// Election returns the leader election called name: candidates Campaign in
+// arrival order, one leads at a time, and its term is a fencing token. It
+// makes no I/O; an invalid name returns ErrInvalidName, and a Client that
+// was closed ErrClosed.
+func (c *Client) Election(name string) (*election.Election, error) {
+	return core.Make[*election.Election](c.cc(), core.KindElection, name)
+}
