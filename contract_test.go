@@ -469,8 +469,8 @@ func extend(c *contract) {
 	c.free(10*time.Second, "free once the lease ended")
 }
 
-// closeEndsHolds: Close gives back the Client's holds (a watchdog one and an
-// explicit re-entry), ends their contexts with ErrClosed, and returns
+// closeEndsHolds: Close gives back the Client's holds (a watchdog one, an
+// explicit re-entry of it, and an explicit one alone), ends their contexts with ErrClosed, and returns
 // ErrClosed to its waiter and to every later TryLock.
 func closeEndsHolds(c *contract) {
 	t, l := c.t, c.l
@@ -478,6 +478,10 @@ func closeEndsHolds(c *contract) {
 	watchdog, err := l.TryLock(ctx, 0, 0)
 	require.NoError(t, err)
 	explicit, err := l.TryLock(watchdog, 0, time.Minute)
+	require.NoError(t, err)
+	// A hold with an explicit lease alone, which no watchdog knows of.
+	alone := c.name + "-explicit"
+	aloneHeld, err := c.k.open(t, c.cs, alone).TryLock(ctx, 0, time.Minute)
 	require.NoError(t, err)
 
 	// A waiter of the closing Clients, for a lock the rival holds.
@@ -496,7 +500,7 @@ func closeEndsHolds(c *contract) {
 	for _, cl := range c.cs {
 		cl.Close()
 	}
-	for _, h := range []context.Context{watchdog, explicit} {
+	for _, h := range []context.Context{watchdog, explicit, aloneHeld} {
 		require.Error(t, h.Err(), "the hold's context ended at Close")
 		assert.ErrorIs(t, context.Cause(h), distsync.ErrClosed)
 	}
@@ -507,6 +511,10 @@ func closeEndsHolds(c *contract) {
 		t.Fatal("the waiter did not return at Close")
 	}
 	c.free(0, "Close gave the hold back")
+	ra := c.rk.open(t, c.rivals, alone)
+	freed, err := ra.TryLock(ctx, 0, 0)
+	require.NoError(t, err, "Close gave the explicit hold back")
+	require.NoError(t, ra.Unlock(freed))
 	_, err = l.TryLock(ctx, 0, 0)
 	assert.ErrorIs(t, err, distsync.ErrClosed)
 	require.NoError(t, other.Unlock(bctx))
