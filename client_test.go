@@ -79,6 +79,8 @@ func TestInvalidOptions(t *testing.T) {
 		_, err := distsync.New(o)
 		assert.ErrorIs(t, err, distsync.ErrInvalidArgument, "%+v", o)
 	}
+	_, err := distsync.FromClient(nil, distsync.Options{})
+	assert.ErrorIs(t, err, distsync.ErrInvalidArgument, "FromClient(nil)")
 }
 
 // A prefix with a brace would put its own hash tag before the name's: every

@@ -42,7 +42,9 @@ var (
 	ErrWrongKind error = core.ErrWrongKind
 	// ErrNotSet: wrapped with ErrNotAcquired, or with ctx.Err() when a
 	// blocking wait ended by its context, when a semaphore whose permits
-	// were never set could not be acquired (it is not full: it has none).
+	// are not set (never set, or their TTL ended) could not be acquired (it
+	// is not full: it has none); and from a Release to such a semaphore,
+	// which releases nothing rather than recreate it.
 	ErrNotSet error = core.ErrNotSet
 	// ErrUpgrade: the holder of a read lock asked for the write lock, which
 	// would deadlock.

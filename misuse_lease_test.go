@@ -8,13 +8,14 @@ import (
 
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/dstest"
-	"github.com/distsync/distsync/multilock"
 	"github.com/distsync/distsync/redlock"
 )
 
 // A lease under MinLease is refused as a misuse, not granted and refused as
-// late (which looked like contention), for every primitive with an explicit
-// lease and for Extend; MinLease itself holds on a local server.
+// late (which looked like contention): by a Redlock's watchdog lease and by
+// the permit semaphore, TryAcquire and Extend; MinLease itself holds on a
+// local server. (Every lock kind's TryLock and Extend are
+// TestLockContract's misuse and extend.)
 func TestMinLease(t *testing.T) {
 	t.Parallel()
 	if distsync.MinLease != 10*time.Millisecond {
@@ -23,61 +24,15 @@ func TestMinLease(t *testing.T) {
 	c := dstest.Client(t)
 	ctx := context.Background()
 	base := dstest.Name(t)
-	too := []time.Duration{30, time.Millisecond, 2 * time.Millisecond, distsync.MinLease - 1}
+	too := tooShort // as the lock kinds are refused
 
-	type extender interface {
-		distsync.Locker
-		Extend(ctx context.Context, lease time.Duration) error
-	}
-	m, _ := c.Mutex(base + "-mutex")
-	f, _ := c.FairLock(base + "-fair")
-	rw, _ := c.RWLock(base + "-rw")
-	lockers := map[string]distsync.Locker{"mutex": m, "fairlock": f, "read": rw.Read(), "write": rw.Write()}
-	m2, _ := c.Mutex(base + "-multi")
-	ml, err := multilock.New(m2)
+	m, err := c.Mutex(base + "-red")
 	must(t, err)
-	lockers["multilock"] = ml
-	var members []distsync.Locker
-	for i := range 3 { // three keyspaces of one server stand for three masters
-		mm, err := dstest.Client(t, func(o *distsync.Options) { o.DB = 1 + i }).Mutex(base + "-red")
-		must(t, err)
-		members = append(members, mm)
-	}
-	rl, err := redlock.New(members)
+	_, err = redlock.New([]distsync.Locker{m}, redlock.WithWatchdogLease(distsync.MinLease))
 	must(t, err)
-	lockers["redlock"] = rl
-	_, err = redlock.New(members, redlock.WithWatchdogLease(time.Millisecond))
+	_, err = redlock.New([]distsync.Locker{m}, redlock.WithWatchdogLease(time.Millisecond))
 	if !errors.Is(err, distsync.ErrInvalidArgument) {
 		t.Errorf("redlock.WithWatchdogLease(1ms): %v, want ErrInvalidArgument", err)
-	}
-
-	for kind, l := range lockers {
-		for _, lease := range too {
-			if _, err := l.TryLock(ctx, 0, lease); !errors.Is(err, distsync.ErrInvalidArgument) {
-				t.Errorf("%s.TryLock(0, %v): %v, want ErrInvalidArgument", kind, lease, err)
-			}
-		}
-		held, err := l.TryLock(ctx, time.Second, distsync.MinLease)
-		if err != nil {
-			t.Errorf("%s.TryLock(1s, MinLease): %v", kind, err)
-		} else if err := l.Unlock(held); err != nil && !errors.Is(err, distsync.ErrNotHeld) {
-			t.Errorf("%s.Unlock: %v", kind, err)
-		}
-		e, ok := l.(extender)
-		if !ok {
-			continue
-		}
-		held, err = l.TryLock(ctx, time.Second, time.Minute)
-		must(t, err)
-		for _, lease := range too {
-			if err := e.Extend(held, lease); !errors.Is(err, distsync.ErrInvalidArgument) {
-				t.Errorf("%s.Extend(%v): %v, want ErrInvalidArgument", kind, lease, err)
-			}
-		}
-		must(t, e.Extend(held, distsync.MinLease))
-		if err := l.Unlock(held); err != nil && !errors.Is(err, distsync.ErrNotHeld) { // 10 ms may have passed
-			t.Errorf("%s.Unlock after Extend(MinLease): %v", kind, err)
-		}
 	}
 
 	s, _ := c.PermitSemaphore(base + "-permits")

@@ -261,82 +261,6 @@ func TestWaitingCountsLiveWaiters(t *testing.T) {
 	require.NoError(t, f.Unlock(<-got))
 }
 
-func TestReentrancy(t *testing.T) {
-	t.Parallel()
-	c := dstest.Client(t)
-	f := newFair(t, c, dstest.Name(t))
-	ctx := context.Background()
-	ctx1, err := f.Lock(ctx)
-	require.NoError(t, err)
-
-	// Others queue; the holder still re-enters.
-	errc := make(chan error, 1)
-	go func() {
-		h, err := f.Lock(ctx)
-		if err == nil {
-			err = f.Unlock(h)
-		}
-		errc <- err
-	}()
-	waitForQueue(t, f, 1)
-	ctx2, err := f.TryLock(ctx1, 0, 0)
-	require.NoError(t, err)
-	n, err := f.HoldCount(ctx2)
-	require.NoError(t, err)
-	assert.Equal(t, 2, n)
-	tok1, err := f.Token(ctx1)
-	require.NoError(t, err)
-	tok2, err := f.Token(ctx2)
-	require.NoError(t, err)
-	assert.Equal(t, tok1, tok2)
-	ttl, err := f.TTL(ctx)
-	require.NoError(t, err)
-	assert.Positive(t, ttl)
-
-	require.NoError(t, f.Unlock(ctx2))
-	locked, err := f.IsLocked(ctx)
-	require.NoError(t, err)
-	assert.True(t, locked)
-	require.NoError(t, f.Unlock(ctx1))
-	require.NoError(t, <-errc)
-	assert.ErrorIs(t, f.Unlock(ctx1), distsync.ErrNotHeld)
-	_, err = f.Token(ctx1)
-	assert.ErrorIs(t, err, distsync.ErrNotHeld)
-}
-
-func TestFencingTokensIncrease(t *testing.T) {
-	t.Parallel()
-	c1, c2 := dstest.Client(t), dstest.Client(t)
-	name := dstest.Name(t)
-	fs := []*fairlock.FairLock{newFair(t, c1, name), newFair(t, c2, name)}
-	ctx := context.Background()
-	var last int64
-	for i := range 10 {
-		f := fs[i%2]
-		held, err := f.Lock(ctx)
-		require.NoError(t, err)
-		tok, err := f.Token(held)
-		require.NoError(t, err)
-		assert.Greater(t, tok, last)
-		last = tok
-		require.NoError(t, f.Unlock(held))
-	}
-}
-
-func TestExplicitLeaseExpires(t *testing.T) {
-	t.Parallel()
-	c := dstest.Client(t)
-	f := newFair(t, c, dstest.Name(t))
-	ctx := context.Background()
-	held, err := f.TryLock(ctx, 0, 300*time.Millisecond)
-	require.NoError(t, err)
-	got, err := f.TryLock(ctx, 10*time.Second, 0)
-	require.NoError(t, err, "the head gets it when the lease ends")
-	<-held.Done()
-	assert.ErrorIs(t, context.Cause(held), distsync.ErrLeaseExpired)
-	require.NoError(t, f.Unlock(got))
-}
-
 func TestForceUnlockWakesHead(t *testing.T) {
 	t.Parallel()
 	c := dstest.Client(t)
@@ -352,23 +276,6 @@ func TestForceUnlockWakesHead(t *testing.T) {
 	ok, err = f.ForceUnlock(ctx)
 	require.NoError(t, err)
 	assert.False(t, ok)
-}
-
-func TestInvalidInput(t *testing.T) {
-	t.Parallel()
-	c := dstest.Client(t)
-	for _, name := range []string{"", "a{b", string(make([]byte, 2000)), "\xff"} {
-		_, err := c.FairLock(name)
-		assert.ErrorIs(t, err, distsync.ErrInvalidName, "%q", name)
-	}
-	f := newFair(t, c, dstest.Name(t))
-	_, err := f.TryLock(context.Background(), -time.Second, 0)
-	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
-	_, err = f.TryLock(context.Background(), 0, -time.Second)
-	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
-	c.Close()
-	_, err = f.Lock(context.Background())
-	assert.ErrorIs(t, err, distsync.ErrClosed)
 }
 
 // lockQueued starts f.Lock in a goroutine and waits until n waiters are

@@ -59,91 +59,6 @@ func TestMutualExclusion(t *testing.T) {
 	assert.Equal(t, goroutines*rounds, counter)
 }
 
-func TestReentrancy(t *testing.T) {
-	t.Parallel()
-	c := dstest.Client(t)
-	m := newMutex(t, c, dstest.Name(t))
-	ctx := context.Background()
-
-	ctx1, err := m.Lock(ctx)
-	require.NoError(t, err)
-	ctx2, err := m.Lock(ctx1)
-	require.NoError(t, err)
-	ctx3, err := m.TryLock(ctx2, 0, 0)
-	require.NoError(t, err)
-	n, err := m.HoldCount(ctx3)
-	require.NoError(t, err)
-	assert.Equal(t, 3, n)
-
-	// Another owner cannot get in.
-	_, err = m.TryLock(ctx, 0, 0)
-	assert.ErrorIs(t, err, distsync.ErrNotAcquired)
-
-	require.NoError(t, m.Unlock(ctx3))
-	assert.ErrorIs(t, context.Cause(ctx3), distsync.ErrReleased)
-	assert.NoError(t, ctx2.Err(), "releasing the inner hold leaves the outer ones")
-	require.NoError(t, m.Unlock(ctx2))
-	n, err = m.HoldCount(ctx1)
-	require.NoError(t, err)
-	assert.Equal(t, 1, n)
-	locked, err := m.IsLocked(ctx)
-	require.NoError(t, err)
-	assert.True(t, locked)
-
-	require.NoError(t, m.Unlock(ctx1))
-	locked, err = m.IsLocked(ctx)
-	require.NoError(t, err)
-	assert.False(t, locked)
-	n, err = m.HoldCount(ctx1)
-	require.NoError(t, err)
-	assert.Equal(t, 0, n)
-}
-
-func TestNotHeld(t *testing.T) {
-	t.Parallel()
-	c := dstest.Client(t)
-	m := newMutex(t, c, dstest.Name(t))
-	ctx := context.Background()
-
-	assert.ErrorIs(t, m.Unlock(ctx), distsync.ErrNotHeld, "a context with no owner")
-	held, err := m.Lock(ctx)
-	require.NoError(t, err)
-
-	other, err := c.Mutex("other-" + dstest.Name(t))
-	require.NoError(t, err)
-	otherCtx, err := other.Lock(ctx)
-	require.NoError(t, err)
-	defer other.Unlock(otherCtx)
-	// otherCtx carries an owner, but not the owner of m.
-	assert.ErrorIs(t, m.Unlock(otherCtx), distsync.ErrNotHeld)
-	// A second Client cannot release the first one's lock either.
-	m2 := newMutex(t, dstest.Client(t), dstest.Name(t))
-	assert.ErrorIs(t, m2.Unlock(held), distsync.ErrNotHeld)
-	locked, err := m.IsLocked(ctx)
-	require.NoError(t, err)
-	assert.True(t, locked, "a failed unlock must not release another owner's lock")
-
-	require.NoError(t, m.Unlock(held))
-	assert.ErrorIs(t, m.Unlock(held), distsync.ErrNotHeld, "the same acquisition twice")
-	_, err = m.Token(held)
-	assert.ErrorIs(t, err, distsync.ErrNotHeld)
-}
-
-func TestUnlockOnCancelledContext(t *testing.T) {
-	t.Parallel()
-	c := dstest.Client(t)
-	m := newMutex(t, c, dstest.Name(t))
-	parent, cancel := context.WithCancel(context.Background())
-	lctx, err := m.Lock(parent)
-	require.NoError(t, err)
-	cancel()
-	require.Error(t, lctx.Err())
-	require.NoError(t, m.Unlock(lctx))
-	locked, err := m.IsLocked(context.Background())
-	require.NoError(t, err)
-	assert.False(t, locked)
-}
-
 // An unlock whose reply is lost is sent again: the retry learns that the
 // server applied it, releases no other acquisition's count, and a retried
 // final unlock is not an error. (A retry by the caller, after Unlock
@@ -174,28 +89,6 @@ func TestRetriedUnlockAfterLostReply(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, locked)
 	assert.ErrorIs(t, m.Unlock(outer), distsync.ErrNotHeld, "after a confirmed release, another is an error")
-}
-
-func TestExplicitLeaseExpires(t *testing.T) {
-	t.Parallel()
-	c := dstest.Client(t)
-	m := newMutex(t, c, dstest.Name(t))
-	ctx := context.Background()
-	const lease = 300 * time.Millisecond
-	held, err := m.TryLock(ctx, 0, lease)
-	require.NoError(t, err)
-	ttl, err := m.TTL(ctx)
-	require.NoError(t, err)
-	assert.True(t, ttl > 0 && ttl <= lease, "ttl %v", ttl)
-
-	// Another owner gets it once the lease has run out on the server, not renewed.
-	got, err := m.TryLock(ctx, 10*time.Second, 0)
-	require.NoError(t, err)
-	defer m.Unlock(got)
-	<-held.Done()
-	assert.ErrorIs(t, context.Cause(held), distsync.ErrLeaseExpired)
-	assert.Zero(t, c.Stats().Renewals, "an explicit lease is never renewed")
-	assert.ErrorIs(t, m.Unlock(held), distsync.ErrNotHeld)
 }
 
 func TestWatchdogKeepsLockAlive(t *testing.T) {
@@ -318,76 +211,6 @@ func TestReleaseBetweenTryAndSubscribe(t *testing.T) {
 	assert.Equal(t, timerBefore, acquire.Counters().Timer.Load())
 }
 
-func TestFencingTokensIncrease(t *testing.T) {
-	t.Parallel()
-	c1, c2 := dstest.Client(t), dstest.Client(t)
-	name := dstest.Name(t)
-	ms := []*mutex.Mutex{newMutex(t, c1, name), newMutex(t, c2, name)}
-	ctx := context.Background()
-	var last int64
-	for i := range 20 {
-		m := ms[i%2]
-		held, err := m.Lock(ctx)
-		require.NoError(t, err)
-		tok, err := m.Token(held)
-		require.NoError(t, err)
-		assert.Greater(t, tok, last)
-		inner, err := m.Lock(held)
-		require.NoError(t, err)
-		same, err := m.Token(inner)
-		require.NoError(t, err)
-		assert.Equal(t, tok, same, "a re-entry keeps the hold's token")
-		require.NoError(t, m.Unlock(inner))
-		require.NoError(t, m.Unlock(held))
-		last = tok
-		if i == 10 {
-			// The name goes idle and its counter expires: tokens still increase.
-			rc := c1.Rueidis()
-			require.NoError(t, rc.Do(ctx, rc.B().Del().Key(m.Key()+":fence").Build()).Error())
-		}
-	}
-}
-
-func TestInvalidInput(t *testing.T) {
-	t.Parallel()
-	c := dstest.Client(t)
-	for _, name := range []string{"", "a{b", "a}b", string(make([]byte, 2000)), "\xff"} {
-		_, err := c.Mutex(name)
-		assert.ErrorIs(t, err, distsync.ErrInvalidName, "%q", name)
-	}
-	m := newMutex(t, c, dstest.Name(t))
-	_, err := m.TryLock(context.Background(), -time.Second, 0)
-	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
-	_, err = m.TryLock(context.Background(), 0, -time.Second)
-	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
-	_, err = distsync.New(distsync.Options{Lease: -1})
-	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
-	_, err = distsync.FromClient(nil, distsync.Options{})
-	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
-}
-
-func TestClosedClient(t *testing.T) {
-	t.Parallel()
-	c := dstest.Client(t)
-	other := dstest.Client(t)
-	name := dstest.Name(t)
-	held, err := newMutex(t, other, name).Lock(context.Background())
-	require.NoError(t, err)
-	defer newMutex(t, other, name).Unlock(held)
-
-	m := newMutex(t, c, name)
-	errc := make(chan error, 1)
-	go func() {
-		_, err := m.Lock(context.Background())
-		errc <- err
-	}()
-	waitForWaiters(t, other, m, 1)
-	c.Close()
-	assert.ErrorIs(t, <-errc, distsync.ErrClosed, "a waiter returns when its Client closes")
-	_, err = m.Lock(context.Background())
-	assert.ErrorIs(t, err, distsync.ErrClosed)
-}
-
 func TestNoKeysLeftAfterLastUnlock(t *testing.T) {
 	t.Parallel()
 	c := dstest.Client(t)
@@ -411,29 +234,6 @@ func TestNoKeysLeftAfterLastUnlock(t *testing.T) {
 	require.NoError(t, m.Unlock(held))
 	wg.Wait()
 	assert.Equal(t, []string{m.Key() + ":fence"}, dstest.Keys(t, c, m.Key()+"*"))
-}
-
-func TestCloseCancelsHolders(t *testing.T) {
-	t.Parallel()
-	c := dstest.Client(t)
-	m := newMutex(t, c, dstest.Name(t))
-	held, err := m.Lock(context.Background())
-	require.NoError(t, err)
-	explicit, err := newMutex(t, c, dstest.Name(t)+"-explicit").TryLock(context.Background(), 0, time.Minute)
-	require.NoError(t, err)
-	c.Close()
-	t.Cleanup(func() { // the abandoned holds stay on the server until their leases end
-		other := dstest.Client(t)
-		for _, name := range []string{dstest.Name(t), dstest.Name(t) + "-explicit"} {
-			_, err := newMutex(t, other, name).ForceUnlock(context.Background())
-			assert.NoError(t, err)
-		}
-	})
-	// No longer renewed: the holders must not believe they still hold.
-	<-held.Done()
-	<-explicit.Done()
-	assert.ErrorIs(t, context.Cause(held), distsync.ErrClosed)
-	assert.ErrorIs(t, context.Cause(explicit), distsync.ErrClosed)
 }
 
 // Two goroutines of one owner wait for a lock another owner holds; one gives

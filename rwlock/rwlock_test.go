@@ -118,41 +118,6 @@ func TestExclusion(t *testing.T) {
 	t.Logf("at most %d readers inside at once", maxReaders.Load())
 }
 
-func TestReentrancy(t *testing.T) {
-	t.Parallel()
-	c := dstest.Client(t)
-	rw := newRW(t, c, dstest.Name(t))
-	ctx := context.Background()
-	for _, l := range []*rwlock.Side{rw.Read(), rw.Write()} {
-		ctx1, err := l.Lock(ctx)
-		require.NoError(t, err)
-		ctx2, err := l.TryLock(ctx1, 0, 0)
-		require.NoError(t, err)
-		n, err := l.HoldCount(ctx2)
-		require.NoError(t, err)
-		assert.Equal(t, 2, n)
-		tok1, err := l.Token(ctx1)
-		require.NoError(t, err)
-		tok2, err := l.Token(ctx2)
-		require.NoError(t, err)
-		assert.Equal(t, tok1, tok2, "a re-entry keeps the hold's token")
-
-		require.NoError(t, l.Unlock(ctx2))
-		assert.ErrorIs(t, context.Cause(ctx2), distsync.ErrReleased)
-		assert.NoError(t, ctx1.Err())
-		n, err = l.HoldCount(ctx1)
-		require.NoError(t, err)
-		assert.Equal(t, 1, n)
-		require.NoError(t, l.Unlock(ctx1))
-		n, err = l.HoldCount(ctx1)
-		require.NoError(t, err)
-		assert.Zero(t, n)
-		locked, err := l.IsLocked(ctx)
-		require.NoError(t, err)
-		assert.False(t, locked)
-	}
-}
-
 func TestDowngrade(t *testing.T) {
 	t.Parallel()
 	c := dstest.Client(t)
@@ -369,25 +334,6 @@ func TestReleaseWakesByNotification(t *testing.T) {
 	assert.Equal(t, timerBefore, stats.Timer.Load(), "no wake-up by timer")
 }
 
-func TestExplicitLeaseExpires(t *testing.T) {
-	t.Parallel()
-	c := dstest.Client(t)
-	rw := newRW(t, c, dstest.Name(t))
-	ctx := context.Background()
-	const lease = 300 * time.Millisecond
-	r, err := rw.Read().TryLock(ctx, 0, lease)
-	require.NoError(t, err)
-	ttl, err := rw.Read().TTL(ctx)
-	require.NoError(t, err)
-	assert.True(t, ttl > 0 && ttl <= lease, "ttl %v", ttl)
-	w, err := rw.Write().TryLock(ctx, 10*time.Second, 0)
-	require.NoError(t, err, "the writer gets in once the read lease ends")
-	<-r.Done()
-	assert.ErrorIs(t, context.Cause(r), distsync.ErrLeaseExpired)
-	assert.ErrorIs(t, rw.Read().Unlock(r), distsync.ErrNotHeld)
-	require.NoError(t, rw.Write().Unlock(w))
-}
-
 func TestWatchdogKeepsHoldsAlive(t *testing.T) {
 	t.Parallel()
 	const lease = 900 * time.Millisecond
@@ -438,21 +384,19 @@ func TestForceUnlock(t *testing.T) {
 	assert.Equal(t, []string{rw.Write().Key() + ":fence"}, dstest.Keys(t, c, rw.Write().Key()+"*"))
 }
 
+// The sides are apart: a read hold is no write hold. (What every lock kind
+// does with a foreign or released hold is TestLockContract's misuse.)
 func TestNotHeld(t *testing.T) {
 	t.Parallel()
 	c := dstest.Client(t)
 	rw := newRW(t, c, dstest.Name(t))
 	ctx := context.Background()
-	assert.ErrorIs(t, rw.Read().Unlock(ctx), distsync.ErrNotHeld)
 	r, err := rw.Read().Lock(ctx)
 	require.NoError(t, err)
 	assert.ErrorIs(t, rw.Write().Unlock(r), distsync.ErrNotHeld, "a reader does not hold the write lock")
 	_, err = rw.Write().Token(r)
 	assert.ErrorIs(t, err, distsync.ErrNotHeld)
-	other := newRW(t, dstest.Client(t), dstest.Name(t))
-	assert.ErrorIs(t, other.Read().Unlock(r), distsync.ErrNotHeld, "another Client's owner")
-	require.NoError(t, rw.Read().Unlock(r))
-	assert.ErrorIs(t, rw.Read().Unlock(r), distsync.ErrNotHeld, "the same acquisition twice")
+	require.NoError(t, rw.Read().Unlock(r), "the refused write Unlock left the read hold")
 }
 
 func TestFencingTokensIncrease(t *testing.T) {
@@ -506,33 +450,13 @@ func TestNoKeysLeft(t *testing.T) {
 	assert.Equal(t, []string{rw.Write().Key() + ":fence"}, dstest.Keys(t, c, rw.Write().Key()+"*"))
 }
 
-func TestInvalidInput(t *testing.T) {
+// The write lock orders first among lockers, and both sides bear the
+// lock's name. (Bad names and durations are TestLockContract's misuse.)
+func TestSideKeys(t *testing.T) {
 	t.Parallel()
-	c := dstest.Client(t)
-	for _, name := range []string{"", "a{b", "a}b", string(make([]byte, 2000)), "\xff"} {
-		_, err := c.RWLock(name)
-		assert.ErrorIs(t, err, distsync.ErrInvalidName, "%q", name)
-	}
-	rw := newRW(t, c, dstest.Name(t))
-	for _, l := range []*rwlock.Side{rw.Read(), rw.Write()} {
-		_, err := l.TryLock(context.Background(), -time.Second, 0)
-		assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
-		_, err = l.TryLock(context.Background(), 0, -time.Second)
-		assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
-	}
+	rw := newRW(t, dstest.Client(t), dstest.Name(t))
 	assert.Less(t, rw.Write().Key(), rw.Read().Key(), "the write lock orders first")
 	assert.Equal(t, rw.Name(), rw.Read().Name())
-}
-
-func TestClosedClient(t *testing.T) {
-	t.Parallel()
-	c := dstest.Client(t)
-	rw := newRW(t, c, dstest.Name(t))
-	c.Close()
-	_, err := rw.Read().Lock(context.Background())
-	assert.ErrorIs(t, err, distsync.ErrClosed)
-	_, err = rw.Write().IsLocked(context.Background())
-	assert.ErrorIs(t, err, distsync.ErrClosed)
 }
 
 // waitForWaiters waits until the waiter set with suffix ("rwaiters" or

@@ -43,9 +43,10 @@ var (
 	ErrWrongKind = errors.New("distsync: the name is used by another kind of primitive")
 	// ErrNotSet is returned, wrapped with ErrNotAcquired (a spent wait
 	// budget) or with the context's error (a wait ended by its context),
-	// when a semaphore whose permits were never set could not be acquired:
-	// it is not full, it has no permits at all until TrySetPermits,
-	// SetPermits or AddPermits.
+	// when a semaphore whose permits are not set (never set, or their TTL
+	// ended) could not be acquired: it is not full, it has no permits at
+	// all until TrySetPermits, SetPermits or AddPermits; and from a Release
+	// to such a semaphore, which releases nothing rather than recreate it.
 	ErrNotSet = errors.New("distsync: the semaphore's permits were never set")
 	// ErrUpgrade is returned when the holder of a read lock asks for the write lock,
 	// which would deadlock.
