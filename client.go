@@ -128,7 +128,8 @@ const (
 	DefaultPrefix       = "distsync:"
 	DefaultLease        = watchdog.DefaultLease
 	DefaultWaiterWindow = 30 * time.Second
-	DefaultFenceTTL     = time.Hour
+	// Deprecated: fencing counters no longer lapse (Options.FenceTTL).
+	DefaultFenceTTL = time.Hour
 )
 
 // Options configure a Client. The zero value of each field means its default.
@@ -168,9 +169,11 @@ type Options struct {
 	// WaiterWindow is how long a waiter stays registered beyond the lease it
 	// was told, and its longest sleep when no lease bounds it. Default 30 s.
 	WaiterWindow time.Duration
-	// FenceTTL is how long a name's fencing counter outlives its last
-	// acquisition; after it, tokens continue from the server clock in
-	// microseconds. Default 1 h.
+	// FenceTTL is ignored: fencing tokens come from one counter per hash
+	// slot, which never lapses (docs/how-it-works.md#fencing-tokens). A
+	// negative value is still refused.
+	//
+	// Deprecated: counters no longer lapse; leave it unset.
 	FenceTTL time.Duration
 	// ReplicaAck, when Replicas > 0, makes every acquisition and renewal
 	// wait (Redis WAIT, at most Timeout) until that many replicas
@@ -343,7 +346,6 @@ func newClient(rc rueidis.Client, opts Options) *Client {
 		Prefix:       opts.Prefix,
 		Lease:        max(opts.Lease, opts.Watchdog.Lease),
 		WaiterWindow: opts.WaiterWindow,
-		FenceTTL:     opts.FenceTTL,
 		AckReplicas:  opts.ReplicaAck.Replicas,
 		AckTimeout:   opts.ReplicaAck.Timeout,
 		Log:          opts.Logger,
@@ -363,9 +365,6 @@ func newClient(rc rueidis.Client, opts Options) *Client {
 	}
 	if cfg.WaiterWindow == 0 {
 		cfg.WaiterWindow = DefaultWaiterWindow
-	}
-	if cfg.FenceTTL == 0 {
-		cfg.FenceTTL = DefaultFenceTTL
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()

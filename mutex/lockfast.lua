@@ -2,10 +2,11 @@
 -- KEYS[1] the lock: a hash of owner -> hold count, '#t' -> fencing token,
 --         '#a:'..owner -> the owner's ledger of acquisitions (lib.lua) and,
 --         once a waiter may wait, '#q' -> 1 (releases then look for them)
--- KEYS[2] the name's fencing counter  KEYS[3] Q and KEYS[4] E, the waiters
+-- KEYS[2] the fencing counter of the name's slot (Core.FenceKey)  KEYS[3] Q and KEYS[4] E, the waiters
 -- (mx.lua)  KEYS[5] the acquisition's finished mark (ds_mark)
 -- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] waiter id ('<owner>:<acquisition
--- id>', mx.lua; '' when the caller will not wait)  ARGV[4] waiter window ms  ARGV[5] fencing counter lifetime ms
+-- id>', mx.lua; '' when the caller will not wait)  ARGV[4] waiter window ms  ARGV[5] unused
+-- ('': it was a lifetime of per-name fencing counters)
 -- ARGV[6] acquisition id  ARGV[7] 'w' (the watchdog renews it) or 'e'
 -- Reply: {token, hold count} when acquired or re-entered, or when this
 --        acquisition was granted before (a repeated attempt, or the
@@ -25,11 +26,11 @@ if ARGV[3] == '' and redis.call('EXISTS', KEYS[1], KEYS[5], KEYS[3]) == 0 then
   local t = redis.call('TIME')
   local tok = tonumber(t[1]) * 1000000 + tonumber(t[2])
   local s = string.format('%.0f', tok)
-  local last = redis.call('SET', KEYS[2], s, 'PX', ARGV[5], 'GET')
+  local last = redis.call('SET', KEYS[2], s, 'GET')
   if last and tok <= tonumber(last) then
     tok = tonumber(last) + 1
     s = string.format('%.0f', tok)
-    redis.call('SET', KEYS[2], s, 'PX', ARGV[5])
+    redis.call('SET', KEYS[2], s)
   end
   local e = 'w'
   if ARGV[7] ~= 'w' then

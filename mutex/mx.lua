@@ -83,7 +83,7 @@ end
 -- the waiters flag when others wait), else
 -- the lock is deleted and that waiter alone is woken, so a running owner may
 -- barge in first. Returns 'g', 'w' or '' (nobody was told).
-local function mx_next(h, q, e, fence, fencettl, channel, pub, starve, hl)
+local function mx_next(h, q, e, fence, fencettl, channel, pub, starve, hl) -- fencettl: unused
   local now
   hl = tonumber(hl)
   for _ = 1, 64 do
@@ -101,7 +101,7 @@ local function mx_next(h, q, e, fence, fencettl, channel, pub, starve, hl)
       redis.call('ZREM', q, id)
       redis.call('HDEL', e, id)
     elseif now - since >= tonumber(starve) then
-      local tok, s = ds_token(fence, fencettl)
+      local tok, s = ds_token(fence)
       local ttl = hl
       if mode ~= 'w' then ttl = math.min(ttl, tonumber(lease)) end
       redis.call('DEL', h)

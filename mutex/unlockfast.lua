@@ -6,11 +6,11 @@
 -- its waiter entry ('<owner>:<acquisition id>', mx.lua) goes, and a grant a
 -- release may have handed it meanwhile is given back.
 -- KEYS[1] the lock  KEYS[2] Q  KEYS[3] E  KEYS[4] the acquisition's
--- finished mark  KEYS[5] the fencing counter
+-- finished mark  KEYS[5] the fencing counter (Core.FenceKey)
 -- ARGV[1] owner  ARGV[2] acquisition id  ARGV[3] channel
 -- ARGV[4] publish command (PUBLISH or SPUBLISH)  ARGV[5] ms to remember the
 -- release  ARGV[6] starve ms  ARGV[7] hand-off lease ms
--- ARGV[8] fencing counter lifetime ms  ARGV[9] '1' when a waiter leaves
+-- ARGV[8] unused ('')  ARGV[9] '1' when a waiter leaves
 -- Reply: see ds_release (lib.lua): 1, 0, 2 released; -1 not held.
 --
 -- The common case comes first, before the helpers are defined: the

@@ -18,4 +18,4 @@ if retry then
 end
 if redis.call('EXISTS', KEYS[6]) == 1 then return {-2, 0} end
 ds_unwait(KEYS[4], ARGV[3])
-return rw_grant(KEYS[1], KEYS[2], m, now, ARGV[2], KEYS[3], ARGV[5], ARGV[6], ARGV[7])
+return rw_grant(KEYS[1], KEYS[2], m, now, ARGV[2], KEYS[3], ARGV[6], ARGV[7])

@@ -60,11 +60,11 @@ end
 -- acquisition granted before renews its lease from now, as a new grant's
 -- would be, so the caller may count it from that attempt's send. The
 -- hold's lease is never shortened. Returns {token, hold count}.
-local function rw_grant(h, l, m, now, lease, fence, fencettl, id, mode)
+local function rw_grant(h, l, m, now, lease, fence, id, mode)
   local n, new = ds_enter(h, m, id, mode, lease, now, true)
   local tok
   if n == 1 and new then
-    tok = ds_token(fence, fencettl)
+    tok = ds_token(fence)
     redis.call('HSET', h, 't:' .. m, string.format('%.0f', tok), '#k', 'rwlock')
   else
     tok = tonumber(redis.call('HGET', h, 't:' .. m))

@@ -10,14 +10,14 @@ end
 
 -- Next fencing token of a name (as ds_token), with t a TIME reply: as a
 -- number and as the string to store.
-local function dsf_token(key, ttl, t)
+local function dsf_token(key, t)
   local tok = tonumber(t[1]) * 1000000 + tonumber(t[2])
   local s = string.format('%.0f', tok)
-  local last = redis.call('SET', key, s, 'PX', ttl, 'GET')
+  local last = redis.call('SET', key, s, 'GET')
   if last and tok <= tonumber(last) then
     tok = tonumber(last) + 1
     s = string.format('%.0f', tok)
-    redis.call('SET', key, s, 'PX', ttl)
+    redis.call('SET', key, s)
   end
   return tok, s
 end

@@ -20,20 +20,23 @@ local function ds_now_ms()
   return sec * 1000 + math.floor(usec / 1000)
 end
 
--- Next fencing token of a name, as a number and as the string to store. The
--- counter key lives ttl ms after its last use; when it is absent the sequence
--- continues from the server clock in microseconds, so tokens keep increasing
--- across idle periods without a key that lives forever. One SET ... GET in the
--- common case (the clock moved on since the last token).
-local function ds_token(key, ttl)
+-- Next fencing token of a name from its counter key (Core.FenceKey: one per
+-- hash slot, shared by the slot's names), as a number and as the string to
+-- store: the server clock in microseconds, or the counter's last token + 1
+-- when that is not smaller. The counter never lapses, so tokens strictly
+-- increase for ever; when it is absent (a restart without persistence) the
+-- sequence continues from the clock, so tokens still increase unless the
+-- clock stepped back. One SET ... GET in the common case (the clock moved on
+-- since the last token).
+local function ds_token(key)
   local sec, usec = ds_time()
   local tok = sec * 1000000 + usec
   local s = string.format('%.0f', tok)
-  local last = redis.call('SET', key, s, 'PX', ttl, 'GET')
+  local last = redis.call('SET', key, s, 'GET')
   if last and tok <= tonumber(last) then
     tok = tonumber(last) + 1
     s = string.format('%.0f', tok)
-    redis.call('SET', key, s, 'PX', ttl)
+    redis.call('SET', key, s)
   end
   return tok, s
 end
