@@ -24,8 +24,8 @@ import (
 // lapsed, across restarts with and without persistence, and on a Cluster
 // the counter shares its names' slot.
 
-// fenceKey is the counter that serves m.
-func fenceKey(m *mutex.Mutex) string { return core.FenceOf(m.Key()) }
+// fenceKey is the counter that serves m on a standalone server.
+func fenceKey(m *mutex.Mutex) string { return core.FenceOf(m.Key(), false) }
 
 // token takes m, returns the hold's token and releases it.
 func token(t *testing.T, m *mutex.Mutex) int64 {
@@ -87,25 +87,31 @@ func TestFenceNeverLapses(t *testing.T) {
 	assert.Greater(t, token(t, m), last, "the token follows the last one, not the clock")
 }
 
-// Names of one slot share a counter: their tokens interleave in one
-// increasing sequence, and each name's tokens strictly increase.
-func TestFenceSharedBySlot(t *testing.T) {
+// Names share a counter (on a standalone server, one): their tokens
+// interleave in one increasing sequence, and each name's tokens strictly
+// increase. On a Cluster names of one slot share theirs
+// (TestClusterFenceSharesSlot).
+func TestFenceShared(t *testing.T) {
 	t.Parallel()
 	s := redistest.Start(t)
 	redistest.RequireReal(t, s)
 	c := dstest.ClientOn(t, s)
 	a, err := c.Mutex("shared-a")
 	require.NoError(t, err)
-	var b *mutex.Mutex
-	for i := 0; b == nil; i++ { // another name of a's slot
-		name := fmt.Sprintf("shared-b%d", i)
-		if core.Slot(name) == core.Slot("shared-a") {
-			b, err = c.Mutex(name)
-			require.NoError(t, err)
-		}
-	}
+	b, err := c.Mutex("shared-b")
+	require.NoError(t, err)
 	require.Equal(t, fenceKey(a), fenceKey(b))
-	last := ahead(t, s.Client(t), a, token(t, a))
+	interleaved(t, s.Client(t), a, b, false)
+}
+
+// interleaved checks that tokens of a and b, taken in turns, increase
+// together, after the counter they share was moved ahead of the clock.
+func interleaved(t *testing.T, rc rueidis.Client, a, b *mutex.Mutex, cluster bool) {
+	t.Helper()
+	last := token(t, a)
+	v := last + 1_000_000_000_000
+	require.NoError(t, rc.Do(context.Background(), rc.B().Set().Key(core.FenceOf(a.Key(), cluster)).Value(strconv.FormatInt(v, 10)).Build()).Error())
+	last = v
 	for i := range 10 {
 		m := a
 		if i%2 == 1 {
@@ -173,13 +179,25 @@ func TestClusterFenceSharesSlot(t *testing.T) {
 	for i := range 30 {
 		m, err := c.Mutex(fmt.Sprintf("fence-slot-%d", i))
 		require.NoError(t, err)
-		require.Equal(t, slot(m.Key()), slot(fenceKey(m)), "%s and %s", m.Key(), fenceKey(m))
+		fence := core.FenceOf(m.Key(), true)
+		require.Equal(t, slot(m.Key()), slot(fence), "%s and %s", m.Key(), fence)
 		first := token(t, m)
 		require.Greater(t, token(t, m), first)
-		v, err := rc.Do(ctx, rc.B().Get().Key(fenceKey(m)).Build()).AsInt64()
+		v, err := rc.Do(ctx, rc.B().Get().Key(fence).Build()).AsInt64()
 		require.NoError(t, err, "the counter is on the name's master")
 		require.GreaterOrEqual(t, v, first)
 	}
+	// Two names of one slot share its counter.
+	a, err := c.Mutex("fence-shared-a")
+	require.NoError(t, err)
+	var b *mutex.Mutex
+	for i := 0; b == nil; i++ {
+		if name := fmt.Sprintf("fence-shared-b%d", i); core.Slot(name) == core.Slot("fence-shared-a") {
+			b, err = c.Mutex(name)
+			require.NoError(t, err)
+		}
+	}
+	interleaved(t, rc, a, b, true)
 	for _, k := range dstest.Kinds {
 		l, err := k.New(c, "fence-kind-"+k.Name)
 		require.NoError(t, err)

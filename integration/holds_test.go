@@ -810,7 +810,7 @@ func TestRedlockLateGrantReleased(t *testing.T) {
 	raw, err := rueidis.NewClient(masters[2].ClientOption())
 	require.NoError(t, err)
 	defer raw.Close()
-	fence := core.FenceOf(rl.Key()) // written by every grant
+	fence := core.FenceOf(rl.Key(), false) // written by every grant
 	get := func() (string, error) {
 		return raw.Do(ctx, raw.B().Get().Key(fence).Build()).ToString()
 	}

@@ -43,7 +43,7 @@ func TestSentinel(t *testing.T) {
 		t.Fatal("waiter not woken")
 	}
 	// The key is on the master, not elsewhere.
-	n, err := st.Master().Client(t).Do(ctx, st.Master().Client(t).B().Exists().Key(core.FenceOf(m.Key())).Build()).AsInt64()
+	n, err := st.Master().Client(t).Do(ctx, st.Master().Client(t).B().Exists().Key(core.FenceOf(m.Key(), false)).Build()).AsInt64()
 	require.NoError(t, err)
 	require.Equal(t, int64(1), n)
 }

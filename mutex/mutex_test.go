@@ -346,7 +346,7 @@ func TestFencingTokensIncrease(t *testing.T) {
 			// The counter is lost (a restart without persistence): tokens
 			// still increase, continuing from the server clock.
 			rc := c1.Rueidis()
-			require.NoError(t, rc.Do(ctx, rc.B().Del().Key(core.FenceOf(m.Key())).Build()).Error())
+			require.NoError(t, rc.Do(ctx, rc.B().Del().Key(core.FenceOf(m.Key(), false)).Build()).Error())
 		}
 	}
 }

@@ -197,8 +197,8 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// dropCounters deletes the fencing counters under prefix (one per hash slot
-// its names used, which never lapse by themselves), on every node.
+// dropCounters deletes the fencing counters under prefix (one, or one per
+// Cluster hash slot its names used), which never lapse by themselves.
 func dropCounters(rc rueidis.Client, prefix string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -206,7 +206,7 @@ func dropCounters(rc rueidis.Client, prefix string) {
 	for _, a := range addrs {
 		node := nodes[a]
 		for cursor := uint64(0); ; {
-			e, err := node.Do(ctx, node.B().Scan().Cursor(cursor).Match(globEscape(prefix)+"fence:{*}").Count(1000).Build()).AsScanEntry()
+			e, err := node.Do(ctx, node.B().Scan().Cursor(cursor).Match(globEscape(prefix)+"fence*").Count(1000).Build()).AsScanEntry()
 			if err != nil {
 				break
 			}

@@ -34,9 +34,16 @@ func TestSlotTags(t *testing.T) {
 			t.Errorf("Slot(%q) = %d, want %d", tag, got, slot)
 		}
 	}
-	c := &Core{Config: Config{Prefix: "distsync:"}}
+	c := &Core{Config: Config{Prefix: "distsync:"}, Sharded: true}
 	if got, want := c.FenceKey("foo"), "distsync:fence:{"+SlotTag(12182)+"}"; got != want {
-		t.Errorf("FenceKey(foo) = %q, want %q", got, want)
+		t.Errorf("FenceKey(foo) on a Cluster = %q, want %q", got, want)
+	}
+	if got := FenceOf(c.Key("foo", ""), true); got != c.FenceKey("foo") {
+		t.Errorf("FenceOf = %q", got)
+	}
+	c.Sharded = false
+	if got, want := c.FenceKey("foo"), "distsync:fence"; got != want {
+		t.Errorf("FenceKey(foo) standalone = %q, want %q", got, want)
 	}
 }
 

@@ -11,11 +11,12 @@ import (
 // counter of a name is the key of its slot's tag (Core.FenceKey). Every name
 // of a slot shares the counter; the counter only grows, so each name's
 // tokens strictly increase, and it never has to lapse: its memory is bounded
-// by the slots (at most 16 384 keys of ~70 bytes), not by the names ever
-// locked. On a standalone server the same keys are used: one rule for every
-// deployment, so data moved to a Cluster slot by slot (resharding, MIGRATE)
-// takes its counters with it, and a proxy that routes by hash tag finds them
-// on the name's node.
+// by the slots (at most 16 384 keys of ~80 bytes), not by the names ever
+// locked. A standalone server (Sentinel's master included) has no slots: one
+// counter serves every name there, one key whatever the number of names
+// (per-slot keys would take ~2 MB for 100 000 names, counters and the main
+// dictionary's table). A proxy that spreads names over servers by hash tag
+// still works with it: each server's copy serves the names routed to it.
 
 // Slots is the number of Cluster hash slots.
 const Slots = 16384
@@ -94,21 +95,25 @@ func SlotTag(slot int) string {
 	return string(t[:n])
 }
 
-// FenceKey returns the fencing counter of the primitive called name: the
-// counter of the name's hash slot, "<prefix>fence:{<tag>}", in the slot of
-// every other key of the name.
+// FenceKey returns the fencing counter of the primitive called name: on a
+// Cluster the counter of the name's hash slot, "<prefix>fence:{<tag>}", in
+// the slot of every other key of the name; else "<prefix>fence".
 func (c *Core) FenceKey(name string) string {
+	if !c.Sharded {
+		return c.Prefix + "fence"
+	}
 	return c.Prefix + "fence:{" + SlotTag(Slot(name)) + "}"
 }
 
 // FenceOf returns the fencing counter of the primitive whose key is key
-// ("<prefix>{<name>}", as Key returns), for tests and tools; "" when key is
-// not of that form.
-func FenceOf(key string) string {
+// ("<prefix>{<name>}", as Key returns) on a Cluster or not, for tests and
+// tools; "" when key is not of that form.
+func FenceOf(key string, cluster bool) string {
 	i := strings.IndexByte(key, '{')
 	j := strings.IndexByte(key, '}')
 	if i < 0 || j <= i+1 {
 		return ""
 	}
-	return key[:i] + "fence:{" + SlotTag(Slot(key[i+1:j])) + "}"
+	c := Core{Config: Config{Prefix: key[:i]}, Sharded: cluster}
+	return c.FenceKey(key[i+1 : j])
 }
