@@ -30,7 +30,9 @@ package distsync
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -39,7 +41,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/redis/rueidis"
 
 	"github.com/distsync/distsync/internal/core"
@@ -342,7 +343,7 @@ func (o *Options) check() error {
 func newClient(rc rueidis.Client, opts Options) *Client {
 	cfg := core.Config{
 		Client:       rc,
-		ID:           clientName(opts.ClientName) + "/" + uuid.NewString(),
+		ID:           clientName(opts.ClientName) + "/" + randomID(),
 		Prefix:       opts.Prefix,
 		Lease:        max(opts.Lease, opts.Watchdog.Lease),
 		WaiterWindow: opts.WaiterWindow,
@@ -425,6 +426,15 @@ func clientName(name string) string {
 		}
 		return '_'
 	}, name)
+}
+
+// randomID returns 96 random bits in 16 characters (base64url): a Client's
+// id is in every owner stored in Redis, twice in each held lock's hash, so
+// it is kept short (a UUID takes 36).
+func randomID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 // Rueidis returns the underlying rueidis client.
