@@ -8,7 +8,7 @@ if w and w ~= ARGV[1] then
 elseif not w and ARGV[8] == '1' and redis.call('HEXISTS', KEYS[1], m) == 0 then
   -- A new reader queues behind waiting writers; re-entries and the writer
   -- itself do not (they would deadlock).
-  redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', rw_int(now))
+  redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', ds_int(now))
   local first = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')
   if #first > 0 then retry = tonumber(first[2]) - now end
 end
