@@ -18,7 +18,7 @@ if ARGV[4] == '' then
     redis.call('HINCRBY', KEYS[1], 'n', '-' .. ARGV[3])
     if v[3] then redis.call('PEXPIRE', KEYS[1], v[3]) end -- its idle time to live (sem_used)
     local t = redis.call('TIME')
-    dsf_done(KEYS[5], 'g:' .. ARGV[6], ds_ms(t), ARGV[7])
+    ds_done(KEYS[5], 'g:' .. ARGV[6], ds_ms(t), ARGV[7])
     return 1
   end
 end

@@ -19,7 +19,15 @@ if ARGV[4] == '' then
     redis.call('HINCRBY', KEYS[1], 'n', '-' .. ARGV[3])
     if v[3] then redis.call('PEXPIRE', KEYS[1], v[3]) end -- its idle time to live (sem_used)
     local t = redis.call('TIME')
-    dsf_done(KEYS[5], 'g:' .. ARGV[6], (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)), ARGV[7])
+    do
+      local d, id, now, life = KEYS[5], 'g:' .. ARGV[6], (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)), ARGV[7]
+      redis.call('ZREMRANGEBYSCORE', d, '-inf', now)
+      redis.call('ZADD', d, now + tonumber(life), id)
+      do
+        local key, ms = d, life
+        if redis.call('PTTL', key) < tonumber(ms) then redis.call('PEXPIRE', key, ms) end
+      end
+    end
     return 1
   end
 end

@@ -16,7 +16,15 @@ if redis.call('EXISTS', KEYS[4]) == 0 then
   local v = e and tonumber(e) > now and redis.call('HMGET', KEYS[1], '#k', '#x')
   if v and v[1] == ARGV[#ARGV] then
     redis.call('ZREM', KEYS[2], ARGV[3])
-    dsf_done(KEYS[5], ARGV[3], now, ARGV[4])
+    do
+      local d, id, life = KEYS[5], ARGV[3], ARGV[4]
+      redis.call('ZREMRANGEBYSCORE', d, '-inf', now)
+      redis.call('ZADD', d, now + tonumber(life), id)
+      do
+        local key, ms = d, life
+        if redis.call('PTTL', key) < tonumber(ms) then redis.call('PEXPIRE', key, ms) end
+      end
+    end
     redis.call('HINCRBY', KEYS[1], 'n', 1)
     if v[2] then redis.call('PEXPIRE', KEYS[1], v[2]) end -- its idle time to live (sem_used)
     return 1

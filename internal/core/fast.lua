@@ -21,10 +21,3 @@ local function dsf_only(v, id)
   local t = redis.call('TIME')
   return string.find(e, '^%d+$') ~= nil and tonumber(e) > (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
 end
-
--- Record id finished in the sorted set d until now + life ms (as ds_done).
-local function dsf_done(d, id, now, life)
-  redis.call('ZREMRANGEBYSCORE', d, '-inf', now)
-  redis.call('ZADD', d, now + tonumber(life), id)
-  if redis.call('PTTL', d) < tonumber(life) then redis.call('PEXPIRE', d, life) end
-end

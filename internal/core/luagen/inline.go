@@ -21,12 +21,13 @@ import (
 //     replaced where it is called, by the expression with its arguments in
 //     place of its parameters; an argument used more than once must be a
 //     name or a literal (an expression would run twice);
-//   - any other helper (ds_token) may be called only as a statement of its
-//     own, `local a, b = h(args)`, and becomes a do-block that binds the
-//     parameters, runs the body and assigns its final `return`.
+//   - any other helper (ds_token, ds_done) may be called only as a statement
+//     of its own, `local a, b = h(args)` or `h(args)`, and becomes a
+//     do-block that binds the parameters, runs the body and assigns its
+//     final `return` (a helper called as `h(args)` has none).
 
 // inlineHelpers are the helpers of lib.lua that Inline replaces.
-var inlineHelpers = []string{"ds_int", "ds_ms", "ds_token"}
+var inlineHelpers = []string{"ds_int", "ds_ms", "ds_token", "ds_extend", "ds_done"}
 
 type helper struct {
 	params []string
@@ -37,7 +38,7 @@ type helper struct {
 var (
 	helperDef  = regexp.MustCompile(`(?m)^local function (\w+)\(([\w, ]*)\)\n((?:  .*\n|\n)*?)end\n`)
 	simpleArg  = regexp.MustCompile(`^(?:[\w.]+(?:\[[^\[\]]*\])?|'[^']*'|-?\d+)$`)
-	callStmt   = regexp.MustCompile(`^(\s*)local ([\w, ]+) = (\w+)\((.*)\)\s*$`)
+	callStmt   = regexp.MustCompile(`^(\s*)(?:local ([\w, ]+) = )?(\w+)(\(.*\))\s*$`)
 	identifier = regexp.MustCompile(`[A-Za-z_]\w*`)
 )
 
@@ -95,6 +96,14 @@ func Inline(lib, src string) (string, error) {
 		}
 		out = append(out, lines...)
 	}
+	// What runs before the library must call none of its helpers.
+	for _, l := range out {
+		for name := range hs {
+			if callAt(l, name) >= 0 {
+				return "", fmt.Errorf("%q: %s is left uninlined", strings.TrimSpace(l), name)
+			}
+		}
+	}
 	return strings.Join(out, "\n"), nil
 }
 
@@ -104,15 +113,18 @@ func inlineLine(hs map[string]helper, line string) ([]string, error) {
 		return []string{line}, nil
 	}
 	if m := callStmt.FindStringSubmatch(line); m != nil {
-		if h, ok := hs[m[3]]; ok && h.expr == "" {
-			return inlineStmt(hs, h, m[1], m[2], m[4])
+		if end, err := closing(m[4], 0); err == nil && end == len(m[4])-1 {
+			if h, ok := hs[m[3]]; ok && h.expr == "" {
+				return inlineStmt(hs, h, m[1], m[2], m[4][1:end])
+			}
 		}
 	}
 	s, err := inlineExpr(hs, line)
 	return []string{s}, err
 }
 
-// inlineStmt expands `local <vars> = h(<args>)` at indentation ind.
+// inlineStmt expands `local <vars> = h(<args>)`, or `h(<args>)` (vars "")
+// when h returns nothing, at indentation ind.
 func inlineStmt(hs map[string]helper, h helper, ind, vars, args string) ([]string, error) {
 	as, err := splitArgs(args)
 	if err != nil {
@@ -125,7 +137,9 @@ func inlineStmt(hs map[string]helper, h helper, ind, vars, args string) ([]strin
 	// that its final assignment reaches the variables outside the block.
 	targets := map[string]bool{}
 	for _, v := range strings.Split(vars, ",") {
-		targets[strings.TrimSpace(v)] = true
+		if v = strings.TrimSpace(v); v != "" {
+			targets[v] = true
+		}
 	}
 	rename := func(l string) string {
 		return replaceParams(l, func(id string, _ bool) string {
@@ -135,7 +149,10 @@ func inlineStmt(hs map[string]helper, h helper, ind, vars, args string) ([]strin
 			return id
 		})
 	}
-	out := []string{ind + "local " + vars, ind + "do"}
+	out := []string{ind + "do"}
+	if vars != "" {
+		out = []string{ind + "local " + vars, ind + "do"}
+	}
 	var ps, vs []string
 	for i, p := range h.params {
 		for _, id := range identifier.FindAllString(as[i], -1) {
@@ -148,10 +165,16 @@ func inlineStmt(hs map[string]helper, h helper, ind, vars, args string) ([]strin
 		}
 	}
 	if len(ps) > 0 {
-		out = append(out, ind+"  local "+strings.Join(ps, ", ")+" = "+strings.Join(vs, ", "))
+		bind, err := inlineExpr(hs, ind+"  local "+strings.Join(ps, ", ")+" = "+strings.Join(vs, ", "))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, bind)
 	}
 	last := len(h.body) - 1
-	if !strings.HasPrefix(h.body[last], "return ") {
+	if vars == "" {
+		last = -1 // no return to assign
+	} else if !strings.HasPrefix(h.body[last], "return ") {
 		return nil, fmt.Errorf("the helper's body does not end with a return")
 	}
 	for i, l := range h.body {

@@ -51,6 +51,15 @@ func TestInline(t *testing.T) {
     tok, s = tok_, s_
   end`},
 		{src: "local t, s = ds_token(t, x)", err: "uses a variable it assigns"},
+		{src: "ds_done(KEYS[5], 'g:' .. id, ds_ms(t), ARGV[7])", want: `do
+  local d, id, now, life = KEYS[5], 'g:' .. id, (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)), ARGV[7]
+  redis.call('ZREMRANGEBYSCORE', d, '-inf', now)
+  redis.call('ZADD', d, now + tonumber(life), id)
+  do
+    local key, ms = d, life
+    if redis.call('PTTL', key) < tonumber(ms) then redis.call('PEXPIRE', key, ms) end
+  end
+end`},
 	} {
 		got, err := Inline(string(lib), tc.src)
 		if tc.err != "" {
