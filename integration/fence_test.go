@@ -56,13 +56,13 @@ func tokenAgain(t *testing.T, m *mutex.Mutex) int64 {
 	return tok
 }
 
-// ahead moves m's counter far ahead of the server clock (as tokens given
+// ahead moves the counter fence far ahead of the server clock (as tokens given
 // before the clock stepped back would have), keeping its expiry if it has
 // one, and returns the value.
-func ahead(t *testing.T, rc rueidis.Client, m *mutex.Mutex, last int64) int64 {
+func ahead(t *testing.T, rc rueidis.Client, fence string, last int64) int64 {
 	t.Helper()
 	v := last + 1_000_000_000_000 // 11.6 days of microseconds
-	require.NoError(t, rc.Do(context.Background(), rc.B().Set().Key(fenceKey(m)).Value(strconv.FormatInt(v, 10)).Keepttl().Build()).Error())
+	require.NoError(t, rc.Do(context.Background(), rc.B().Set().Key(fence).Value(strconv.FormatInt(v, 10)).Keepttl().Build()).Error())
 	return v
 }
 
@@ -78,7 +78,7 @@ func TestFenceNeverLapses(t *testing.T) {
 	rc := s.Client(t)
 	m, err := c.Mutex("never-lapses")
 	require.NoError(t, err)
-	last := ahead(t, rc, m, token(t, m))
+	last := ahead(t, rc, fenceKey(m), token(t, m))
 
 	ttl, err := rc.Do(context.Background(), rc.B().Pttl().Key(fenceKey(m)).Build()).AsInt64()
 	require.NoError(t, err)
@@ -108,10 +108,7 @@ func TestFenceShared(t *testing.T) {
 // together, after the counter they share was moved ahead of the clock.
 func interleaved(t *testing.T, rc rueidis.Client, a, b *mutex.Mutex, cluster bool) {
 	t.Helper()
-	last := token(t, a)
-	v := last + 1_000_000_000_000
-	require.NoError(t, rc.Do(context.Background(), rc.B().Set().Key(core.FenceOf(a.Key(), cluster)).Value(strconv.FormatInt(v, 10)).Build()).Error())
-	last = v
+	last := ahead(t, rc, core.FenceOf(a.Key(), cluster), token(t, a))
 	for i := range 10 {
 		m := a
 		if i%2 == 1 {
@@ -133,7 +130,7 @@ func TestFenceAfterRestartAOF(t *testing.T) {
 	c := dstest.ClientOn(t, s)
 	m, err := c.Mutex("restart-aof")
 	require.NoError(t, err)
-	last := ahead(t, s.Client(t), m, token(t, m))
+	last := ahead(t, s.Client(t), fenceKey(m), token(t, m))
 
 	s.Kill()
 	s.Restart(t)
