@@ -30,7 +30,9 @@ package distsync
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -39,7 +41,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/redis/rueidis"
 
 	"github.com/distsync/distsync/internal/core"
@@ -61,7 +62,8 @@ const (
 	DefaultPrefix       = "distsync:"
 	DefaultLease        = watchdog.DefaultLease
 	DefaultWaiterWindow = 30 * time.Second
-	DefaultFenceTTL     = time.Hour
+	// Deprecated: fencing counters no longer lapse (Options.FenceTTL).
+	DefaultFenceTTL = time.Hour
 )
 
 // Options configure a Client. The zero value of each field means its default.
@@ -101,9 +103,11 @@ type Options struct {
 	// WaiterWindow is how long a waiter stays registered beyond the lease it
 	// was told, and its longest sleep when no lease bounds it. Default 30 s.
 	WaiterWindow time.Duration
-	// FenceTTL is how long a name's fencing counter outlives its last
-	// acquisition; after it, tokens continue from the server clock in
-	// microseconds. Default 1 h.
+	// FenceTTL is ignored: fencing tokens come from one counter per hash
+	// slot, which never lapses (docs/how-it-works.md#fencing-tokens). A
+	// negative value is still refused.
+	//
+	// Deprecated: counters no longer lapse; leave it unset.
 	FenceTTL time.Duration
 	// ReplicaAck, when Replicas > 0, makes every acquisition and renewal
 	// wait (Redis WAIT, at most Timeout) until that many replicas
@@ -272,11 +276,10 @@ func (o *Options) check() error {
 func newClient(rc rueidis.Client, opts Options) *Client {
 	cfg := core.Config{
 		Client:       rc,
-		ID:           clientName(opts.ClientName) + "/" + uuid.NewString(),
+		ID:           clientName(opts.ClientName) + "/" + randomID(),
 		Prefix:       opts.Prefix,
 		Lease:        max(opts.Lease, opts.Watchdog.Lease),
 		WaiterWindow: opts.WaiterWindow,
-		FenceTTL:     opts.FenceTTL,
 		AckReplicas:  opts.ReplicaAck.Replicas,
 		AckTimeout:   opts.ReplicaAck.Timeout,
 		Log:          opts.Logger,
@@ -296,9 +299,6 @@ func newClient(rc rueidis.Client, opts Options) *Client {
 	}
 	if cfg.WaiterWindow == 0 {
 		cfg.WaiterWindow = DefaultWaiterWindow
-	}
-	if cfg.FenceTTL == 0 {
-		cfg.FenceTTL = DefaultFenceTTL
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
@@ -359,6 +359,15 @@ func clientName(name string) string {
 		}
 		return '_'
 	}, name)
+}
+
+// randomID returns 96 random bits in 16 characters (base64url): a Client's
+// id is in every owner stored in Redis, twice in each held lock's hash, so
+// it is kept short (a UUID takes 36).
+func randomID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 // Rueidis returns the underlying rueidis client.

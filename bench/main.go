@@ -86,6 +86,7 @@ type config struct {
 	leases     []int
 	lease      time.Duration
 	peerLeases int
+	footprint  []int // held names, waiters, their names (scenario f)
 	libs       []string
 	only       []string
 	cpuprofile string
@@ -102,18 +103,20 @@ func main() {
 	flag.StringVar(&leases, "leases", "", "held-lease counts of the watchdog scenario (default 10000,100000, quick 10000)")
 	flag.DurationVar(&cfg.lease, "lease", 0, "distsync watchdog lease in the watchdog scenario (default 30s = distsync's default, quick 3s)")
 	flag.IntVar(&cfg.peerLeases, "peer-leases", 2000, "most leases rueidislock holds in the watchdog scenario")
+	var footprint string
+	flag.StringVar(&footprint, "footprint", "", "held names, waiters and the names they wait for in the footprint scenario f (default 100000,100000,1000, quick 10000,10000,100)")
 	flag.StringVar(&libs, "libs", "floor,distsync,redsync,redislock,rueidislock", "libraries to run (floor: SET NX PX and compare-and-delete, where nobody waits)")
 	flag.StringVar(&only, "only", "", "scenario ids to run, e.g. 1a,3,4 (default all)")
 	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
-	cfg.defaults(leases, libs, only)
+	cfg.defaults(leases, libs, only, footprint)
 	if err := benchmark(cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func (c *config) defaults(leases, libs, only string) {
+func (c *config) defaults(leases, libs, only, footprint string) {
 	pick := func(v *int, full, quick int) {
 		if *v == 0 {
 			*v = full
@@ -146,6 +149,19 @@ func (c *config) defaults(leases, libs, only string) {
 		if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && n > 0 {
 			c.leases = append(c.leases, n)
 		}
+	}
+	if footprint == "" {
+		footprint = "100000,100000,1000"
+		if c.quick {
+			footprint = "10000,10000,100"
+		}
+	}
+	for _, s := range strings.Split(footprint, ",") {
+		n, _ := strconv.Atoi(strings.TrimSpace(s))
+		c.footprint = append(c.footprint, max(n, 1))
+	}
+	for len(c.footprint) < 3 {
+		c.footprint = append(c.footprint, 1)
 	}
 	c.libs = strings.Split(libs, ",")
 	if only != "" {
@@ -317,6 +333,13 @@ func benchmark(cfg config) error {
 			}
 			fmt.Fprintf(os.Stderr, "bench: 4 (%d leases) done (%s)\n", n, time.Since(rep.started).Round(time.Second))
 		}
+	}
+	if cfg.wants("f") && slices.ContainsFunc(libs, func(l library) bool { return l.name == "distsync" }) {
+		f := cfg.footprint
+		x := footprint(addr, admin, f[0], f[1], f[2], "bench:f")
+		rep.footprint = &x
+		flush()
+		fmt.Fprintf(os.Stderr, "bench: f done (%s)\n", time.Since(rep.started).Round(time.Second))
 	}
 	rep.print(os.Stdout)
 	return nil

@@ -17,13 +17,14 @@ type row struct {
 }
 
 type report struct {
-	cfg      config
-	addr     string
-	version  string
-	libs     []library
-	started  time.Time
-	rows     []row
-	watchdog []wdResult
+	cfg       config
+	addr      string
+	version   string
+	libs      []library
+	started   time.Time
+	rows      []row
+	watchdog  []wdResult
+	footprint *fpResult
 }
 
 func (r *report) header(w io.Writer) {
@@ -196,6 +197,9 @@ func (r *report) print(w io.Writer) {
 			fmt.Fprintln(w, "  "+n)
 		}
 	}
+	if r.footprint != nil {
+		r.footprint.print(w)
+	}
 	r.targets(w)
 }
 
@@ -299,6 +303,15 @@ func (r *report) targets(w io.Writer) {
 		d := rw.results[ds]
 		slices.Sort(d.wlat)
 		fmt.Fprintf(w, "  info 7w PreferWriters: writes' wait p99 %s (target: a few read hold times; reads p50 %s)\n", dur(pct(d.wlat, .99)), dur(pct(d.lat, .5)))
+	}
+	if x := r.footprint; x != nil && x.skipped == "" {
+		rate := 0.0
+		if x.drain > 0 {
+			rate = float64(x.drained) / x.drain.Seconds()
+		}
+		check(x.perHold <= 300, "f footprint: %.0f B per held mutex (%s held); target <= 300 B", x.perHold, num(float64(x.holds)))
+		check(x.keysLeft <= 16384 && x.bytesLeft <= 20, "f footprint: %s released names leave %d keys, %.1f B per name; target <= 16 384 keys, <= 20 B per name", num(float64(x.holds)), x.keysLeft, x.bytesLeft)
+		check(rate >= 10000 && x.drained == int64(x.waiters), "f footprint: %s waiters on %s names drain at %s acquisitions/s; target >= 10 000", num(float64(x.waiters)), num(float64(x.names)), num(rate))
 	}
 	for _, x := range r.watchdog {
 		if x.lib == "distsync" && x.n >= 100000 && x.skipped == "" {

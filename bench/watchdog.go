@@ -110,17 +110,7 @@ func watchdogDistsync(addr string, admin rueidis.Client, n int, lease time.Durat
 	}
 	defer c.Close()
 	ctx := context.Background()
-	lockOne := func(i int) (func() error, error) {
-		m, err := c.Mutex(prefix + ":" + strconv.Itoa(i))
-		if err != nil {
-			return nil, err
-		}
-		lctx, err := m.Lock(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return func() error { return m.Unlock(lctx) }, nil
-	}
+	lockOne := func(i int) (func() error, error) { return dsLocker{c}.lock(ctx, prefix+":"+strconv.Itoa(i)) }
 	if r, err := lockOne(-1); err == nil { // warm up: connection, scripts, watchdog goroutine
 		r()
 	}

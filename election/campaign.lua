@@ -1,11 +1,11 @@
 -- A candidate's attempt to lead: one campaign, by its acquisition id, of an
 -- owner of its own. Granted when nobody leads and the candidate is the head
 -- of the queue, or nobody queues.
--- KEYS[1] H  KEYS[2] Q  KEYS[3] D (see queue.lua)  KEYS[4] the term counter
+-- KEYS[1] H  KEYS[2] Q  KEYS[3] D (see queue.lua)  KEYS[4] the term counter (Core.FenceKey)
 -- KEYS[5] the finished campaigns
 -- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] candidate id ('' on the first
 -- attempt, which queues nobody)  ARGV[4] candidate window ms
--- ARGV[5] term counter lifetime ms  ARGV[6] acquisition id  ARGV[7] mode
+-- ARGV[5] unused ('')  ARGV[6] acquisition id  ARGV[7] mode
 -- ARGV[8] value  ARGV[9] the change channel  ARGV[10] publish command
 -- Reply: {term, 1} when it leads, or led already (a repeated attempt: its
 --        lease is renewed from now);
@@ -24,10 +24,10 @@ local head = redis.call('LINDEX', KEYS[2], 0)
 if redis.call('EXISTS', KEYS[1]) == 0 and (not head or head == ARGV[3]) then
   if ds_finished(KEYS[5], ARGV[6]) then return {-2, 0} end
   dsq_granted(KEYS[2], KEYS[3], head, now)
-  local term, s = ds_token(KEYS[4], ARGV[5])
+  local term, s = ds_token(KEYS[4], ds_clock())
   redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', s, '#k', 'election',
     '#a:' .. ARGV[1], ARGV[6] .. '=' .. ds_end(now, ARGV[7], ARGV[2]),
-    '#v', ARGV[8], '#s', dsq_int(now))
+    '#v', ARGV[8], '#s', ds_int(now))
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   redis.call(ARGV[10], ARGV[9], 'c')
   return {term, 1}

@@ -84,7 +84,7 @@ type Election struct {
 	key   string // the leader's hash
 	cands string // candidate ids, head first
 	wins  string // candidate id -> end of its wait window
-	fence string // the term counter
+	fence string // the term counter: the fencing counter of the name's slot
 	done  string // the finished campaigns
 	wake  string // wake-ups, addressed to the head candidate
 	obs   string // changes, for observers and leaders
@@ -116,8 +116,8 @@ func newElection(c *core.Core, name string) (*Election, error) {
 		return nil, err
 	}
 	key := c.Key(name, "")
-	k := core.SubKeys(key, "cands", "wins", "fence", "done", "wake", "obs")
-	return &Election{c: c, name: name, key: key, cands: k[0], wins: k[1], fence: k[2], done: k[3], wake: k[4], obs: k[5]}, nil
+	k := core.SubKeys(key, "cands", "wins", "done", "wake", "obs")
+	return &Election{c: c, name: name, key: key, cands: k[0], wins: k[1], fence: c.FenceKey(name), done: k[2], wake: k[3], obs: k[4]}, nil
 }
 
 // Name returns the election's name.

@@ -75,7 +75,7 @@ type FairLock struct {
 	key       string // the lock hash
 	queue     string // waiter ids, head first
 	deadlines string // waiter id -> end of its wait window
-	fence     string // the fencing counter
+	fence     string // the fencing counter of the name's slot (core.Core.FenceKey)
 	channel   string // wake-ups, addressed to one waiter
 }
 
@@ -132,7 +132,7 @@ func newFairLock(c *core.Core, name string) (*FairLock, error) {
 		key:       c.Key(name, ""),
 		queue:     c.Key(name, "queue"),
 		deadlines: c.Key(name, "deadlines"),
-		fence:     c.Key(name, "fence"),
+		fence:     c.FenceKey(name),
 		channel:   c.Key(name, "ch"),
 	}
 	return f, nil

@@ -6,6 +6,6 @@ if r == 1 then
   dsq_prune(KEYS[2], KEYS[3])
   dsq_wake(KEYS[2], KEYS[3], ARGV[3], ARGV[4], ARGV[6])
 elseif r == 0 and not watch then
-  redis.call('PEXPIRE', KEYS[1], dsq_int(last - now))
+  redis.call('PEXPIRE', KEYS[1], ds_int(last - now))
 end
 return r

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/core"
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
 	"github.com/distsync/distsync/redlock"
@@ -809,7 +810,7 @@ func TestRedlockLateGrantReleased(t *testing.T) {
 	raw, err := rueidis.NewClient(masters[2].ClientOption())
 	require.NoError(t, err)
 	defer raw.Close()
-	fence := rl.Key() + ":fence" // written by every grant
+	fence := core.FenceOf(rl.Key(), false) // written by every grant
 	get := func() (string, error) {
 		return raw.Do(ctx, raw.B().Get().Key(fence).Build()).ToString()
 	}

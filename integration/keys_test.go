@@ -17,7 +17,9 @@ import (
 
 // After a full run over every primitive, with waiters, re-entry and
 // downgrades, released holds and deleted semaphores and latches leave no key
-// behind but the documented fencing counters (which expire by themselves).
+// behind but finished marks, which expire by themselves, and the fencing
+// counter, which never lapses (one on a standalone server, whatever the
+// number of names).
 func TestNoKeysLeftAfterFullRun(t *testing.T) {
 	t.Parallel()
 	s := redistest.Start(t)
@@ -89,6 +91,10 @@ func TestNoKeysLeftAfterFullRun(t *testing.T) {
 	for _, k := range keys {
 		ttl, err := rc.Do(ctx, rc.B().Pttl().Key(k).Build()).AsInt64()
 		require.NoError(t, err)
+		if k == "distsync:fence" {
+			assert.Equal(t, int64(-1), ttl, "%s: the counter never lapses", k)
+			continue
+		}
 		assert.Positive(t, ttl, "%s must expire by itself", k)
 		if strings.HasSuffix(k, ":done") || strings.Contains(k, ":done:") {
 			// The record of finished acquisitions (the mutex's marks, one
@@ -97,7 +103,7 @@ func TestNoKeysLeftAfterFullRun(t *testing.T) {
 			assert.LessOrEqual(t, ttl, core.ReleaseMemory.Milliseconds(), "%s", k)
 			continue
 		}
-		assert.True(t, strings.HasSuffix(k, ":fence"), "key left behind: %s", k)
+		t.Errorf("key left behind: %s", k)
 	}
-	assert.NotEmpty(t, keys, "the fencing counters of the locks taken")
+	assert.NotEmpty(t, keys, "the fencing counter of the locks taken")
 }

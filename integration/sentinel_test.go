@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/core"
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
 )
@@ -42,7 +43,7 @@ func TestSentinel(t *testing.T) {
 		t.Fatal("waiter not woken")
 	}
 	// The key is on the master, not elsewhere.
-	n, err := st.Master().Client(t).Do(ctx, st.Master().Client(t).B().Exists().Key(m.Key()+":fence").Build()).AsInt64()
+	n, err := st.Master().Client(t).Do(ctx, st.Master().Client(t).B().Exists().Key(core.FenceOf(m.Key(), false)).Build()).AsInt64()
 	require.NoError(t, err)
 	require.Equal(t, int64(1), n)
 }

@@ -30,7 +30,7 @@ if ds_kind(KEYS[1], 'mutex') then
   end
   redis.call('DEL', KEYS[1])
 end
-local tok, s = ds_token(KEYS[2], ARGV[5])
+local tok, s = ds_token(KEYS[2], ds_clock())
 redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', s, '#k', 'mutex', '#a:' .. ARGV[1], ARGV[6] .. '=' .. ds_end(nil, ARGV[7], ARGV[2]))
 mx_flag(KEYS[1], KEYS[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])

@@ -6,7 +6,7 @@
 local e = redis.call('EXISTS', KEYS[1], KEYS[5])
 if e > 0 and redis.call('EXISTS', KEYS[5]) == 1 then return {-2, 0} end
 if e == 0 then
-  local tok, s = ds_token(KEYS[2], ARGV[5])
+  local tok, s = ds_token(KEYS[2], ds_clock())
   if ARGV[3] ~= '' then mx_unwait(KEYS[3], KEYS[4], ARGV[3]) end
   redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', s, '#k', 'mutex', '#a:' .. ARGV[1], ARGV[6] .. '=' .. ds_end(nil, ARGV[7], ARGV[2]))
   mx_flag(KEYS[1], KEYS[3])

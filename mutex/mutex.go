@@ -111,15 +111,15 @@ return n
 // is safe for concurrent use; all state lives in Redis and in the contexts
 // Lock returns.
 type Mutex struct {
-	c    *core.Core
-	name string
-	key  string // the lock hash; the other keys are derived from it (core.SubKeys)
-	ch   string // Channel, made once
+	c     *core.Core
+	name  string
+	key   string // the lock hash; the other keys are derived from it (core.SubKeys)
+	fence string // the fencing counter of the name's slot (core.Core.FenceKey)
+	ch    string // Channel, made once
 }
 
 // The suffixes of a mutex's other keys, after its key and ':'.
 const (
-	fence   = "fence"   // the fencing counter
 	waiters = "waiters" // the waiters in arrival order (Q in mx.lua)
 	entries = "waiting" // what each waiter waits for (E in mx.lua)
 	done    = "done:"   // prefix of the acquisitions' finished marks
@@ -148,7 +148,9 @@ func (h *handle) Channel() string { return h.ch }
 
 // Keys are those of lock.lua for acquisition id.
 func (h *handle) Keys(id string) []string {
-	return core.SubKeys(h.key, "", fence, waiters, entries, done+id)
+	k := core.SubKeys(h.key, "", "", waiters, entries, done+id)
+	k[1] = h.fence
+	return k
 }
 
 func (h *handle) Release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
@@ -182,7 +184,7 @@ func newMutex(c *core.Core, name string) (*Mutex, error) {
 		return nil, err
 	}
 	key := c.Key(name, "")
-	return &Mutex{c: c, name: name, key: key, ch: key + ":" + channel + ":" + c.ID}, nil
+	return &Mutex{c: c, name: name, key: key, fence: c.FenceKey(name), ch: key + ":" + channel + ":" + c.ID}, nil
 }
 
 // Name returns the mutex's name.
@@ -242,9 +244,10 @@ func (m *Mutex) run(ctx context.Context, owner, id string, life time.Duration, l
 	}
 	c := m.c
 	starve, hl := c.StarveAfter, c.HandoffLease
-	return c.Eval(ctx, unlockScript,
-		core.SubKeys(m.key, "", waiters, entries, done+id, fence),
-		[]string{owner, id, m.ch[:len(m.key)+1+len(channel)], c.PublishCmd(), core.Ms(life), msOrZero(starve), core.Ms(hl), core.Ms(c.FenceTTL), l},
+	keys := core.SubKeys(m.key, "", waiters, entries, done+id, "")
+	keys[4] = m.fence
+	return c.Eval(ctx, unlockScript, keys,
+		[]string{owner, id, m.ch[:len(m.key)+1+len(channel)], c.PublishCmd(), core.Ms(life), msOrZero(starve), core.Ms(hl), "", l},
 	).AsInt64()
 }
 
@@ -267,8 +270,9 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := m.c.Closed(); err != nil {
 		return false, m.errorf(err)
 	}
-	r, err := m.c.Eval(ctx, forceScript,
-		core.SubKeys(m.key, "", waiters, entries, fence),
+	keys := core.SubKeys(m.key, "", waiters, entries, "")
+	keys[3] = m.fence
+	r, err := m.c.Eval(ctx, forceScript, keys,
 		[]string{m.key + ":" + channel, m.c.PublishCmd(), core.Ms(m.c.HandoffLease)},
 	).AsInt64()
 	if err != nil {

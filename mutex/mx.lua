@@ -23,10 +23,6 @@
 -- before its first ':'), so other processes do not even receive them; a
 -- next waiter of another Client gets its own 'w:- <next>'.
 
-local function mx_int(x)
-  return string.format('%d', x)
-end
-
 -- The owner of waiter id, which waits for acquisition acq.
 local function mx_owner(id, acq)
   if string.sub(id, -#acq - 1) == ':' .. acq then return string.sub(id, 1, -#acq - 2) end
@@ -64,7 +60,7 @@ local function mx_wait(h, q, e, id, ttl, window, acq, mode, lease, flagged)
   local span = ttl + tonumber(window)
   if not flagged then redis.call('HSET', h, '#q', 1) end
   redis.call('ZADD', q, 'NX', now, id)
-  redis.call('HSET', e, id, mx_int(now + span) .. ' ' .. acq .. ' ' .. mode .. ' ' .. lease)
+  redis.call('HSET', e, id, ds_int(now + span) .. ' ' .. acq .. ' ' .. mode .. ' ' .. lease)
   ds_extend(q, span)
   ds_extend(e, span)
 end
@@ -83,7 +79,7 @@ end
 -- the waiters flag when others wait), else
 -- the lock is deleted and that waiter alone is woken, so a running owner may
 -- barge in first. Returns 'g', 'w' or '' (nobody was told).
-local function mx_next(h, q, e, fence, fencettl, channel, pub, starve, hl)
+local function mx_next(h, q, e, fence, fencettl, channel, pub, starve, hl) -- fencettl: unused
   local now
   hl = tonumber(hl)
   for _ = 1, 64 do
@@ -101,7 +97,7 @@ local function mx_next(h, q, e, fence, fencettl, channel, pub, starve, hl)
       redis.call('ZREM', q, id)
       redis.call('HDEL', e, id)
     elseif now - since >= tonumber(starve) then
-      local tok, s = ds_token(fence, fencettl)
+      local tok, s = ds_token(fence, ds_clock())
       local ttl = hl
       if mode ~= 'w' then ttl = math.min(ttl, tonumber(lease)) end
       redis.call('DEL', h)
@@ -112,17 +108,17 @@ local function mx_next(h, q, e, fence, fencettl, channel, pub, starve, hl)
       else
         redis.call('HSET', h, owner, 1, '#t', s, '#k', 'mutex', '#a:' .. owner, grant)
       end
-      redis.call('PEXPIRE', h, mx_int(ttl))
+      redis.call('PEXPIRE', h, ds_int(ttl))
       redis.call('ZREM', q, id)
       redis.call('HDEL', e, id)
-      mx_tell_both(pub, channel, id, after, 'g:' .. id .. ' ' .. acq .. ' ' .. s .. ' ' .. mx_int(now) .. ' ' .. after)
+      mx_tell_both(pub, channel, id, after, 'g:' .. id .. ' ' .. acq .. ' ' .. s .. ' ' .. ds_int(now) .. ' ' .. after)
       return 'g'
     else
       redis.call('DEL', h)
       -- Woken already and not back yet: it is on its way (as sync.Mutex
       -- wakes no second waiter while one is awake).
       if woken ~= '' then return '' end
-      redis.call('HSET', e, id, entry .. ' ' .. mx_int(now))
+      redis.call('HSET', e, id, entry .. ' ' .. ds_int(now))
       mx_tell_both(pub, channel, id, after, 'w:' .. id .. ' ' .. after)
       return 'w'
     end

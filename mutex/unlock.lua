@@ -5,6 +5,6 @@ local r, watch, last = ds_release_mark(KEYS[1], KEYS[4], ARGV[1], ARGV[2], ARGV[
 if r == 1 then
   mx_next(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[8], ARGV[3], ARGV[4], ARGV[6], ARGV[7])
 elseif r == 0 and not watch then
-  redis.call('PEXPIRE', KEYS[1], mx_int(last - ds_now_ms()))
+  redis.call('PEXPIRE', KEYS[1], ds_int(last - ds_now_ms()))
 end
 return r

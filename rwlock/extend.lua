@@ -8,6 +8,6 @@ local ok, watch, last = ds_reset(KEYS[1], ARGV[1], ARGV[2], now, ARGV[3])
 if not ok then return 0 end
 local e = last
 if watch then e = math.max(last, tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1]) or 0)) end
-redis.call('ZADD', KEYS[2], rw_int(e), ARGV[1])
+redis.call('ZADD', KEYS[2], ds_int(e), ARGV[1])
 rw_expire(KEYS[1], KEYS[2], now)
 return 1

@@ -9,6 +9,6 @@ if ARGV[1] == 'r' then
   return 0
 end
 if redis.call('ZREM', KEYS[3], ARGV[2]) == 0 then return 0 end
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', rw_int(ds_now_ms()))
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ds_int(ds_now_ms()))
 if redis.call('ZCARD', KEYS[3]) > 0 or redis.call('HEXISTS', KEYS[1], '#w') == 1 then return 0 end
 return ds_notify(KEYS[2], ARGV[3], '', ARGV[4])

@@ -5,7 +5,7 @@ local a = redis.call('HGET', KEYS[1], '#a:' .. ARGV[1])
 if not a or not string.find(a, '=w', 1, true) then return 0 end
 local e = now + tonumber(ARGV[2])
 if tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1]) or 0) < e then
-  redis.call('ZADD', KEYS[2], rw_int(e), ARGV[1])
+  redis.call('ZADD', KEYS[2], ds_int(e), ARGV[1])
   rw_expire(KEYS[1], KEYS[2], now)
 end
 return 1

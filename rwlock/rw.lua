@@ -12,10 +12,6 @@
 -- script first drops the holds whose lease ended (rw_prune); both keys live
 -- until the last lease ends and are deleted when no hold is left.
 
-local function rw_int(x)
-  return string.format('%d', x)
-end
-
 -- Forget hold m in H (not in L).
 local function rw_drop(h, m)
   redis.call('HDEL', h, m, 't:' .. m, '#a:' .. m)
@@ -27,10 +23,10 @@ end
 local function rw_prune(h, l)
   ds_kind(h, 'rwlock')
   local now = ds_now_ms()
-  local gone = redis.call('ZRANGEBYSCORE', l, '-inf', rw_int(now))
+  local gone = redis.call('ZRANGEBYSCORE', l, '-inf', ds_int(now))
   if #gone > 0 then
     for _, m in ipairs(gone) do rw_drop(h, m) end
-    redis.call('ZREMRANGEBYSCORE', l, '-inf', rw_int(now))
+    redis.call('ZREMRANGEBYSCORE', l, '-inf', ds_int(now))
   end
   local live = redis.call('ZCARD', l)
   if live == 0 then redis.call('DEL', h) end
@@ -51,8 +47,8 @@ local function rw_expire(h, l, now)
     redis.call('DEL', h, l)
     return
   end
-  redis.call('PEXPIRE', h, rw_int(ttl))
-  redis.call('PEXPIRE', l, rw_int(ttl))
+  redis.call('PEXPIRE', h, ds_int(ttl))
+  redis.call('PEXPIRE', l, ds_int(ttl))
 end
 
 -- Grant acquisition id (mode 'w' or 'e') of hold m with a lease of lease
@@ -60,19 +56,20 @@ end
 -- acquisition granted before renews its lease from now, as a new grant's
 -- would be, so the caller may count it from that attempt's send. The
 -- hold's lease is never shortened. Returns {token, hold count}.
-local function rw_grant(h, l, m, now, lease, fence, fencettl, id, mode)
+local function rw_grant(h, l, m, now, lease, fence, id, mode)
   local n, new = ds_enter(h, m, id, mode, lease, now, true)
   local tok
   if n == 1 and new then
-    tok = ds_token(fence, fencettl)
-    redis.call('HSET', h, 't:' .. m, string.format('%.0f', tok), '#k', 'rwlock')
+    local s
+    tok, s = ds_token(fence, ds_clock())
+    redis.call('HSET', h, 't:' .. m, s, '#k', 'rwlock')
   else
     tok = tonumber(redis.call('HGET', h, 't:' .. m))
   end
   local e = now + tonumber(lease)
   local cur = redis.call('ZSCORE', l, m)
   if not cur or tonumber(cur) < e then
-    redis.call('ZADD', l, rw_int(e), m)
+    redis.call('ZADD', l, ds_int(e), m)
     rw_expire(h, l, now)
   end
   return {tok, n}
@@ -89,7 +86,7 @@ local function rw_release(h, l, d, m, id, now, life)
     redis.call('ZREM', l, m)
     rw_expire(h, l, now)
   elseif r == 0 and not watch then
-    redis.call('ZADD', l, rw_int(last), m)
+    redis.call('ZADD', l, ds_int(last), m)
     rw_expire(h, l, now)
   end
   return r
@@ -102,12 +99,12 @@ end
 -- by hl, tries by then. A writer that vanished delays the others by at most
 -- hl. Returns whether a writer was woken.
 local function rw_wake_writer(wwait, channel, pub, now, hl)
-  redis.call('ZREMRANGEBYSCORE', wwait, '-inf', rw_int(now))
+  redis.call('ZREMRANGEBYSCORE', wwait, '-inf', ds_int(now))
   local two = redis.call('ZRANGE', wwait, -2, -1)
   if #two == 0 then return false end
   local id, next = two[#two], '-'
   if #two == 2 then next = two[1] end
-  redis.call('ZADD', wwait, 'XX', 'LT', rw_int(now + tonumber(hl)), id)
+  redis.call('ZADD', wwait, 'XX', 'LT', ds_int(now + tonumber(hl)), id)
   redis.call(pub, channel, 'w:' .. id .. ' ' .. next)
   return true
 end

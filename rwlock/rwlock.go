@@ -113,7 +113,7 @@ type RWLock struct {
 	prefer  bool
 	hash    string // H: the holds (see rw.lua)
 	leases  string // L: each hold's lease
-	fence   string // the fencing counter
+	fence   string // the fencing counter of the name's slot (core.Core.FenceKey)
 	rwait   string // waiting readers
 	wwait   string // waiting writers
 	channel string // release notifications
@@ -136,7 +136,7 @@ func newRWLock(c *core.Core, name string) (*RWLock, error) {
 		name:    name,
 		hash:    c.Key(name, ""),
 		leases:  c.Key(name, "leases"),
-		fence:   c.Key(name, "fence"),
+		fence:   c.FenceKey(name),
 		rwait:   c.Key(name, "rwaiters"),
 		wwait:   c.Key(name, "wwaiters"),
 		channel: c.Key(name, "ch"),

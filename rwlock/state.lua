@@ -4,7 +4,7 @@
 -- the side's last lease ends (0 when nobody holds it)}.
 local now = ds_now_ms()
 local holders, ttl = 0, 0
-local live = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. string.format('%d', now), '+inf', 'WITHSCORES')
+local live = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. ds_int(now), '+inf', 'WITHSCORES')
 for i = 1, #live, 2 do
   if string.sub(live[i], 1, 1) == ARGV[1] then
     holders = holders + 1

@@ -5,7 +5,7 @@ if w == ARGV[1] or (not w and live == 0) then
   if redis.call('EXISTS', KEYS[6]) == 1 then return {-2, 0} end
   ds_unwait(KEYS[5], ARGV[3])
   redis.call('HSET', KEYS[1], '#w', ARGV[1])
-  return rw_grant(KEYS[1], KEYS[2], 'w:' .. ARGV[1], now, ARGV[2], KEYS[3], ARGV[5], ARGV[6], ARGV[7])
+  return rw_grant(KEYS[1], KEYS[2], 'w:' .. ARGV[1], now, ARGV[2], KEYS[3], ARGV[6], ARGV[7])
 end
 if redis.call('HEXISTS', KEYS[1], 'r:' .. ARGV[1]) == 1 then
   ds_unwait(KEYS[5], ARGV[3])

@@ -47,10 +47,6 @@ local function sem_used()
   if sem_idle then redis.call('PEXPIRE', KEYS[1], sem_idle) end
 end
 
-local function sem_fmt(n)
-  return string.format('%.0f', n)
-end
-
 local function sem_avail()
   return tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
 end
@@ -71,7 +67,7 @@ end
 
 -- Set the available permits to v, making the semaphore if need be.
 local function sem_put(v)
-  redis.call('HSET', KEYS[1], 'n', sem_fmt(v), '#k', ARGV[#ARGV])
+  redis.call('HSET', KEYS[1], 'n', ds_int(v), '#k', ARGV[#ARGV])
   sem_exists = true
   sem_used()
 end
@@ -89,7 +85,7 @@ local function sem_wake(avail, released)
     if need <= avail then
       local ch = ARGV[1]
       if need > 1 then ch = ch .. ':' .. s end
-      if ds_notify(KEYS[3], ch, 'n:' .. sem_fmt(math.min(released, math.floor(avail / need))), ARGV[2]) == 0 then
+      if ds_notify(KEYS[3], ch, 'n:' .. ds_int(math.min(released, math.floor(avail / need))), ARGV[2]) == 0 then
         return
       end
     end

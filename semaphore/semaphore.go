@@ -138,9 +138,10 @@ var (
 func newScript(body string) *core.Script { return core.NewScript(libLua + body) }
 
 // newFastScript is newScript with fast, a common case that needs none of
-// the helpers, run before they are defined (core.NewFastScript).
+// the helpers (lib.lua's few it uses are inlined: X.in.lua), run before
+// they are defined (core.NewFastScript).
 func newFastScript(fast, body string) *core.Script {
-	return core.NewFastScript(core.FastLib+fast, libLua+body)
+	return core.NewFastScript(fast, libLua+body)
 }
 
 // pool is what both semaphores share: the keys and the calls on the count of

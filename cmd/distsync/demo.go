@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis/rueidis"
+
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/miniserver"
 )
@@ -26,7 +28,7 @@ countdown latch, and fencing tokens refusing a paused holder's write.
 Without --redis it starts an in-process server (miniredis, RESP2) whose
 clock follows real time, so it needs nothing but Go. With --redis it runs the
 same tour on that server under a key prefix of its own; every step releases
-what it took, and the fencing counters it leaves expire after a minute. $` + envRedis + ` is
+what it took, and at the end it deletes the fencing counters of its prefix. $` + envRedis + ` is
 ignored here: the demo never writes to a server you did not name.
 `
 
@@ -71,11 +73,11 @@ func (c *cli) demo(args []string) error {
 	if err != nil {
 		return err
 	}
-	if cf.prefix == "" {
+	own := cf.prefix == ""
+	if own {
 		opts.Prefix = "distsync:demo:" + randomHex(4) + ":"
 	}
 	opts.Lease = *lease
-	opts.FenceTTL = time.Minute
 	if !cf.verbose {
 		// The tour tells of lost leases itself.
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -83,7 +85,7 @@ func (c *cli) demo(args []string) error {
 
 	ctx, stop := interruptible()
 	defer stop()
-	d := &demoEnv{t: &tour{w: c.stdout}, opts: opts, lease: *lease}
+	d := &demoEnv{t: &tour{w: c.stdout}, opts: opts, lease: *lease, own: own}
 	defer d.close()
 	if d.a, err = d.client(); err != nil {
 		return err
@@ -116,6 +118,7 @@ type demoEnv struct {
 	lease   time.Duration
 	a, b    *distsync.Client
 	clients []*distsync.Client
+	own     bool // the prefix is the tour's own: its fencing counters go at the end
 }
 
 // client returns a new Client, closed at the end of the tour.
@@ -129,6 +132,9 @@ func (d *demoEnv) client() (*distsync.Client, error) {
 }
 
 func (d *demoEnv) close() {
+	if d.own && len(d.clients) > 0 {
+		dropCounters(d.clients[0].Rueidis(), d.opts.Prefix)
+	}
 	for _, c := range d.clients {
 		c.Close()
 	}
@@ -189,4 +195,27 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// dropCounters deletes the fencing counters under prefix (one, or one per
+// Cluster hash slot its names used), which never lapse by themselves.
+func dropCounters(rc rueidis.Client, prefix string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	nodes, addrs := scanTargets(ctx, rc)
+	for _, a := range addrs {
+		node := nodes[a]
+		for cursor := uint64(0); ; {
+			e, err := node.Do(ctx, node.B().Scan().Cursor(cursor).Match(globEscape(prefix)+"fence*").Count(1000).Build()).AsScanEntry()
+			if err != nil {
+				break
+			}
+			for _, k := range e.Elements {
+				node.Do(ctx, node.B().Del().Key(k).Build())
+			}
+			if cursor = e.Cursor; cursor == 0 {
+				break
+			}
+		}
+	}
 }

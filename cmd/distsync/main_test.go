@@ -247,17 +247,23 @@ func TestBench(t *testing.T) {
 	assert.Contains(t, errOut, "bench: handoff done")
 }
 
-// TestDemoInProcess runs the tour in this (race-detecting) process on the
-// shared server, with a shorter lease.
+// TestDemoInProcess runs the tour in this (race-detecting) process on a
+// server of its own, with a shorter lease; it leaves no fencing counter
+// behind (they never lapse by themselves).
 func TestDemoInProcess(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: the tour takes seconds")
 	}
-	code, out, errOut := invoke(t, "", "demo", "--redis", redistest.Shared(t).Addr(), "--lease", "900ms")
+	s := redistest.Start(t)
+	code, out, errOut := invoke(t, "", "demo", "--redis", s.Addr(), "--lease", "900ms")
 	require.Equal(t, exitOK, code, "%s\n%s", out, errOut)
 	for i, s := range demoSteps {
 		assert.Contains(t, out, fmt.Sprintf("\n%d. %s\n", i+1, s.title))
 	}
 	assert.Contains(t, out, "Tour done")
+	rc := s.Client(t)
+	left, err := rc.Do(context.Background(), rc.B().Keys().Pattern("*fence*").Build()).AsStrSlice()
+	require.NoError(t, err)
+	assert.Empty(t, left, "fencing counters left behind")
 }

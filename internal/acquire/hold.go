@@ -103,7 +103,7 @@ func hold(ctx context.Context, l *Lock, h Handle, owner string, wait, lease time
 	if lease > 0 {
 		mode, leaseArg = "e", core.Ms(lease)
 	}
-	args := append([]string{owner, leaseArg, "", core.Ms(c.WaiterWindow), core.Ms(c.FenceTTL), id, mode}, h.Extra()...)
+	args := append([]string{owner, leaseArg, "", core.Ms(c.WaiterWindow), "", id, mode}, h.Extra()...)
 	keys := h.Keys(id)
 	// What the closures below share, in one allocation.
 	g := &struct {

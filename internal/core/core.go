@@ -31,8 +31,6 @@ type Config struct {
 	// beyond the remaining lease it was told; it is also its longest sleep when
 	// no lease bounds the wait.
 	WaiterWindow time.Duration
-	// FenceTTL is how long a name's fencing counter outlives its last use.
-	FenceTTL time.Duration
 	// AckReplicas, when > 0, makes every acquisition wait (WAIT) until that
 	// many replicas acknowledged it, at most AckTimeout.
 	AckReplicas int
@@ -228,7 +226,7 @@ func ValidateName(name string) error {
 }
 
 // Key returns the key of a primitive: prefix, the name as hash tag, then the
-// suffix: "distsync:{orders}" or "distsync:{orders}:fence".
+// suffix: "distsync:{orders}" or "distsync:{orders}:waiters".
 func (c *Core) Key(name, suffix string) string {
 	if suffix == "" {
 		return c.Prefix + "{" + name + "}"

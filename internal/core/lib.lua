@@ -1,39 +1,51 @@
 -- distsync's shared Lua helpers. Every script is this library followed by the
 -- script's own body, so the helpers live in one place. Time is always the
 -- server's (TIME); nothing here trusts a client clock.
+--
+-- ds_int, ds_ms and ds_token are also inlined into the common cases that run
+-- before this library is defined (X.in.lua -> X.lua, by go generate
+-- ./internal/core; luagen/inline.go): keep them as they are written here, a
+-- one-line return, or a body whose only return is its last line.
 
--- Server time, read at most once per script run (TIME costs a call; a
--- script runs atomically, so one reading serves it all): seconds and
--- microseconds as numbers.
-local ds_sec, ds_usec
-local function ds_time()
-  if not ds_sec then
-    local t = redis.call('TIME')
-    ds_sec, ds_usec = tonumber(t[1]), tonumber(t[2])
-  end
-  return ds_sec, ds_usec
+-- x, a whole number (as large as a fencing token), as a string of digits.
+local function ds_int(x)
+  return string.format('%d', x)
+end
+
+-- Server time in milliseconds of t, a TIME reply.
+local function ds_ms(t)
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- The server's TIME, read at most once per script run (TIME costs a call;
+-- a script runs atomically, so one reading serves it all).
+local ds_t
+local function ds_clock()
+  if not ds_t then ds_t = redis.call('TIME') end
+  return ds_t
 end
 
 -- Server time in milliseconds.
 local function ds_now_ms()
-  local sec, usec = ds_time()
-  return sec * 1000 + math.floor(usec / 1000)
+  return ds_ms(ds_clock())
 end
 
--- Next fencing token of a name, as a number and as the string to store. The
--- counter key lives ttl ms after its last use; when it is absent the sequence
--- continues from the server clock in microseconds, so tokens keep increasing
--- across idle periods without a key that lives forever. One SET ... GET in the
--- common case (the clock moved on since the last token).
-local function ds_token(key, ttl)
-  local sec, usec = ds_time()
-  local tok = sec * 1000000 + usec
-  local s = string.format('%.0f', tok)
-  local last = redis.call('SET', key, s, 'PX', ttl, 'GET')
+-- Next fencing token from the counter key (Core.FenceKey: one shared by
+-- many names), with t a TIME reply: as a number and as the string to store.
+-- It is the server clock in microseconds, or the counter's last token + 1
+-- when that is not smaller. The counter never lapses, so tokens strictly
+-- increase for ever; when it is absent (a restart without persistence) the
+-- sequence continues from the clock, so tokens still increase unless the
+-- clock stepped back. One SET ... GET in the common case (the clock moved on
+-- since the last token).
+local function ds_token(key, t)
+  local tok = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  local s = ds_int(tok)
+  local last = redis.call('SET', key, s, 'GET')
   if last and tok <= tonumber(last) then
     tok = tonumber(last) + 1
-    s = string.format('%.0f', tok)
-    redis.call('SET', key, s, 'PX', ttl)
+    s = ds_int(tok)
+    redis.call('SET', key, s)
   end
   return tok, s
 end
@@ -116,7 +128,7 @@ end
 -- (mode 'w'), else now + lease ms (now may be nil: read when needed).
 local function ds_end(now, mode, lease)
   if mode == 'w' then return 'w' end
-  return string.format('%d', (now or ds_now_ms()) + tonumber(lease))
+  return ds_int((now or ds_now_ms()) + tonumber(lease))
 end
 
 -- Add acquisition id (mode 'w' or 'e', lease ms) to m's ledger, unless it is
@@ -236,7 +248,7 @@ local function ds_reset(h, m, id, now, lease)
   for i, x in ipairs(ids) do
     if x == id then
       if ends[i] == 'w' then return false, true, 0 end
-      ends[i] = string.format('%d', now + tonumber(lease))
+      ends[i] = ds_int(now + tonumber(lease))
       ds_ledger_put(h, m, ids, ends)
       local watch, last = ds_promise(ends)
       return true, watch, last

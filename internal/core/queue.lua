@@ -9,10 +9,6 @@
 -- A waiter whose window ended (its process died, it paused) is dropped
 -- wherever it stands, so it cannot block the queue.
 
-local function dsq_int(x)
-  return string.format('%d', x)
-end
-
 -- Keep q and d until the last window ends; delete both when nobody waits.
 local function dsq_expire(q, d, now)
   local last = redis.call('ZRANGE', d, -1, -1, 'WITHSCORES')
@@ -20,7 +16,7 @@ local function dsq_expire(q, d, now)
     redis.call('DEL', q, d)
     return
   end
-  local ttl = dsq_int(tonumber(last[2]) - now)
+  local ttl = ds_int(tonumber(last[2]) - now)
   redis.call('PEXPIRE', q, ttl)
   redis.call('PEXPIRE', d, ttl)
 end
@@ -28,10 +24,10 @@ end
 -- Drop the waiters whose window ended. Returns the server time in ms.
 local function dsq_prune(q, d)
   local now = ds_now_ms()
-  local gone = redis.call('ZRANGEBYSCORE', d, '-inf', dsq_int(now))
+  local gone = redis.call('ZRANGEBYSCORE', d, '-inf', ds_int(now))
   if #gone > 0 then
     for _, id in ipairs(gone) do redis.call('LREM', q, 1, id) end
-    redis.call('ZREMRANGEBYSCORE', d, '-inf', dsq_int(now))
+    redis.call('ZREMRANGEBYSCORE', d, '-inf', ds_int(now))
     dsq_expire(q, d, now)
   end
   return now
@@ -60,7 +56,7 @@ local function dsq_refuse(h, q, d, id, window, now)
   local ttl = math.max(pttl, 0)
   window = tonumber(window)
   if id ~= '' then
-    if redis.call('ZADD', d, dsq_int(now + ttl + window), id) == 1 then
+    if redis.call('ZADD', d, ds_int(now + ttl + window), id) == 1 then
       redis.call('RPUSH', q, id)
     end
     dsq_expire(q, d, now)
@@ -82,7 +78,7 @@ end
 local function dsq_wake(q, d, channel, pub, hl)
   local two = redis.call('LRANGE', q, 0, 1)
   if #two == 0 then return 0 end
-  redis.call('ZADD', d, 'XX', 'LT', dsq_int(ds_now_ms() + tonumber(hl)), two[1])
+  redis.call('ZADD', d, 'XX', 'LT', ds_int(ds_now_ms() + tonumber(hl)), two[1])
   redis.call(pub, channel, 'w:' .. two[1] .. ' ' .. (two[2] or '-'))
   return 1
 end

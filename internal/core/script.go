@@ -12,11 +12,14 @@ import (
 	"github.com/redis/rueidis"
 )
 
+//go:generate go run ./luagen ../..
+
 //go:embed lib.lua
 var lib string
 
-// FastLib is the few helpers (fast.lua) a common case placed before the
-// shared library may use: prepend it to NewFastScript's fast part.
+// FastLib is the few helpers (fast.lua, generated from fast.in.lua) a
+// common case placed before the shared library may use: prepend it to
+// NewFastScript's fast part.
 //
 //go:embed fast.lua
 var FastLib string

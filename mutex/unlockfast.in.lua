@@ -1,0 +1,40 @@
+-- Release one acquisition, by its id; when it was the owner's last, hand
+-- the lock on (mx_next: delete it and wake the oldest waiter, or grant it to
+-- that waiter once it has waited starve ms). When the owner still holds but
+-- no acquisition left is renewed by the watchdog, the lease falls to the
+-- latest explicit end left. A waiter that gives up runs it too (leave '1'):
+-- its waiter entry ('<owner>:<acquisition id>', mx.lua) goes, and a grant a
+-- release may have handed it meanwhile is given back.
+-- KEYS[1] the lock  KEYS[2] Q  KEYS[3] E  KEYS[4] the acquisition's
+-- finished mark  KEYS[5] the fencing counter (Core.FenceKey)
+-- ARGV[1] owner  ARGV[2] acquisition id  ARGV[3] channel
+-- ARGV[4] publish command (PUBLISH or SPUBLISH)  ARGV[5] ms to remember the
+-- release  ARGV[6] starve ms  ARGV[7] hand-off lease ms
+-- ARGV[8] unused ('')  ARGV[9] '1' when a waiter leaves
+-- Reply: see ds_release (lib.lua): 1, 0, 2 released; -1 not held.
+--
+-- The common case comes first, before the helpers are defined: the
+-- owner's only acquisition is released and no waiter ever registered while
+-- the lock lived (no '#q' in the lock: lock.lua). One HMGET of the ledger
+-- and the flag, the DEL and the finished mark (TIME too for an explicit
+-- lease, to check that it has not ended). Anything else goes on to the full
+-- path below the helpers.
+local ul_ledger -- the owner's ledger read here (false: none), for the full path
+if ARGV[9] ~= '1' then
+  local v = redis.call('HMGET', KEYS[1], '#a:' .. ARGV[1], '#q')
+  ul_ledger = v[1]
+  local n = #ARGV[2]
+  if v[1] and not v[2] and string.sub(v[1], 1, n + 1) == ARGV[2] .. '=' then
+    local e = string.sub(v[1], n + 2)
+    local live = e == 'w'
+    if not live and string.find(e, '^%d+$') then
+      local t = redis.call('TIME')
+      live = tonumber(e) > ds_ms(t)
+    end
+    if live then
+      redis.call('DEL', KEYS[1])
+      redis.call('SET', KEYS[4], '1', 'PX', ARGV[5])
+      return 1
+    end
+  end
+end

@@ -1,0 +1,27 @@
+-- Take n permits of the permit semaphore at once (all or none), each under
+-- its own new permit id with a lease, once per set of ids.
+-- ARGV[3] the permit ids, separated by spaces  ARGV[4] lease ms
+-- ARGV[5] waiter id ('' when the caller will not wait)  ARGV[6] waiter window ms
+-- Reply: {1, 0} granted (now, or by an earlier attempt with the same ids,
+-- whose leases are then renewed from now, as a new grant's would be, so the
+-- caller may count them from this attempt's send);
+-- {0, ms} refused (the waiter is registered on the channel of its need),
+-- with the ms until the earliest held permit's lease ends, when trying again
+-- may succeed, or -1 when no permit is held; {-4, ms} likewise but the
+-- permits were never set; {-2, 0} the ids were released or given up before.
+--
+-- The common case comes first, before the helpers are defined: a caller
+-- that will not wait takes one permit, not the last available one (taking
+-- the last may have to wake a waiter), by a permit id neither granted nor
+-- finished before. Anything else goes on to the full path.
+if ARGV[5] == '' and not string.find(ARGV[3], ' ', 1, true) then
+  local v = redis.call('HMGET', KEYS[1], 'n', '#k', '#x')
+  if v[2] == ARGV[#ARGV] and tonumber(v[1] or '0') > 1
+      and not redis.call('ZSCORE', KEYS[2], ARGV[3]) and not redis.call('ZSCORE', KEYS[5], ARGV[3]) then
+    redis.call('HINCRBY', KEYS[1], 'n', -1)
+    if v[3] then redis.call('PEXPIRE', KEYS[1], v[3]) end -- its idle time to live (sem_used)
+    local t = redis.call('TIME')
+    redis.call('ZADD', KEYS[2], ds_int(ds_ms(t) + tonumber(ARGV[4])), ARGV[3])
+    return {1, 0}
+  end
+end
