@@ -947,3 +947,46 @@ func TestRenewalFaults(t *testing.T) {
 		})
 	}
 }
+
+// The caller gives a hold up when it calls Unlock: the context ends before
+// the release is sent, so a waiter on another Client that the release lets
+// in never finds it live, whether the reply comes late or never.
+func TestUnlockEndsContextFirst(t *testing.T) {
+	t.Parallel()
+	for name, fault := range map[string]dstest.Fault{"late": dstest.LateReply, "lost": dstest.LoseReply} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			eachKind(t, lockKinds, func(t *testing.T, k lockKind, c *distsync.Client, f *dstest.Faulty, l, other lockish) {
+				held, err := l.TryLock(context.Background(), 0, 0)
+				require.NoError(t, err)
+				type result struct {
+					ctx context.Context
+					err error
+				}
+				waiter := make(chan result, 1)
+				go func() {
+					ctx, err := other.TryLock(context.Background(), 10*time.Second, 0)
+					waiter <- result{ctx, err}
+				}()
+				// The release is applied; its reply comes 2 s late, or never
+				// (Unlock gives up after its retries).
+				f.Inject(&dstest.Rule{Match: dstest.Script(k.release), Fault: fault, Delay: 2 * time.Second, Times: 1})
+				if fault == dstest.LoseReply {
+					f.Inject(&dstest.Rule{Match: dstest.Script(k.release), Fault: dstest.LoseRequest})
+				}
+				unlocked := make(chan error, 1)
+				go func() { unlocked <- l.Unlock(held) }()
+				w := <-waiter
+				require.NoError(t, w.err)
+				assert.Error(t, held.Err(), "the waiter holds while the released context lives")
+				assert.ErrorIs(t, context.Cause(held), distsync.ErrReleased)
+				if err := <-unlocked; fault == dstest.LateReply {
+					require.NoError(t, err)
+				} else {
+					require.ErrorIs(t, err, dstest.ErrInjected)
+				}
+				require.NoError(t, other.Unlock(w.ctx))
+			})
+		})
+	}
+}

@@ -477,8 +477,8 @@ func (a *Acq) Held() bool {
 }
 
 // Unlock releases the acquisition, once: see the contract of the primitives'
-// Unlock. Whatever happens, the acquisition's context has ended when Unlock
-// returns. It returns nil if and only if the release was applied on the
+// Unlock. The acquisition's context ends before the release is sent (the
+// caller gave the hold up), whatever then happens to the reply. It returns nil if and only if the release was applied on the
 // server, by this call or by an earlier one whose reply was lost; of
 // concurrent calls exactly one returns nil; ErrNotHeld when the acquisition
 // was not held (released before, its lease lost or expired); the error of
@@ -520,6 +520,10 @@ func (a *Acq) release1(ctx context.Context, auto bool) (err error) {
 		held = a.held()
 		a.mu.Unlock()
 		a.hold.detach(a)
+		// The caller gave the hold up: its context ends before the release
+		// is sent, so no successor the release lets in finds it live,
+		// whatever happens to the reply.
+		a.cancel(ErrReleased)
 	case a.pending:
 		a.mu.Unlock()
 	case a.released:
@@ -556,7 +560,6 @@ func (a *Acq) release1(ctx context.Context, auto bool) (err error) {
 	}
 	r, err := a.send(ctx)
 	if err != nil {
-		a.cancel(fmt.Errorf("%w (the release failed: %v)", ErrReleased, err))
 		return err
 	}
 	a.mu.Lock()
@@ -565,10 +568,8 @@ func (a *Acq) release1(ctx context.Context, auto bool) (err error) {
 	a.untold = auto && a.released
 	a.mu.Unlock()
 	if r == releaseNoHold {
-		a.cancel(ErrLeaseLost)
 		return ErrNotHeld
 	}
-	a.cancel(ErrReleased)
 	if r == releasedLast {
 		// The server holds nothing more for the owner: whatever else this
 		// process counted had already ended there (an explicit lease).
