@@ -567,34 +567,6 @@ func TestContextEndsHold(t *testing.T) {
 	})
 }
 
-// Finding 9: Permit.Extend racing the permit's expiry: the server's
-// answer decides, and client and server agree.
-func TestExtendRacingExpiry(t *testing.T) {
-	t.Parallel()
-	s := redistest.Shared(t)
-	c, f := faultyClient(t, s, 0)
-	ps := permitSem(t, c, dstest.Name(t), 1)
-	ctx := context.Background()
-	p, err := ps.TryAcquire(ctx, 0, 300*time.Millisecond)
-	require.NoError(t, err)
-	// The update reaches the server at once; its reply comes after the
-	// permit's first lease ended on the client.
-	// Once without a fault, so the server has the script: the faulty
-	// update must reach it at once, not after a NOSCRIPT round.
-	require.NoError(t, p.Extend(ctx, 300*time.Millisecond))
-	rule := f.Inject(&dstest.Rule{Match: dstest.Script("Extend a held permit's lease"), Fault: dstest.LateReply, Delay: 600 * time.Millisecond, Times: 1})
-	require.NoError(t, p.Extend(ctx, 10*time.Second))
-	require.Equal(t, 1, rule.Hits())
-	require.NoError(t, p.Context().Err(), "the client keeps the permit the server extended")
-	ttl, err := p.TTL(ctx)
-	require.NoError(t, err)
-	assert.Greater(t, ttl, 5*time.Second)
-	require.NoError(t, ps.Release(ctx, p))
-	held, err := ps.Held(ctx)
-	require.NoError(t, err)
-	assert.Zero(t, held)
-}
-
 // Finding 10: with PreferWriters, a writer that gives up wakes the readers
 // it held back.
 func TestLeavingWriterWakesReaders(t *testing.T) {

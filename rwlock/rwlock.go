@@ -355,9 +355,11 @@ func (l *Side) leave(ctx context.Context, waiter string) error {
 // Extend moves the end of the explicit lease of the acquisition ctx carries
 // (TryLock with lease > 0) to lease from now by the server's clock, and its
 // context's Deadline with it (redsync's Extend), never shortening what
-// another acquisition of the hold was promised. While it is on the wire the
-// acquisition does not expire. It returns ErrNotHeld when the acquisition
-// is no longer held (an ended lease is not revived), and ErrInvalidArgument
+// another acquisition of the hold was promised. Only an extension confirmed
+// before the lease ends moves it: one confirmed later (its request or reply
+// was slow) returns ErrNotHeld, the context having ended with the lease, and
+// is given back. It returns ErrNotHeld when the acquisition is no longer
+// held (an ended lease is not revived), and ErrInvalidArgument
 // for a lease under MinLease or a watchdog-renewed acquisition. One round trip.
 func (l *Side) Extend(ctx context.Context, lease time.Duration) error {
 	l = l.ok()

@@ -296,8 +296,9 @@ func (p *Permit) TTL(ctx context.Context) (time.Duration, error) {
 
 // Extend (Redisson's updateLeaseTime) sets the remaining lease of a permit
 // acquired with an explicit lease to lease from now by the server's clock,
-// and moves its context's Deadline with it; while it is on the wire the
-// permit does not expire. It returns an error wrapping ErrNotHeld when the
+// and moves its context's Deadline with it, when confirmed before the lease
+// ends: one confirmed later returns ErrNotHeld, the context having ended with
+// the lease, and the permit is returned. It returns an error wrapping ErrNotHeld when the
 // permit is no longer held (an ended lease is not revived), and
 // ErrInvalidArgument for a lease under MinLease or a permit the watchdog
 // renews. One round trip.
