@@ -498,7 +498,7 @@ func (e *Election) ForceResign(ctx context.Context) (bool, error) {
 		return false, e.errorf(err)
 	}
 	r, err := e.c.Eval(ctx, forceScript, []string{e.key, e.cands, e.wins},
-		[]string{e.wake, e.c.PublishCmd(), e.obs, e.handoff(ctx)}).AsInt64()
+		[]string{e.wake, e.c.PublishCmd(), e.obs, e.handoff(ctx), e.c.ControlPrefix()}).AsInt64()
 	if err != nil {
 		return false, e.errorf(err)
 	}

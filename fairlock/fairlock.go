@@ -228,7 +228,7 @@ func (f *FairLock) ForceUnlock(ctx context.Context) (bool, error) {
 	}
 	r, err := f.c.Eval(ctx, forceScript,
 		[]string{f.key, f.queue, f.deadlines},
-		[]string{f.channel, f.c.PublishCmd(), f.handoff(ctx)},
+		[]string{f.channel, f.c.PublishCmd(), f.handoff(ctx), f.c.ControlPrefix()},
 	).AsInt64()
 	if err != nil {
 		return false, f.errorf(err)

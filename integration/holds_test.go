@@ -17,6 +17,7 @@ import (
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
+	"github.com/distsync/distsync/mutex"
 	"github.com/distsync/distsync/redlock"
 	"github.com/distsync/distsync/rwlock"
 	"github.com/distsync/distsync/semaphore"
@@ -959,6 +960,122 @@ func TestUnlockEndsContextFirst(t *testing.T) {
 				}
 				require.NoError(t, other.Unlock(w.ctx))
 			})
+		})
+	}
+}
+
+// Unlock returns nil only if the acquisition's own release was applied: an
+// acquisition another Client released by id (UnlockID) was not released by
+// its holder's Unlock, which says ErrNotHeld, for the outer acquisition as
+// for a re-entry. The release by id stays exact: one retried after a lost
+// reply answers as its first attempt did, and only once. The holder's Client
+// spins (no control channel), so that its Unlock reaches the server.
+func TestUnlockAfterReleaseByID(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	name := dstest.Name(t)
+	spin := func(o *distsync.Options) { o.Spin = distsync.Spin{Min: time.Millisecond, Max: 20 * time.Millisecond} }
+	holder, err := dstest.ClientOn(t, s, spin).Mutex(name)
+	require.NoError(t, err)
+	oc, f := faultyClient(t, s, 0)
+	other, err := oc.Mutex(name)
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	outer, err := holder.TryLock(ctx, 0, 0)
+	require.NoError(t, err)
+	inner, err := holder.Lock(outer)
+	require.NoError(t, err)
+	outerID, err := holder.HoldID(outer)
+	require.NoError(t, err)
+	innerID, err := holder.HoldID(inner)
+	require.NoError(t, err)
+
+	// The release by id is applied, its reply lost: its retry learns it.
+	f.Inject(&dstest.Rule{Match: dstest.Script(kindNamed("mutex").release), Fault: dstest.LoseReply, Times: 1})
+	require.NoError(t, other.UnlockID(ctx, innerID))
+	assert.ErrorIs(t, other.UnlockID(ctx, innerID), distsync.ErrNotHeld, "reported once")
+	assert.ErrorIs(t, holder.Unlock(inner), distsync.ErrNotHeld, "the re-entry was released by another Client")
+	n, err := holder.HoldCount(outer)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+
+	require.NoError(t, other.UnlockID(ctx, outerID))
+	assert.ErrorIs(t, holder.Unlock(outer), distsync.ErrNotHeld, "released by another Client")
+	locked, err := holder.IsLocked(ctx)
+	require.NoError(t, err)
+	assert.False(t, locked)
+}
+
+// Every take-over from another Client tells the replaced holder on its
+// Client's control channel, and its context ends at once, not at its next
+// renewal: ForceUnlock of each lock kind, UnlockID, ForceResign. The
+// holder's renewals are lost, so that nothing but the push can end its hold
+// before its 30 s lease.
+func TestTakeOverEndsHolderByPush(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	type forcer interface {
+		ForceUnlock(ctx context.Context) (bool, error)
+	}
+	type takeOver struct {
+		name string
+		// hold takes the lock on c and returns its context and the script
+		// text of its renewal; take takes it over from other.
+		hold func(t *testing.T, c *distsync.Client, name string) (context.Context, string)
+		take func(t *testing.T, other *distsync.Client, name string, held context.Context)
+	}
+	var cases []takeOver
+	for _, k := range lockKinds {
+		cases = append(cases, takeOver{k.name + "/ForceUnlock", func(t *testing.T, c *distsync.Client, name string) (context.Context, string) {
+			held, err := k.make(t, c, name).TryLock(context.Background(), 0, 0)
+			require.NoError(t, err)
+			return held, renewScript[k.name]
+		}, func(t *testing.T, other *distsync.Client, name string, _ context.Context) {
+			was, err := k.make(t, other, name).(forcer).ForceUnlock(context.Background())
+			require.NoError(t, err)
+			require.True(t, was)
+		}})
+	}
+	var holderMutex *mutex.Mutex
+	cases = append(cases, takeOver{"mutex/UnlockID", func(t *testing.T, c *distsync.Client, name string) (context.Context, string) {
+		var err error
+		holderMutex, err = c.Mutex(name)
+		require.NoError(t, err)
+		held, err := holderMutex.TryLock(context.Background(), 0, 0)
+		require.NoError(t, err)
+		return held, renewScript["mutex"]
+	}, func(t *testing.T, other *distsync.Client, name string, held context.Context) {
+		id, err := holderMutex.HoldID(held)
+		require.NoError(t, err)
+		m, err := other.Mutex(name)
+		require.NoError(t, err)
+		require.NoError(t, m.UnlockID(context.Background(), id))
+	}})
+	cases = append(cases, takeOver{"election/ForceResign", func(t *testing.T, c *distsync.Client, name string) (context.Context, string) {
+		l, _, err := electionOf(t, c, name).Campaign(context.Background(), "leader")
+		require.NoError(t, err)
+		return l, "Extend the leader's lease"
+	}, func(t *testing.T, other *distsync.Client, name string, _ context.Context) {
+		was, err := electionOf(t, other, name).ForceResign(context.Background())
+		require.NoError(t, err)
+		require.True(t, was)
+	}})
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			name := dstest.Name(t)
+			c, f := faultyClient(t, s, 30*time.Second)
+			held, renew := tc.hold(t, c, name)
+			f.Inject(&dstest.Rule{Match: dstest.Script(renew), Fault: dstest.LoseRequest})
+			dstest.WaitControl(t, c)
+			tc.take(t, dstest.ClientOn(t, s), name, held)
+			select {
+			case <-held.Done():
+			case <-time.After(10 * time.Second): // a third of the lease: no renewal told it
+				t.Fatal("the holder's context lives on after the take-over")
+			}
+			assert.ErrorIs(t, context.Cause(held), distsync.ErrLeaseLost)
 		})
 	}
 }

@@ -386,7 +386,7 @@ func (l *Side) ForceUnlock(ctx context.Context) (bool, error) {
 	}
 	n, err := c.Eval(ctx, forceScript,
 		[]string{rw.hash, rw.leases, rw.rwait, rw.wwait},
-		[]string{l.side, rw.channel, c.PublishCmd()},
+		[]string{l.side, rw.channel, c.PublishCmd(), c.ControlPrefix()},
 	).AsInt64()
 	if err != nil {
 		return false, l.errorf(err)

@@ -8,13 +8,15 @@ import (
 	"time"
 )
 
-// The control channel of a Client is where scripts tell it, by push, that a
-// hold of one of its owners was taken over by another (a mutex's
-// ForceLock): "<prefix>ctl:<client id>", with classic pub/sub, since the
-// script that publishes runs in the slot of the lock, not of the channel
-// (a Cluster forwards PUBLISH to every node). The message is
-// "g:ctl <owner> <key> -", the key with '%' and ' ' escaped as %25 and %20
-// (the notifier's grant data has no spaces of its own).
+// The control channel of a Client is where scripts tell it, by push, that
+// holds of its owners were taken over from elsewhere (ForceLock, a force
+// unlock of any kind, a release by id, ForceResign): "<prefix>ctl:<client
+// id>", with classic pub/sub, since the script that publishes runs in the
+// slot of the lock, not of the channel (a Cluster forwards PUBLISH to every
+// node). The message is "g:ctl" followed by "<owner> <key> <id>" for each
+// hold taken and "-" (ds_tell_taken in lib.lua): id names the acquisition
+// taken, "-" every acquisition of the hold; the key has '%' and ' ' escaped
+// as %25 and %20 (the notifier's grant data has no spaces of its own).
 
 // ControlPrefix is the prefix of the Clients' control channels: a script
 // appends the client id (an owner's part before its first ':').
@@ -90,15 +92,23 @@ func (c *Core) control(jctx context.Context) {
 	}
 }
 
-// takenOver ends the hold that the control message data names.
+// takenOver ends the holds and acquisitions that the control message data
+// names.
 func (c *Core) takenOver(data string) {
-	owner, esc, ok := strings.Cut(data, " ")
-	if !ok {
-		return
+	f := strings.Fields(data)
+	if len(f) == 2 { // "<owner> <key>": a whole hold, as older versions say
+		f = append(f, "-")
 	}
-	key, err := url.PathUnescape(esc)
-	if err != nil {
-		return
+	cause := fmt.Errorf("%w: taken over from another Client (a force unlock, a release by id, ForceLock or ForceResign)", ErrLeaseLost)
+	for ; len(f) >= 3; f = f[3:] {
+		key, err := url.PathUnescape(f[1])
+		if err != nil {
+			continue
+		}
+		if f[2] == "-" {
+			c.Holds.End(key, f[0], cause)
+		} else if a := c.Holds.local(key, f[0], f[2]); a != nil && a.end(cause) {
+			a.tellEnd(cause)
+		}
 	}
-	c.Holds.End(key, owner, fmt.Errorf("%w: taken over by another owner (ForceLock)", ErrLeaseLost))
 }
