@@ -218,9 +218,9 @@ func (f *FairLock) Extend(ctx context.Context, lease time.Duration) error {
 }
 
 // ForceUnlock deletes the lock whoever holds it and wakes the head of the
-// queue. It reports whether the lock was held. Holders in other processes
-// learn of it at their next renewal, when their contexts are cancelled with
-// ErrLeaseLost.
+// queue. It reports whether the lock was held. The holder's context ends
+// with ErrLeaseLost, by push on its Client's control channel, or, where push
+// cannot reach it (a Client whose waiters spin), at its next renewal.
 func (f *FairLock) ForceUnlock(ctx context.Context) (bool, error) {
 	f = core.OrZero(f)
 	if err := f.c.Closed(); err != nil {

@@ -967,7 +967,7 @@ func TestUnlockEndsContextFirst(t *testing.T) {
 // Unlock returns nil only if the acquisition's own release was applied: an
 // acquisition another Client released by id (UnlockID) was not released by
 // its holder's Unlock, which says ErrNotHeld, for the outer acquisition as
-// for a re-entry. The release by id stays exact: one retried after a lost
+// for a re-entry; nor was a permit another Client returned by ReleaseID. The release by id stays exact: one retried after a lost
 // reply answers as its first attempt did, and only once. The holder's Client
 // spins (no control channel), so that its Unlock reaches the server.
 func TestUnlockAfterReleaseByID(t *testing.T) {
@@ -1005,11 +1005,25 @@ func TestUnlockAfterReleaseByID(t *testing.T) {
 	locked, err := holder.IsLocked(ctx)
 	require.NoError(t, err)
 	assert.False(t, locked)
+
+	// A permit returned by ReleaseID from another Client.
+	ps := permitSem(t, dstest.ClientOn(t, s, spin), name+"-permits", 1)
+	p, err := ps.Acquire(ctx)
+	require.NoError(t, err)
+	ops, err := oc.PermitSemaphore(name + "-permits")
+	require.NoError(t, err)
+	require.NoError(t, ops.ReleaseID(ctx, p.ID()))
+	assert.ErrorIs(t, ops.ReleaseID(ctx, p.ID()), distsync.ErrNotHeld, "reported once")
+	assert.ErrorIs(t, ps.Release(ctx, p), distsync.ErrNotHeld, "returned by another Client")
+	avail, err := ps.Available(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), avail, "returned once")
 }
 
 // Every take-over from another Client tells the replaced holder on its
 // Client's control channel, and its context ends at once, not at its next
-// renewal: ForceUnlock of each lock kind, UnlockID, ForceResign. The
+// renewal: ForceUnlock of each lock kind, UnlockID, a permit's ReleaseID,
+// ForceResign. The
 // holder's renewals are lost, so that nothing but the push can end its hold
 // before its 30 s lease.
 func TestTakeOverEndsHolderByPush(t *testing.T) {
@@ -1051,6 +1065,17 @@ func TestTakeOverEndsHolderByPush(t *testing.T) {
 		m, err := other.Mutex(name)
 		require.NoError(t, err)
 		require.NoError(t, m.UnlockID(context.Background(), id))
+	}})
+	var heldPermit *semaphore.Permit
+	cases = append(cases, takeOver{"permit/ReleaseID", func(t *testing.T, c *distsync.Client, name string) (context.Context, string) {
+		var err error
+		heldPermit, err = permitSem(t, c, name, 1).Acquire(context.Background())
+		require.NoError(t, err)
+		return heldPermit.Context(), "Extend a held permit's lease"
+	}, func(t *testing.T, other *distsync.Client, name string, _ context.Context) {
+		ps, err := other.PermitSemaphore(name)
+		require.NoError(t, err)
+		require.NoError(t, ps.ReleaseID(context.Background(), heldPermit.ID()))
 	}})
 	cases = append(cases, takeOver{"election/ForceResign", func(t *testing.T, c *distsync.Client, name string) (context.Context, string) {
 		l, _, err := electionOf(t, c, name).Campaign(context.Background(), "leader")

@@ -57,7 +57,8 @@
 // Lock or TryLock of a Client also starts, in the background, its
 // subscription to the Client's control channel, where a take-over from
 // elsewhere (ForceLock, ForceUnlock, UnlockID) tells a holder it was
-// replaced (a hold replaced before that learns it at its next renewal). A re-entry is one round trip too: each acquisition has its own
+// replaced (a hold replaced before that learns it at its next renewal). A
+// re-entry is one round trip too: each acquisition has its own
 // record on the server, which is what lets HoldID name it to any process.
 //
 // The errors it returns wrap those of package distsync (ErrNotHeld,

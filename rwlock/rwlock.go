@@ -376,8 +376,9 @@ func (l *Side) Extend(ctx context.Context, lease time.Duration) error {
 
 // ForceUnlock removes this side's holds whoever holds them (the write hold,
 // or every read hold) and wakes every waiter. It reports whether any was
-// held. Holders in other processes learn of it at their next renewal, when
-// their contexts are cancelled with ErrLeaseLost. One round trip.
+// held. The holders' contexts end with ErrLeaseLost, by push on their
+// Clients' control channels, or, where push cannot reach them (a Client
+// whose waiters spin), at their next renewal. One round trip.
 func (l *Side) ForceUnlock(ctx context.Context) (bool, error) {
 	l = l.ok()
 	rw, c := l.rw, l.rw.c

@@ -107,7 +107,7 @@ func (c *Core) takenOver(data string) {
 		}
 		if f[2] == "-" {
 			c.Holds.End(key, f[0], cause)
-		} else if a := c.Holds.local(key, f[0], f[2]); a != nil && a.end(cause) {
+		} else if a := c.Holds.Local(key, f[0], f[2]); a != nil && a.end(cause) {
 			a.tellEnd(cause)
 		}
 	}

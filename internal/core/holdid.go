@@ -32,8 +32,8 @@ func parseHoldID(hid string) (id, owner string, err error) {
 	return id, owner, nil
 }
 
-// local returns this Client's live acquisition id of key by owner, or nil.
-func (h *Holds) local(key, owner, id string) *Acq {
+// Local returns this Client's live acquisition id of key by owner, or nil.
+func (h *Holds) Local(key, owner, id string) *Acq {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if hd := h.m[holdKey{key, owner}]; hd != nil {
@@ -66,7 +66,7 @@ func (c *Core) ReleaseID(ctx context.Context, key string, release ReleaseByID, h
 	if err != nil {
 		return err
 	}
-	if a := c.Holds.local(key, owner, id); a != nil {
+	if a := c.Holds.Local(key, owner, id); a != nil {
 		return a.Unlock(ctx)
 	}
 	by := NewAcqID() // this call's releases, told from any other's
@@ -105,7 +105,7 @@ func (c *Core) ExtendID(ctx context.Context, key, hid string, lease time.Duratio
 		r, err := c.Eval(ctx, extendScript, []string{key}, []string{owner, id, Ms(lease)}).AsInt64()
 		return r == 1, err
 	}
-	if a := c.Holds.local(key, owner, id); a != nil {
+	if a := c.Holds.Local(key, owner, id); a != nil {
 		return a.Extend(ctx, lease, send)
 	}
 	ok, err := send(ctx)
