@@ -25,8 +25,8 @@ func (c *Core) ControlPrefix() string { return c.Prefix + "ctl:" }
 // ControlUp reports whether this Client listens to its control channel.
 func (c *Core) ControlUp() bool { return c.ctlUp.Load() }
 
-// controlWaiter is the waiter id of the control channel's one subscriber.
-const controlWaiter = "ctl"
+// ControlWaiter is the waiter id of the control channel's one subscriber.
+const ControlWaiter = "ctl"
 
 // WatchControl makes sure this Client listens to its control channel: from
 // then on, a hold of this Client taken over ends at once with ErrLeaseLost
@@ -36,8 +36,8 @@ const controlWaiter = "ctl"
 // hold it up); a hold taken over before the subscription is up learns of it
 // at its next renewal, as when subscribing fails. The later calls cost an
 // atomic load. When subscribing fails, a later call tries again, at most
-// once a second. Messages that come too close together may be taken as one:
-// the others' holders learn of it at their next renewal.
+// once a second. Messages that come before the subscriber takes the first
+// are taken together.
 //
 // A Client whose waiters spin (Config.Spin: pub/sub may be unavailable)
 // does not subscribe: its holds learn of a take-over at their next renewal.
@@ -62,7 +62,7 @@ func (c *Core) WatchControl() {
 // control subscribes to the control channel and ends the holds its messages
 // name until the Client closes.
 func (c *Core) control(jctx context.Context) {
-	sub, err := c.Notifier.SubscribeClassic(jctx, c.ControlPrefix()+c.ID, controlWaiter)
+	sub, err := c.Notifier.SubscribeClassic(jctx, c.ControlPrefix()+c.ID, ControlWaiter)
 	c.ctlMu.Lock()
 	c.ctlBusy = false
 	if err != nil {
