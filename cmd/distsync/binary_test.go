@@ -191,35 +191,14 @@ func TestBinary(t *testing.T) {
 		assert.Equal(t, int64(1), r.Owners[0].Holds)
 	})
 
-	t.Run("UnlockForceStopsRun", func(t *testing.T) {
-		t.Parallel()
-		name := dstest.Name(t)
-		cmd := command("run", "--lock", name, "--lease", "600ms", "--", "sh", "-c", "echo running; exec sleep 60")
-		stdout, err := cmd.StdoutPipe()
-		require.NoError(t, err)
-		require.NoError(t, cmd.Start())
-		t.Cleanup(func() { cmd.Process.Kill() })
-		lines := bufio.NewScanner(stdout)
-		require.True(t, lines.Scan(), "no output")
-		out, err := command("unlock", "--force", "--yes", name).CombinedOutput()
-		require.NoError(t, err, "%s", out)
-		assert.Contains(t, string(out), "deleted")
-		assert.Equal(t, exitLeaseLost, exitCodeOf(t, cmd.Wait()))
-	})
-
 	// unlock --force tells the running holder by push on its Client's
 	// control channel: it stops before a second run could hold, not at its
 	// next renewal, 20 s away with a 60 s lease.
-	t.Run("UnlockForceStopsRunByPush", func(t *testing.T) {
+	t.Run("UnlockForceStopsRun", func(t *testing.T) {
 		t.Parallel()
 		name := dstest.Name(t)
-		cmd := command("run", "--lock", name, "--lease", "60s", "--grace", "0.3", "--", "sh", "-c", "echo running; exec sleep 120")
-		stdout, err := cmd.StdoutPipe()
-		require.NoError(t, err)
-		require.NoError(t, cmd.Start())
-		t.Cleanup(func() { cmd.Process.Kill() })
-		lines := bufio.NewScanner(stdout)
-		require.True(t, lines.Scan(), "no output")
+		cmd := command("run", "--lock", name, "--lease", "60s", "--grace", "0.3", "--", "sh", "-c", "echo ready; exec sleep 120")
+		startReady(t, cmd)
 		out, err := command("inspect", "--json", name).Output()
 		require.NoError(t, err)
 		var r report
