@@ -17,6 +17,7 @@ import (
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
+	"github.com/distsync/distsync/multilock"
 	"github.com/distsync/distsync/mutex"
 	"github.com/distsync/distsync/redlock"
 	"github.com/distsync/distsync/rwlock"
@@ -921,6 +922,23 @@ func TestRenewalFaults(t *testing.T) {
 	}
 }
 
+// lockResult is the outcome of a TryLock run by tryLockAsync.
+type lockResult struct {
+	ctx context.Context
+	err error
+}
+
+// tryLockAsync runs l.TryLock with wait and the watchdog lease in a
+// goroutine and returns where its outcome will be.
+func tryLockAsync(l distsync.Locker, wait time.Duration) <-chan lockResult {
+	ch := make(chan lockResult, 1)
+	go func() {
+		ctx, err := l.TryLock(context.Background(), wait, 0)
+		ch <- lockResult{ctx, err}
+	}()
+	return ch
+}
+
 // The caller gives a hold up when it calls Unlock: the context ends before
 // the release is sent, so a waiter on another Client that the release lets
 // in never finds it live, whether the reply comes late or never.
@@ -932,15 +950,7 @@ func TestUnlockEndsContextFirst(t *testing.T) {
 			eachKind(t, lockKinds, func(t *testing.T, k lockKind, c *distsync.Client, f *dstest.Faulty, l, other lockish) {
 				held, err := l.TryLock(context.Background(), 0, 0)
 				require.NoError(t, err)
-				type result struct {
-					ctx context.Context
-					err error
-				}
-				waiter := make(chan result, 1)
-				go func() {
-					ctx, err := other.TryLock(context.Background(), 10*time.Second, 0)
-					waiter <- result{ctx, err}
-				}()
+				waiter := tryLockAsync(other, 10*time.Second)
 				// The release is applied; its reply comes 2 s late, or never
 				// (Unlock gives up after its retries).
 				f.Inject(&dstest.Rule{Match: dstest.Script(k.release), Fault: fault, Delay: 2 * time.Second, Times: 1})
@@ -1101,6 +1111,48 @@ func TestTakeOverEndsHolderByPush(t *testing.T) {
 				t.Fatal("the holder's context lives on after the take-over")
 			}
 			assert.ErrorIs(t, context.Cause(held), distsync.ErrLeaseLost)
+		})
+	}
+}
+
+// A multilock's and a redlock's Unlock end the composed context before the
+// members' releases are sent: a waiter that a member's release lets in never
+// finds it live, while that release's reply comes late.
+func TestComposedUnlockEndsContextFirst(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	compose := map[string]func(ls []distsync.Locker) (distsync.Locker, error){
+		"multilock": func(ls []distsync.Locker) (distsync.Locker, error) { return multilock.New(ls...) },
+		// One master: a redlock's members are one name on distinct masters.
+		"redlock": func(ls []distsync.Locker) (distsync.Locker, error) { return redlock.New(ls[:1]) },
+	}
+	for kind, mk := range compose {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			c, f := faultyClient(t, s, 0)
+			name := dstest.Name(t)
+			var members []distsync.Locker
+			for _, n := range []string{name + "-a", name + "-b"} {
+				m, err := c.Mutex(n)
+				require.NoError(t, err)
+				members = append(members, m)
+			}
+			l, err := mk(members)
+			require.NoError(t, err)
+			held, err := l.TryLock(context.Background(), 0, 0)
+			require.NoError(t, err)
+			other, err := dstest.ClientOn(t, s).Mutex(name + "-a")
+			require.NoError(t, err)
+			waiter := tryLockAsync(other, 10*time.Second)
+			f.Inject(&dstest.Rule{Match: dstest.Script(kindNamed("mutex").release), Fault: dstest.LateReply, Delay: 2 * time.Second})
+			unlocked := make(chan error, 1)
+			go func() { unlocked <- l.Unlock(held) }()
+			w := <-waiter
+			require.NoError(t, w.err)
+			assert.Error(t, held.Err(), "a member is held elsewhere while the composed context lives")
+			assert.ErrorIs(t, context.Cause(held), distsync.ErrReleased)
+			require.NoError(t, <-unlocked)
+			require.NoError(t, other.Unlock(w.ctx))
 		})
 	}
 }
