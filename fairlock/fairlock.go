@@ -192,7 +192,7 @@ func (f *FairLock) handoff(ctx context.Context) string {
 // reply was lost, and ErrNotHeld if the acquisition was not held (released,
 // or its lease ended or was lost). Transient failures are retried for a few
 // seconds, then returned: calling Unlock again learns the outcome. The
-// acquisition's context has ended when it returns. One round trip.
+// acquisition's context ends before the release is sent. One round trip.
 func (f *FairLock) Unlock(ctx context.Context) error { return f.s().Unlock(ctx) }
 
 // release runs the unlock script once for acquisition id of owner,

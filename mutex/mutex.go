@@ -217,12 +217,13 @@ func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (context
 
 // Unlock releases one hold count of the acquisition ctx carries (pass the
 // context Lock returned; its cancellation does not matter) and, when that
-// frees the lock, wakes the oldest waiter. It returns nil if and only if the
-// release was applied, by this call or by an earlier one whose reply was
-// lost, and ErrNotHeld if the acquisition was not held (released, or its
-// lease ended or was lost). Transient failures are retried for a few
-// seconds, then returned: calling Unlock again learns the outcome. The
-// acquisition's context has ended when it returns. One round trip.
+// frees the lock, wakes the oldest waiter. It returns nil if and only if its
+// own release was applied, by this call or by an earlier one whose reply was
+// lost, and ErrNotHeld if the acquisition was not held (released, by
+// UnlockID elsewhere too, or its lease ended or was lost). Transient
+// failures are retried for a few seconds, then returned: calling Unlock
+// again learns the outcome. The acquisition's context ends before the
+// release is sent. One round trip.
 func (m *Mutex) Unlock(ctx context.Context) error { return m.s().Unlock(ctx) }
 
 // release runs the unlock script once for acquisition id of owner,

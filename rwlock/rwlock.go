@@ -325,7 +325,7 @@ func detach(ctx, base context.Context) (context.Context, context.CancelCauseFunc
 // reply was lost, and ErrNotHeld if the acquisition was not held (released,
 // or its lease ended or was lost). Transient failures are retried for a few
 // seconds, then returned: calling Unlock again learns the outcome. The
-// acquisition's context has ended when it returns. One round trip.
+// acquisition's context ends before the release is sent. One round trip.
 func (l *Side) Unlock(ctx context.Context) error { return l.s().Unlock(ctx) }
 
 // release runs this side's release script once for acquisition id of

@@ -240,14 +240,14 @@ func (s *PermitSemaphore) release(ctx context.Context, id string, life time.Dura
 	return s.c.Eval(ctx, permitReleaseScript, s.keys, s.args(id, core.Ms(life), ctl)).AsInt64()
 }
 
-// Release returns the permit to the pool, wakes a waiter, and ends the
-// permit's context with cause ErrReleased (ended whatever the outcome). It
-// works on a cancelled ctx and retries transient failures for a few
-// seconds. It returns nil if and only if the permit was returned, by this
-// call or by an earlier one whose reply was lost, and an error wrapping
-// ErrNotHeld, returning nothing, when the permit is not held (released
-// before, its lease ended, or it belongs to another semaphore). One round
-// trip.
+// Release ends the permit's context with cause ErrReleased, then returns the
+// permit to the pool and wakes a waiter. It works on a cancelled ctx and
+// retries transient failures for a few seconds. It returns nil if and only
+// if the permit was returned by its holder, by this call or by an earlier
+// one whose reply was lost, and an error wrapping ErrNotHeld, returning
+// nothing, when the permit is not held (released before, by ReleaseID
+// elsewhere too, its lease ended, or it belongs to another semaphore). One
+// round trip.
 func (s *PermitSemaphore) Release(ctx context.Context, p *Permit) error {
 	s = core.OrZero(s)
 	if p == nil || p.s == nil || p.s.c != s.c || p.s.key() != s.key() {

@@ -478,12 +478,13 @@ func (a *Acq) Held() bool {
 
 // Unlock releases the acquisition, once: see the contract of the primitives'
 // Unlock. The acquisition's context ends before the release is sent (the
-// caller gave the hold up), whatever then happens to the reply. It returns nil if and only if the release was applied on the
-// server, by this call or by an earlier one whose reply was lost; of
-// concurrent calls exactly one returns nil; ErrNotHeld when the acquisition
-// was not held (released before, its lease lost or expired); the error of
-// the last attempt when no attempt got an answer (Unlock may be called again
-// to learn the outcome and release it).
+// caller gave the hold up), whatever then happens to the reply. It returns
+// nil if and only if its own release was applied on the server, by this
+// call or by an earlier one whose reply was lost; of concurrent calls
+// exactly one returns nil; ErrNotHeld when the acquisition was not held
+// (released before, by id from elsewhere too, its lease lost or expired);
+// the error of the last attempt when no attempt got an answer (Unlock may be
+// called again to learn the outcome and release it).
 func (a *Acq) Unlock(ctx context.Context) error { return a.release1(ctx, false) }
 
 // release1 is Unlock; auto says distsync releases on its own, and the
