@@ -318,9 +318,9 @@ func (e *Election) Proclaim(ctx context.Context, value string) error {
 // Resign gives up the leadership ctx (the context Campaign returned)
 // carries: the head candidate is woken at once and leads, and observers are
 // told. Its contract is the fair lock's Unlock: the leadership context ends
-// before the resignation is sent; nil if and only if the resignation was applied
-// (by this call or an earlier one whose reply was lost); ErrNotHeld when it
-// no longer led. One round trip.
+// before the resignation is sent; nil if and only if the resignation was
+// applied (by this call or an earlier one whose reply was lost); ErrNotHeld
+// when it no longer led. One round trip.
 func (e *Election) Resign(ctx context.Context) error {
 	e = core.OrZero(e)
 	if err := e.c.Release(ctx, e.key); err != nil {
