@@ -1105,8 +1105,10 @@ func TestTakeOverEndsHolderByPush(t *testing.T) {
 			f.Inject(&dstest.Rule{Match: dstest.Script(renew), Fault: dstest.LoseRequest})
 			dstest.WaitControl(t, c)
 			tc.take(t, dstest.ClientOn(t, s), name, held)
+			took := time.Now()
 			select {
 			case <-held.Done():
+				t.Logf("the holder's context ended %v after the take-over returned", time.Since(took))
 			case <-time.After(10 * time.Second): // a third of the lease: no renewal told it
 				t.Fatal("the holder's context lives on after the take-over")
 			}
