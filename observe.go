@@ -25,8 +25,7 @@ type Observer struct {
 	// Released is called when the first release of an acquisition returns:
 	// Unlock (Release for a permit), or the release distsync makes when the
 	// context the acquisition was made on ends; ctx is the release's. A
-	// permit of this Client returned by ReleaseID is reported too (with a
-	// background ctx).
+	// permit of this Client returned by ReleaseID is reported too.
 	Released func(ctx context.Context, info ReleaseInfo)
 	// Renewed is called after each batch of watchdog renewals.
 	Renewed func(info RenewInfo)

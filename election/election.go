@@ -317,10 +317,10 @@ func (e *Election) Proclaim(ctx context.Context, value string) error {
 
 // Resign gives up the leadership ctx (the context Campaign returned)
 // carries: the head candidate is woken at once and leads, and observers are
-// told. Its contract is the fair lock's Unlock: the leadership context has
-// ended when Resign returns; nil if and only if the resignation was applied
-// (by this call or an earlier one whose reply was lost); ErrNotHeld when it
-// no longer led. One round trip.
+// told. Its contract is the fair lock's Unlock: the leadership context ends
+// before the resignation is sent; nil if and only if the resignation was
+// applied (by this call or an earlier one whose reply was lost); ErrNotHeld
+// when it no longer led. One round trip.
 func (e *Election) Resign(ctx context.Context) error {
 	e = core.OrZero(e)
 	if err := e.c.Release(ctx, e.key); err != nil {
@@ -498,7 +498,7 @@ func (e *Election) ForceResign(ctx context.Context) (bool, error) {
 		return false, e.errorf(err)
 	}
 	r, err := e.c.Eval(ctx, forceScript, []string{e.key, e.cands, e.wins},
-		[]string{e.wake, e.c.PublishCmd(), e.obs, e.handoff(ctx)}).AsInt64()
+		[]string{e.wake, e.c.PublishCmd(), e.obs, e.handoff(ctx), e.c.ControlPrefix()}).AsInt64()
 	if err != nil {
 		return false, e.errorf(err)
 	}

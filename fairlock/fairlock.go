@@ -191,7 +191,7 @@ func (f *FairLock) handoff(context.Context) string {
 // reply was lost, and ErrNotHeld if the acquisition was not held (released,
 // or its lease ended or was lost). Transient failures are retried for a few
 // seconds, then returned: calling Unlock again learns the outcome. The
-// acquisition's context has ended when it returns. One round trip.
+// acquisition's context ends before the release is sent. One round trip.
 func (f *FairLock) Unlock(ctx context.Context) error { return f.s().Unlock(ctx) }
 
 // release runs the unlock script once for acquisition id of owner,
@@ -206,18 +206,20 @@ func (f *FairLock) release(ctx context.Context, owner, id string, life time.Dura
 // Extend moves the end of the explicit lease of the acquisition ctx carries
 // (TryLock with lease > 0) to lease from now by the server's clock, and its
 // context's Deadline with it (redsync's Extend), never shortening what
-// another acquisition of the hold was promised. While it is on the wire the
-// acquisition does not expire. It returns ErrNotHeld when the acquisition
-// is no longer held (an ended lease is not revived), and ErrInvalidArgument
+// another acquisition of the hold was promised. Only an extension confirmed
+// before the lease ends moves it: one confirmed later (its request or reply
+// was slow) returns ErrNotHeld, the context having ended with the lease, and
+// is given back. It returns ErrNotHeld when the acquisition is no longer
+// held (an ended lease is not revived), and ErrInvalidArgument
 // for a lease under MinLease or a watchdog-renewed acquisition. One round trip.
 func (f *FairLock) Extend(ctx context.Context, lease time.Duration) error {
 	return f.s().Extend(ctx, lease)
 }
 
 // ForceUnlock deletes the lock whoever holds it and wakes the head of the
-// queue. It reports whether the lock was held. Holders in other processes
-// learn of it at their next renewal, when their contexts are cancelled with
-// ErrLeaseLost.
+// queue. It reports whether the lock was held. The holder's context ends
+// with ErrLeaseLost, by push on its Client's control channel, or, where push
+// cannot reach it (a Client whose waiters spin), at its next renewal.
 func (f *FairLock) ForceUnlock(ctx context.Context) (bool, error) {
 	f = core.OrZero(f)
 	if err := f.c.Closed(); err != nil {
@@ -225,7 +227,7 @@ func (f *FairLock) ForceUnlock(ctx context.Context) (bool, error) {
 	}
 	r, err := f.c.Eval(ctx, forceScript,
 		[]string{f.key, f.queue, f.deadlines},
-		[]string{f.channel, f.c.PublishCmd(), f.handoff(ctx)},
+		[]string{f.channel, f.c.PublishCmd(), f.handoff(ctx), f.c.ControlPrefix()},
 	).AsInt64()
 	if err != nil {
 		return false, f.errorf(err)

@@ -1,6 +1,6 @@
 -- The full path of unlockfast.lua (its keys, arguments and reply).
 local now = ds_now_ms()
-local r, watch, last = ds_release_mark(KEYS[1], KEYS[4], ARGV[1], ARGV[2], ARGV[5])
+local r, watch, last = ds_release_mark(KEYS[1], KEYS[4], ARGV[1], ARGV[2], ARGV[5], nil, '1')
 if r == 1 then
   redis.call('DEL', KEYS[1])
   dsq_prune(KEYS[2], KEYS[3])

@@ -463,3 +463,45 @@ func TestElectionObserverAfterCut(t *testing.T) {
 	assert.Equal(t, election.State{Leader: true, Value: "b", Term: term, Since: last.Since}, last)
 	require.NoError(t, e.Resign(l))
 }
+
+// A resigning leader gives its leadership up when it calls Resign: its
+// context ends before the resignation is sent, so the successor the
+// resignation elects never finds it live, whether the reply comes late or
+// never.
+func TestElectionResignEndsContextFirst(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	for name, fault := range map[string]dstest.Fault{"late": dstest.LateReply, "lost": dstest.LoseReply} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			name := dstest.Name(t)
+			lc, lf := faultyClient(t, s, 0)
+			leader := electionOf(t, lc, name)
+			ctx := context.Background()
+			l, _, err := leader.Campaign(ctx, "leader")
+			require.NoError(t, err)
+			successor := electionOf(t, dstest.ClientOn(t, s), name)
+			ch := dstest.CampaignAsync(successor, ctx, "successor")
+			dstest.AwaitCandidates(t, successor, 1)
+
+			// The resignation is applied; its reply comes 2 s late, or
+			// never (the resign gives up after its retries).
+			lf.Inject(&dstest.Rule{Match: resignLua, Fault: fault, Delay: 2 * time.Second, Times: 1})
+			if fault == dstest.LoseReply {
+				lf.Inject(&dstest.Rule{Match: resignLua, Fault: dstest.LoseRequest})
+			}
+			resigned := make(chan error, 1)
+			go func() { resigned <- leader.Resign(l) }()
+			sl := dstest.Elected(t, ch, 10*time.Second, "the successor")
+			assert.Error(t, l.Err(), "the successor leads while the resigning leader's context lives")
+			assert.ErrorIs(t, context.Cause(l), distsync.ErrReleased)
+			err = <-resigned
+			if fault == dstest.LateReply {
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, dstest.ErrInjected)
+			}
+			require.NoError(t, successor.Resign(sl.Lead))
+		})
+	}
+}

@@ -18,6 +18,8 @@ import (
 	"github.com/distsync/distsync/internal/core"
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
+	"github.com/distsync/distsync/multilock"
+	"github.com/distsync/distsync/mutex"
 	"github.com/distsync/distsync/redlock"
 	"github.com/distsync/distsync/rwlock"
 	"github.com/distsync/distsync/semaphore"
@@ -568,34 +570,6 @@ func TestContextEndsHold(t *testing.T) {
 	})
 }
 
-// Finding 9: Permit.Extend racing the permit's expiry: the server's
-// answer decides, and client and server agree.
-func TestExtendRacingExpiry(t *testing.T) {
-	t.Parallel()
-	s := redistest.Shared(t)
-	c, f := faultyClient(t, s, 0)
-	ps := permitSem(t, c, dstest.Name(t), 1)
-	ctx := context.Background()
-	p, err := ps.TryAcquire(ctx, 0, 300*time.Millisecond)
-	require.NoError(t, err)
-	// The update reaches the server at once; its reply comes after the
-	// permit's first lease ended on the client.
-	// Once without a fault, so the server has the script: the faulty
-	// update must reach it at once, not after a NOSCRIPT round.
-	require.NoError(t, p.Extend(ctx, 300*time.Millisecond))
-	rule := f.Inject(&dstest.Rule{Match: dstest.Script("Extend a held permit's lease"), Fault: dstest.LateReply, Delay: 600 * time.Millisecond, Times: 1})
-	require.NoError(t, p.Extend(ctx, 10*time.Second))
-	require.Equal(t, 1, rule.Hits())
-	require.NoError(t, p.Context().Err(), "the client keeps the permit the server extended")
-	ttl, err := p.TTL(ctx)
-	require.NoError(t, err)
-	assert.Greater(t, ttl, 5*time.Second)
-	require.NoError(t, ps.Release(ctx, p))
-	held, err := ps.Held(ctx)
-	require.NoError(t, err)
-	assert.Zero(t, held)
-}
-
 // Finding 10: with PreferWriters, a writer that gives up wakes the readers
 // it held back.
 func TestLeavingWriterWakesReaders(t *testing.T) {
@@ -945,6 +919,243 @@ func TestRenewalFaults(t *testing.T) {
 			require.NoError(t, err)
 			assert.False(t, time.Now().Before(ended), "granted to another only after the holder's context ended")
 			require.NoError(t, other.Unlock(got))
+		})
+	}
+}
+
+// lockResult is the outcome of a TryLock run by tryLockAsync.
+type lockResult struct {
+	ctx context.Context
+	err error
+}
+
+// tryLockAsync runs l.TryLock with wait and the watchdog lease in a
+// goroutine and returns where its outcome will be.
+func tryLockAsync(l distsync.Locker, wait time.Duration) <-chan lockResult {
+	ch := make(chan lockResult, 1)
+	go func() {
+		ctx, err := l.TryLock(context.Background(), wait, 0)
+		ch <- lockResult{ctx, err}
+	}()
+	return ch
+}
+
+// The caller gives a hold up when it calls Unlock: the context ends before
+// the release is sent, so a waiter on another Client that the release lets
+// in never finds it live, whether the reply comes late or never.
+func TestUnlockEndsContextFirst(t *testing.T) {
+	t.Parallel()
+	for name, fault := range map[string]dstest.Fault{"late": dstest.LateReply, "lost": dstest.LoseReply} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			eachKind(t, lockKinds, func(t *testing.T, k lockKind, c *distsync.Client, f *dstest.Faulty, l, other lockish) {
+				held, err := l.TryLock(context.Background(), 0, 0)
+				require.NoError(t, err)
+				waiter := tryLockAsync(other, 10*time.Second)
+				// The release is applied; its reply comes 2 s late, or never
+				// (Unlock gives up after its retries).
+				f.Inject(&dstest.Rule{Match: dstest.Script(k.release), Fault: fault, Delay: 2 * time.Second, Times: 1})
+				if fault == dstest.LoseReply {
+					f.Inject(&dstest.Rule{Match: dstest.Script(k.release), Fault: dstest.LoseRequest})
+				}
+				unlocked := make(chan error, 1)
+				go func() { unlocked <- l.Unlock(held) }()
+				w := <-waiter
+				require.NoError(t, w.err)
+				assert.Error(t, held.Err(), "the waiter holds while the released context lives")
+				assert.ErrorIs(t, context.Cause(held), distsync.ErrReleased)
+				if err := <-unlocked; fault == dstest.LateReply {
+					require.NoError(t, err)
+				} else {
+					require.ErrorIs(t, err, dstest.ErrInjected)
+				}
+				require.NoError(t, other.Unlock(w.ctx))
+			})
+		})
+	}
+}
+
+// Unlock returns nil only if the acquisition's own release was applied: an
+// acquisition another Client released by id (UnlockID) was not released by
+// its holder's Unlock, which says ErrNotHeld, for the outer acquisition as
+// for a re-entry; nor was a permit another Client returned by ReleaseID. The release by id stays exact: one retried after a lost
+// reply answers as its first attempt did, and only once. The holder's Client
+// spins (no control channel), so that its Unlock reaches the server.
+func TestUnlockAfterReleaseByID(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	name := dstest.Name(t)
+	spin := func(o *distsync.Options) { o.Spin = distsync.Spin{Min: time.Millisecond, Max: 20 * time.Millisecond} }
+	holder, err := dstest.ClientOn(t, s, spin).Mutex(name)
+	require.NoError(t, err)
+	oc, f := faultyClient(t, s, 0)
+	other, err := oc.Mutex(name)
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	outer, err := holder.TryLock(ctx, 0, 0)
+	require.NoError(t, err)
+	inner, err := holder.Lock(outer)
+	require.NoError(t, err)
+	outerID, err := holder.HoldID(outer)
+	require.NoError(t, err)
+	innerID, err := holder.HoldID(inner)
+	require.NoError(t, err)
+
+	// The release by id is applied, its reply lost: its retry learns it.
+	f.Inject(&dstest.Rule{Match: dstest.Script(kindNamed("mutex").release), Fault: dstest.LoseReply, Times: 1})
+	require.NoError(t, other.UnlockID(ctx, innerID))
+	assert.ErrorIs(t, other.UnlockID(ctx, innerID), distsync.ErrNotHeld, "reported once")
+	assert.ErrorIs(t, holder.Unlock(inner), distsync.ErrNotHeld, "the re-entry was released by another Client")
+	n, err := holder.HoldCount(outer)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+
+	require.NoError(t, other.UnlockID(ctx, outerID))
+	assert.ErrorIs(t, holder.Unlock(outer), distsync.ErrNotHeld, "released by another Client")
+	locked, err := holder.IsLocked(ctx)
+	require.NoError(t, err)
+	assert.False(t, locked)
+
+	// A permit returned by ReleaseID from another Client.
+	ps := permitSem(t, dstest.ClientOn(t, s, spin), name+"-permits", 1)
+	p, err := ps.Acquire(ctx)
+	require.NoError(t, err)
+	ops, err := oc.PermitSemaphore(name + "-permits")
+	require.NoError(t, err)
+	require.NoError(t, ops.ReleaseID(ctx, p.ID()))
+	assert.ErrorIs(t, ops.ReleaseID(ctx, p.ID()), distsync.ErrNotHeld, "reported once")
+	assert.ErrorIs(t, ps.Release(ctx, p), distsync.ErrNotHeld, "returned by another Client")
+	avail, err := ps.Available(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), avail, "returned once")
+}
+
+// Every take-over from another Client tells the replaced holder on its
+// Client's control channel, and its context ends at once, not at its next
+// renewal: ForceUnlock of each lock kind, UnlockID, a permit's ReleaseID,
+// ForceResign. The
+// holder's renewals are lost, so that nothing but the push can end its hold
+// before its 30 s lease.
+func TestTakeOverEndsHolderByPush(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	type forcer interface {
+		ForceUnlock(ctx context.Context) (bool, error)
+	}
+	type takeOver struct {
+		name string
+		// hold takes the lock on c and returns its context and the script
+		// text of its renewal; take takes it over from other.
+		hold func(t *testing.T, c *distsync.Client, name string) (context.Context, string)
+		take func(t *testing.T, other *distsync.Client, name string, held context.Context)
+	}
+	var cases []takeOver
+	for _, k := range lockKinds {
+		cases = append(cases, takeOver{k.name + "/ForceUnlock", func(t *testing.T, c *distsync.Client, name string) (context.Context, string) {
+			held, err := k.make(t, c, name).TryLock(context.Background(), 0, 0)
+			require.NoError(t, err)
+			return held, renewScript[k.name]
+		}, func(t *testing.T, other *distsync.Client, name string, _ context.Context) {
+			was, err := k.make(t, other, name).(forcer).ForceUnlock(context.Background())
+			require.NoError(t, err)
+			require.True(t, was)
+		}})
+	}
+	var holderMutex *mutex.Mutex
+	cases = append(cases, takeOver{"mutex/UnlockID", func(t *testing.T, c *distsync.Client, name string) (context.Context, string) {
+		var err error
+		holderMutex, err = c.Mutex(name)
+		require.NoError(t, err)
+		held, err := holderMutex.TryLock(context.Background(), 0, 0)
+		require.NoError(t, err)
+		return held, renewScript["mutex"]
+	}, func(t *testing.T, other *distsync.Client, name string, held context.Context) {
+		id, err := holderMutex.HoldID(held)
+		require.NoError(t, err)
+		m, err := other.Mutex(name)
+		require.NoError(t, err)
+		require.NoError(t, m.UnlockID(context.Background(), id))
+	}})
+	var heldPermit *semaphore.Permit
+	cases = append(cases, takeOver{"permit/ReleaseID", func(t *testing.T, c *distsync.Client, name string) (context.Context, string) {
+		var err error
+		heldPermit, err = permitSem(t, c, name, 1).Acquire(context.Background())
+		require.NoError(t, err)
+		return heldPermit.Context(), "Extend a held permit's lease"
+	}, func(t *testing.T, other *distsync.Client, name string, _ context.Context) {
+		ps, err := other.PermitSemaphore(name)
+		require.NoError(t, err)
+		require.NoError(t, ps.ReleaseID(context.Background(), heldPermit.ID()))
+	}})
+	cases = append(cases, takeOver{"election/ForceResign", func(t *testing.T, c *distsync.Client, name string) (context.Context, string) {
+		l, _, err := electionOf(t, c, name).Campaign(context.Background(), "leader")
+		require.NoError(t, err)
+		return l, "Extend the leader's lease"
+	}, func(t *testing.T, other *distsync.Client, name string, _ context.Context) {
+		was, err := electionOf(t, other, name).ForceResign(context.Background())
+		require.NoError(t, err)
+		require.True(t, was)
+	}})
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			name := dstest.Name(t)
+			c, f := faultyClient(t, s, 30*time.Second)
+			held, renew := tc.hold(t, c, name)
+			f.Inject(&dstest.Rule{Match: dstest.Script(renew), Fault: dstest.LoseRequest})
+			dstest.WaitControl(t, c)
+			tc.take(t, dstest.ClientOn(t, s), name, held)
+			took := time.Now()
+			select {
+			case <-held.Done():
+				t.Logf("the holder's context ended %v after the take-over returned", time.Since(took))
+			case <-time.After(10 * time.Second): // a third of the lease: no renewal told it
+				t.Fatal("the holder's context lives on after the take-over")
+			}
+			assert.ErrorIs(t, context.Cause(held), distsync.ErrLeaseLost)
+		})
+	}
+}
+
+// A multilock's and a redlock's Unlock end the composed context before the
+// members' releases are sent: a waiter that a member's release lets in never
+// finds it live, while that release's reply comes late.
+func TestComposedUnlockEndsContextFirst(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	compose := map[string]func(ls []distsync.Locker) (distsync.Locker, error){
+		"multilock": func(ls []distsync.Locker) (distsync.Locker, error) { return multilock.New(ls...) },
+		// One master: a redlock's members are one name on distinct masters.
+		"redlock": func(ls []distsync.Locker) (distsync.Locker, error) { return redlock.New(ls[:1]) },
+	}
+	for kind, mk := range compose {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			c, f := faultyClient(t, s, 0)
+			name := dstest.Name(t)
+			var members []distsync.Locker
+			for _, n := range []string{name + "-a", name + "-b"} {
+				m, err := c.Mutex(n)
+				require.NoError(t, err)
+				members = append(members, m)
+			}
+			l, err := mk(members)
+			require.NoError(t, err)
+			held, err := l.TryLock(context.Background(), 0, 0)
+			require.NoError(t, err)
+			other, err := dstest.ClientOn(t, s).Mutex(name + "-a")
+			require.NoError(t, err)
+			waiter := tryLockAsync(other, 10*time.Second)
+			f.Inject(&dstest.Rule{Match: dstest.Script(kindNamed("mutex").release), Fault: dstest.LateReply, Delay: 2 * time.Second})
+			unlocked := make(chan error, 1)
+			go func() { unlocked <- l.Unlock(held) }()
+			w := <-waiter
+			require.NoError(t, w.err)
+			assert.Error(t, held.Err(), "a member is held elsewhere while the composed context lives")
+			assert.ErrorIs(t, context.Cause(held), distsync.ErrReleased)
+			require.NoError(t, <-unlocked)
+			require.NoError(t, other.Unlock(w.ctx))
 		})
 	}
 }

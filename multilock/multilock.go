@@ -135,8 +135,8 @@ func (l *Lock) lock(in context.Context, wait, lease time.Duration) (context.Cont
 }
 
 // Unlock releases every member of the hold ctx carries (a context TryLock
-// returned; its cancellation does not matter), one member Unlock each, and
-// ends the hold's context with cause ErrReleased. It returns the members'
+// returned; its cancellation does not matter), one member Unlock each, having
+// ended the hold's context with cause ErrReleased first. It returns the members'
 // errors joined (a member whose lease was lost reports ErrNotHeld), and
 // ErrNotHeld when ctx carries no hold of l or it was released already.
 func (l *Lock) Unlock(ctx context.Context) error {
@@ -145,7 +145,6 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		return fmt.Errorf("multilock: %w", distsync.ErrNotHeld)
 	}
 	err := l.release(h.Members())
-	h.Released()
 	if err != nil {
 		return fmt.Errorf("multilock: %w", err)
 	}

@@ -19,15 +19,9 @@ if ds_kind(KEYS[1], 'mutex') then
     ds_extend(KEYS[1], ARGV[2])
     return {tonumber(redis.call('HGET', KEYS[1], '#t')), n}
   end
-  local key = string.gsub(KEYS[1], '[^%w%-%._:{}/]', function(c) return string.format('%%%02X', string.byte(c)) end)
-  local f = redis.call('HGETALL', KEYS[1])
-  for i = 1, #f, 2 do
-    local m = f[i]
-    if string.sub(m, 1, 1) ~= '#' then
-      replaced = 1
-      redis.call('PUBLISH', ARGV[8] .. string.match(m, '^[^:]*'), 'g:ctl ' .. m .. ' ' .. key .. ' -')
-    end
-  end
+  local taken = ds_holders(KEYS[1], KEYS[1])
+  if #taken > 0 then replaced = 1 end
+  ds_tell_taken(ARGV[8], taken)
   redis.call('DEL', KEYS[1])
 end
 local tok, s = ds_token(KEYS[2], ds_clock())

@@ -22,14 +22,19 @@ func (m *Mutex) HoldID(ctx context.Context) (string, error) {
 
 // UnlockID releases the acquisition holdID names (HoldID), from any Client
 // and any process, with Unlock's exactness: it returns nil if and only if
-// the release was applied, and ErrNotHeld when it was not held. The holder
-// learns of it at once when it holds through this Client, otherwise at its
-// next renewal (ErrLeaseLost; while the owner holds another acquisition the
-// watchdog renews, when that ends) or when its explicit lease ends. A
-// malformed holdID returns ErrInvalidArgument. One round trip.
+// the release was applied, and ErrNotHeld when it was not held. The holder's
+// context ends at once: by this call when it holds through this Client,
+// otherwise by push on its Client's control channel (ErrLeaseLost), or,
+// where push cannot reach it (a Client whose waiters spin), at its next
+// renewal or when its explicit lease ends. The holder's own Unlock then
+// returns ErrNotHeld. A malformed holdID returns ErrInvalidArgument. One
+// round trip.
 func (m *Mutex) UnlockID(ctx context.Context, holdID string) error {
 	m = core.OrZero(m)
-	if err := m.c.ReleaseID(ctx, m.key, (*handle)(m), holdID); err != nil {
+	release := func(ctx context.Context, owner, id, by string) (int64, error) {
+		return m.run(ctx, owner, id, core.ReleaseMemory, false, by)
+	}
+	if err := m.c.ReleaseID(ctx, m.key, release, holdID); err != nil {
 		return m.errorf(err)
 	}
 	return nil

@@ -55,9 +55,10 @@
 //
 // Uncontended, Lock, TryLock and Unlock are one round trip each; the first
 // Lock or TryLock of a Client also starts, in the background, its
-// subscription to the Client's control channel, where ForceLock tells a
-// holder it was replaced (a hold replaced before that learns it at its next
-// renewal). A re-entry is one round trip too: each acquisition has its own
+// subscription to the Client's control channel, where a take-over from
+// elsewhere (ForceLock, ForceUnlock, UnlockID) tells a holder it was
+// replaced (a hold replaced before that learns it at its next renewal). A
+// re-entry is one round trip too: each acquisition has its own
 // record on the server, which is what lets HoldID name it to any process.
 //
 // The errors it returns wrap those of package distsync (ErrNotHeld,
@@ -161,7 +162,7 @@ func (h *handle) Release(ctx context.Context, owner, id string, life time.Durati
 // release may have handed it.
 func (h *handle) Leave(ctx context.Context, waiter, id string) error {
 	owner := strings.TrimSuffix(waiter, ":"+id)
-	_, err := (*Mutex)(h).run(ctx, owner, id, core.ReleaseMemory, true)
+	_, err := (*Mutex)(h).run(ctx, owner, id, core.ReleaseMemory, true, "")
 	return err
 }
 
@@ -201,7 +202,6 @@ func (m *Mutex) Key() string { return core.OrZero(m).key }
 // bounds the hold (TryLock bounds the wait alone). Transient failures do not
 // end the wait. One round trip uncontended.
 func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
-	core.OrZero(m).c.WatchControl() // a ForceLock elsewhere ends the hold by push
 	return m.s().Acquire(ctx, core.Forever, 0)
 }
 
@@ -214,57 +214,67 @@ func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 // ErrLeaseExpired. Negative durations (but Forever) and a lease under
 // distsync.MinLease return ErrInvalidArgument.
 func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (context.Context, error) {
-	core.OrZero(m).c.WatchControl()
 	return m.s().TryLock(ctx, wait, lease)
 }
 
 // Unlock releases one hold count of the acquisition ctx carries (pass the
 // context Lock returned; its cancellation does not matter) and, when that
-// frees the lock, wakes the oldest waiter. It returns nil if and only if the
-// release was applied, by this call or by an earlier one whose reply was
-// lost, and ErrNotHeld if the acquisition was not held (released, or its
-// lease ended or was lost). Transient failures are retried for a few
-// seconds, then returned: calling Unlock again learns the outcome. The
-// acquisition's context has ended when it returns. One round trip.
+// frees the lock, wakes the oldest waiter. It returns nil if and only if its
+// own release was applied, by this call or by an earlier one whose reply was
+// lost, and ErrNotHeld if the acquisition was not held (released, by
+// UnlockID elsewhere too, or its lease ended or was lost). Transient
+// failures are retried for a few seconds, then returned: calling Unlock
+// again learns the outcome. The acquisition's context ends before the
+// release is sent. One round trip.
 func (m *Mutex) Unlock(ctx context.Context) error { return m.s().Unlock(ctx) }
 
 // release runs the unlock script once for acquisition id of owner,
 // remembering it for life: see core.ReleaseFunc.
 func (m *Mutex) release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
-	return m.run(ctx, owner, id, life, false)
+	return m.run(ctx, owner, id, life, false, "")
 }
 
 // run runs the unlock script for acquisition id of owner; leave also
 // forgets owner as a waiter (a waiter giving up, which gives back a grant a
-// release may have handed it).
-func (m *Mutex) run(ctx context.Context, owner, id string, life time.Duration, leave bool) (int64, error) {
+// release may have handed it). by is "" for the acquisition's own release,
+// else the token of one release by id from elsewhere, whose holder is told
+// on its Client's control channel (core.ReleaseID).
+func (m *Mutex) run(ctx context.Context, owner, id string, life time.Duration, leave bool, by string) (int64, error) {
 	l := "0"
 	if leave {
 		l = "1"
 	}
 	c := m.c
+	tag, ctl := "1", ""
+	if by != "" {
+		tag, ctl = by, c.ControlPrefix()
+	}
 	starve, hl := c.StarveAfter, c.HandoffLease
 	keys := core.SubKeys(m.key, "", waiters, entries, done+id, "")
 	keys[4] = m.fence
 	return c.Eval(ctx, unlockScript, keys,
-		[]string{owner, id, m.ch[:len(m.key)+1+len(channel)], c.PublishCmd(), core.Ms(life), msOrZero(starve), core.Ms(hl), "", l},
+		[]string{owner, id, m.ch[:len(m.key)+1+len(channel)], c.PublishCmd(), core.Ms(life), msOrZero(starve), core.Ms(hl), "", l, tag, ctl},
 	).AsInt64()
 }
 
 // Extend moves the end of the explicit lease of the acquisition ctx carries
 // (TryLock with lease > 0) to lease from now by the server's clock, and its
 // context's Deadline with it (redsync's Extend), never shortening what
-// another acquisition of the hold was promised. While it is on the wire the
-// acquisition does not expire. It returns ErrNotHeld when the acquisition
-// is no longer held (an ended lease is not revived), and ErrInvalidArgument
+// another acquisition of the hold was promised. Only an extension confirmed
+// before the lease ends moves it: one confirmed later (its request or reply
+// was slow) returns ErrNotHeld, the context having ended with the lease, and
+// is given back. It returns ErrNotHeld when the acquisition is no longer
+// held (an ended lease is not revived), and ErrInvalidArgument
 // for a lease under MinLease or a watchdog-renewed acquisition. One round trip.
 func (m *Mutex) Extend(ctx context.Context, lease time.Duration) error {
 	return m.s().Extend(ctx, lease)
 }
 
 // ForceUnlock deletes the lock whoever holds it and wakes the oldest waiter. It reports
-// whether the lock was held. Holders in other processes learn of it at their
-// next renewal, when their contexts are cancelled with ErrLeaseLost.
+// whether the lock was held. The holder's context ends with ErrLeaseLost, by
+// push on its Client's control channel, or, where push cannot reach it (a
+// Client whose waiters spin), at its next renewal or when its explicit lease
+// ends. One round trip.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	m = core.OrZero(m)
 	if err := m.c.Closed(); err != nil {
@@ -273,7 +283,7 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	keys := core.SubKeys(m.key, "", waiters, entries, "")
 	keys[3] = m.fence
 	r, err := m.c.Eval(ctx, forceScript, keys,
-		[]string{m.key + ":" + channel, m.c.PublishCmd(), core.Ms(m.c.HandoffLease)},
+		[]string{m.key + ":" + channel, m.c.PublishCmd(), core.Ms(m.c.HandoffLease), m.c.ControlPrefix()},
 	).AsInt64()
 	if err != nil {
 		return false, m.errorf(err)

@@ -11,16 +11,21 @@
 -- ARGV[4] publish command (PUBLISH or SPUBLISH)  ARGV[5] ms to remember the
 -- release  ARGV[6] starve ms  ARGV[7] hand-off lease ms
 -- ARGV[8] unused ('')  ARGV[9] '1' when a waiter leaves
--- Reply: see ds_release (lib.lua): 1, 0, 2 released; -1 not held.
+-- ARGV[10] the releaser: '1' the acquisition itself, else a token of one
+-- release by id (ds_release_mark)  ARGV[11] '' for the acquisition's own
+-- release; for a release by id, the prefix of the Clients' control
+-- channels, where the holder is told (ds_tell_taken)
+-- Reply: see ds_release (lib.lua): 1, 0, 2 released (2: by this releaser,
+-- before); -1 not held (by another releaser's release, too).
 --
 -- The common case comes first, before the helpers are defined: the
 -- owner's only acquisition is released and no waiter ever registered while
 -- the lock lived (no '#q' in the lock: lock.lua). One HMGET of the ledger
 -- and the flag, the DEL and the finished mark (TIME too for an explicit
 -- lease, to check that it has not ended). Anything else goes on to the full
--- path below the helpers.
+-- path below the helpers, as does a release by id.
 local ul_ledger -- the owner's ledger read here (false: none), for the full path
-if ARGV[9] ~= '1' then
+if ARGV[9] ~= '1' and ARGV[11] == '' then
   local v = redis.call('HMGET', KEYS[1], '#a:' .. ARGV[1], '#q')
   ul_ledger = v[1]
   local n = #ARGV[2]

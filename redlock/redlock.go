@@ -690,8 +690,8 @@ func (l *Lock) hold(ctx context.Context, r roundResult, timeout, lease time.Dura
 }
 
 // Unlock releases the hold ctx carries (a context TryLock returned; its
-// cancellation does not matter) on every master at once and ends its context
-// with cause ErrReleased. It returns nil when at least Quorum masters
+// cancellation does not matter) on every master at once, having ended its
+// context with cause ErrReleased first. It returns nil when at least Quorum masters
 // confirmed the release, an error joining the masters' errors otherwise
 // (wrapping ErrNotHeld when the lock had been lost), and ErrNotHeld when ctx
 // carries no hold of l or it was released already. It waits at most one
@@ -707,7 +707,6 @@ func (l *Lock) Unlock(ctx context.Context) error {
 			c()
 		}
 	}
-	h.Released()
 	if h.expire != nil {
 		h.expire()
 	}

@@ -80,7 +80,7 @@ end
 -- hold ends it is dropped; when it goes on with no acquisition the watchdog
 -- renews, its lease falls to the latest explicit end left.
 local function rw_release(h, l, d, m, id, now, life)
-  local r, watch, last = ds_release_mark(h, d, m, id, life)
+  local r, watch, last = ds_release_mark(h, d, m, id, life, nil, '1')
   if r == 1 then
     rw_drop(h, m)
     redis.call('ZREM', l, m)

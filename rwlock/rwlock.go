@@ -321,7 +321,7 @@ func detach(ctx, base context.Context) (context.Context, context.CancelCauseFunc
 // reply was lost, and ErrNotHeld if the acquisition was not held (released,
 // or its lease ended or was lost). Transient failures are retried for a few
 // seconds, then returned: calling Unlock again learns the outcome. The
-// acquisition's context has ended when it returns. One round trip.
+// acquisition's context ends before the release is sent. One round trip.
 func (l *Side) Unlock(ctx context.Context) error { return l.s().Unlock(ctx) }
 
 // release runs this side's release script once for acquisition id of
@@ -351,9 +351,11 @@ func (l *Side) leave(ctx context.Context, waiter string) error {
 // Extend moves the end of the explicit lease of the acquisition ctx carries
 // (TryLock with lease > 0) to lease from now by the server's clock, and its
 // context's Deadline with it (redsync's Extend), never shortening what
-// another acquisition of the hold was promised. While it is on the wire the
-// acquisition does not expire. It returns ErrNotHeld when the acquisition
-// is no longer held (an ended lease is not revived), and ErrInvalidArgument
+// another acquisition of the hold was promised. Only an extension confirmed
+// before the lease ends moves it: one confirmed later (its request or reply
+// was slow) returns ErrNotHeld, the context having ended with the lease, and
+// is given back. It returns ErrNotHeld when the acquisition is no longer
+// held (an ended lease is not revived), and ErrInvalidArgument
 // for a lease under MinLease or a watchdog-renewed acquisition. One round trip.
 func (l *Side) Extend(ctx context.Context, lease time.Duration) error {
 	l = l.ok()
@@ -370,8 +372,9 @@ func (l *Side) Extend(ctx context.Context, lease time.Duration) error {
 
 // ForceUnlock removes this side's holds whoever holds them (the write hold,
 // or every read hold) and wakes every waiter. It reports whether any was
-// held. Holders in other processes learn of it at their next renewal, when
-// their contexts are cancelled with ErrLeaseLost. One round trip.
+// held. The holders' contexts end with ErrLeaseLost, by push on their
+// Clients' control channels, or, where push cannot reach them (a Client
+// whose waiters spin), at their next renewal. One round trip.
 func (l *Side) ForceUnlock(ctx context.Context) (bool, error) {
 	l = l.ok()
 	rw, c := l.rw, l.rw.c
@@ -380,7 +383,7 @@ func (l *Side) ForceUnlock(ctx context.Context) (bool, error) {
 	}
 	n, err := c.Eval(ctx, forceScript,
 		[]string{rw.hash, rw.leases, rw.rwait, rw.wwait},
-		[]string{l.side, rw.channel, c.PublishCmd()},
+		[]string{l.side, rw.channel, c.PublishCmd(), c.ControlPrefix()},
 	).AsInt64()
 	if err != nil {
 		return false, l.errorf(err)

@@ -103,10 +103,13 @@ func (s *PermitSemaphore) acquireOnce(ctx context.Context, n int64, wait, lease 
 	}
 	defer s.c.Untrack()
 	// The permit ids: every attempt carries them, so a repeated attempt
-	// returns the permits an earlier one granted.
+	// returns the permits an earlier one granted. Each names this Client
+	// first, as an owner does, so that a ReleaseID elsewhere can tell it on
+	// its control channel.
+	s.c.WatchControl()
 	ids := make([]string, n)
 	for i := range ids {
-		ids[i] = core.NewAcqID()
+		ids[i] = s.c.ID + ":" + core.NewAcqID()
 	}
 	leaseArg := lease
 	if leaseArg == 0 {
@@ -135,7 +138,7 @@ func (s *PermitSemaphore) acquireOnce(ctx context.Context, n int64, wait, lease 
 	err = notSetErr(ctx, err, notSet)
 	undo := func() {
 		for _, id := range ids {
-			s.c.Undo(s.permitWhat(id), id, lease, s.release)
+			s.c.Undo(s.permitWhat(id), id, lease, s.ownRelease)
 		}
 	}
 	if err := t.Finish(ctx, err, undo); err != nil {
@@ -156,7 +159,7 @@ func (s *PermitSemaphore) acquireOnce(ctx context.Context, n int64, wait, lease 
 				q.acq.Unlock(context.Background())
 			}
 			for _, id := range ids[i:] {
-				s.c.Undo(s.permitWhat(id), id, lease, s.release)
+				s.c.Undo(s.permitWhat(id), id, lease, s.ownRelease)
 			}
 			return nil, s.errorf(err)
 		}
@@ -175,7 +178,7 @@ func (p *held) Name() string { return p.s.name }
 func (p *held) Kind() (string, string) { return core.KindPermitSemaphore, "" }
 
 func (p *held) Release(ctx context.Context, _, id string, life time.Duration) (int64, error) {
-	return p.s.release(ctx, id, life)
+	return p.s.release(ctx, id, life, "")
 }
 
 func (p *held) Renewal(string) core.Renewal {
@@ -189,26 +192,37 @@ func (s *PermitSemaphore) permitWhat(id string) string {
 // ReleaseID returns the permit with id to the pool, from any Client and any
 // process: Redisson's release(permitId). It returns nil if the permit was
 // held and is now returned, and an error wrapping ErrNotHeld otherwise
-// (unknown id, released before, or its lease ended). The permit's holder
-// learns of it: at once when it holds it through this Client, otherwise at
-// its next renewal (its context is then cancelled with ErrLeaseLost) or when
-// its explicit lease ends. One round trip.
+// (unknown id, released before, or its lease ended). The permit's context
+// ends at once: as by Release when it is held through this Client, else by
+// push on its Client's control channel (ErrLeaseLost), or, where push
+// cannot reach it, at its next renewal or when its explicit lease ends. Its
+// holder's Release then returns ErrNotHeld. One round trip.
 func (s *PermitSemaphore) ReleaseID(ctx context.Context, id string) error {
 	s = core.OrZero(s)
 	if err := s.c.Closed(); err != nil {
 		return s.errorf(err)
 	}
+	if a := s.c.Holds.Local(s.keys[1], id, id); a != nil {
+		if err := a.Unlock(ctx); err != nil {
+			return s.errorf(fmt.Errorf("permit %s: %w", id, err))
+		}
+		return nil
+	}
 	ictx, cancel := core.IOContext(ctx, core.ReleaseTimeout)
 	defer cancel()
-	r, err := s.release(ictx, id, core.ReleaseMemory)
+	r, err := s.release(ictx, id, core.ReleaseMemory, s.c.ControlPrefix())
 	if err != nil {
 		return s.errorf(err)
 	}
 	if r != 1 { // not held, or released before
 		return s.errorf(fmt.Errorf("%w: permit %s", core.ErrNotHeld, id))
 	}
-	s.c.Holds.End(s.keys[1], id, core.ErrReleased)
 	return nil
+}
+
+// ownRelease is release by the permit's holder (a core.ReleaseFunc).
+func (s *PermitSemaphore) ownRelease(ctx context.Context, id string, life time.Duration) (int64, error) {
+	return s.release(ctx, id, life, "")
 }
 
 // Permits returns the semaphore's number of permits: available plus held
@@ -220,19 +234,20 @@ func (s *PermitSemaphore) Permits(ctx context.Context) (int64, error) {
 }
 
 // release returns permit id to the pool once, remembering it for life (a
-// core.ReleaseFunc).
-func (s *PermitSemaphore) release(ctx context.Context, id string, life time.Duration) (int64, error) {
-	return s.c.Eval(ctx, permitReleaseScript, s.keys, s.args(id, core.Ms(life))).AsInt64()
+// core.ReleaseFunc with ctl ""). For a release by id from elsewhere, ctl is
+// the prefix of the control channels, where the holder is told.
+func (s *PermitSemaphore) release(ctx context.Context, id string, life time.Duration, ctl string) (int64, error) {
+	return s.c.Eval(ctx, permitReleaseScript, s.keys, s.args(id, core.Ms(life), ctl)).AsInt64()
 }
 
-// Release returns the permit to the pool, wakes a waiter, and ends the
-// permit's context with cause ErrReleased (ended whatever the outcome). It
-// works on a cancelled ctx and retries transient failures for a few
-// seconds. It returns nil if and only if the permit was returned, by this
-// call or by an earlier one whose reply was lost, and an error wrapping
-// ErrNotHeld, returning nothing, when the permit is not held (released
-// before, its lease ended, or it belongs to another semaphore). One round
-// trip.
+// Release ends the permit's context with cause ErrReleased, then returns the
+// permit to the pool and wakes a waiter. It works on a cancelled ctx and
+// retries transient failures for a few seconds. It returns nil if and only
+// if the permit was returned by its holder, by this call or by an earlier
+// one whose reply was lost, and an error wrapping ErrNotHeld, returning
+// nothing, when the permit is not held (released before, by ReleaseID
+// elsewhere too, its lease ended, or it belongs to another semaphore). One
+// round trip.
 func (s *PermitSemaphore) Release(ctx context.Context, p *Permit) error {
 	s = core.OrZero(s)
 	if p == nil || p.s == nil || p.s.c != s.c || p.s.key() != s.key() {
@@ -296,8 +311,9 @@ func (p *Permit) TTL(ctx context.Context) (time.Duration, error) {
 
 // Extend (Redisson's updateLeaseTime) sets the remaining lease of a permit
 // acquired with an explicit lease to lease from now by the server's clock,
-// and moves its context's Deadline with it; while it is on the wire the
-// permit does not expire. It returns an error wrapping ErrNotHeld when the
+// and moves its context's Deadline with it, when confirmed before the lease
+// ends: one confirmed later returns ErrNotHeld, the context having ended with
+// the lease, and the permit is returned. It returns an error wrapping ErrNotHeld when the
 // permit is no longer held (an ended lease is not revived), and
 // ErrInvalidArgument for a lease under MinLease or a permit the watchdog
 // renews. One round trip.

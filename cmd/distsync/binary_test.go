@@ -191,20 +191,34 @@ func TestBinary(t *testing.T) {
 		assert.Equal(t, int64(1), r.Owners[0].Holds)
 	})
 
+	// unlock --force tells the running holder by push on its Client's
+	// control channel: it stops before a second run could hold, not at its
+	// next renewal, 20 s away with a 60 s lease.
 	t.Run("UnlockForceStopsRun", func(t *testing.T) {
 		t.Parallel()
 		name := dstest.Name(t)
-		cmd := command("run", "--lock", name, "--lease", "600ms", "--", "sh", "-c", "echo running; exec sleep 60")
-		stdout, err := cmd.StdoutPipe()
+		cmd := command("run", "--lock", name, "--lease", "60s", "--grace", "0.3", "--", "sh", "-c", "echo ready; exec sleep 120")
+		startReady(t, cmd)
+		out, err := command("inspect", "--json", name).Output()
 		require.NoError(t, err)
-		require.NoError(t, cmd.Start())
-		t.Cleanup(func() { cmd.Process.Kill() })
-		lines := bufio.NewScanner(stdout)
-		require.True(t, lines.Scan(), "no output")
-		out, err := command("unlock", "--force", "--yes", name).CombinedOutput()
+		var r report
+		require.NoError(t, json.Unmarshal(out, &r), "%s", out)
+		require.Len(t, r.Owners, 1)
+		waitControl(t, s, r.Owners[0].Client)
+
+		out, err = command("unlock", "--force", "--yes", name).CombinedOutput()
 		require.NoError(t, err, "%s", out)
-		assert.Contains(t, string(out), "deleted")
-		assert.Equal(t, exitLeaseLost, exitCodeOf(t, cmd.Wait()))
+		stopped := make(chan error, 1)
+		go func() { stopped <- cmd.Wait() }()
+		select {
+		case err := <-stopped:
+			assert.Equal(t, exitLeaseLost, exitCodeOf(t, err))
+		case <-time.After(10 * time.Second):
+			t.Fatal("the first run goes on after unlock --force")
+		}
+		// Only now may a second run hold and run.
+		out, err = command("run", "-n", "--lock", name, "--", "true").CombinedOutput()
+		require.NoError(t, err, "%s", out)
 	})
 
 	t.Run("DemoOnEmbeddedServer", func(t *testing.T) {
@@ -260,6 +274,18 @@ func (e *binEnv) commandOn(s *redistest.Server, sub string, args ...string) *exe
 
 // exitCodeOf returns the exit code of a finished process from its Run or
 // Wait error.
+// waitControl waits until the Client with id (another process's) listens
+// to its control channel on s, with the default prefix.
+func waitControl(t *testing.T, s *redistest.Server, id string) {
+	t.Helper()
+	rc := s.Client(t)
+	ch := "distsync:ctl:" + id
+	require.Eventually(t, func() bool {
+		m, err := rc.Do(context.Background(), rc.B().PubsubNumsub().Channel(ch).Build()).AsIntMap()
+		return err == nil && m[ch] > 0
+	}, 20*time.Second, time.Millisecond, "%s has no subscriber", ch)
+}
+
 func exitCodeOf(t *testing.T, err error) int {
 	t.Helper()
 	if err == nil {

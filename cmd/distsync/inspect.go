@@ -40,10 +40,11 @@ count and leader {value, term, since}.
 const unlockUsage = `Usage: distsync unlock --force [--yes] [--kind K] NAME
 
 Deletes the lock NAME whoever holds it and wakes its waiters: for a lock left
-by a process that cannot release it. The holder learns of it at its next
-renewal, when its context is cancelled (a "distsync run" holder stops its
-command and exits 70). On an election, deposes the leader (ForceResign): the
-head candidate leads, and the deposed leader's context ends at once (push).
+by a process that cannot release it. The holder's context ends at once, told
+by push on its Client's control channel (at its next renewal where push
+cannot reach it): a "distsync run" holder stops its command and exits 70. On
+an election, deposes the leader (ForceResign): the head candidate leads, and
+the deposed leader's context ends at once (push).
 Shows the holders and asks for confirmation unless --yes; --force is
 required.
 `

@@ -134,7 +134,7 @@ func TestRunSemaphore(t *testing.T) {
 	require.NoError(t, s.Release(ctx, p))
 	code, out, errOut := invoke(t, "", "run", "--semaphore", name, "--permits", "1", "--", "sh", "-c", "echo $"+envPermitID)
 	assert.Equal(t, exitOK, code, errOut)
-	assert.Regexp(t, `^[0-9a-z]{13,}\n$`, out)
+	assert.Regexp(t, `^[^\s:]+:[0-9a-z]{13,}\n$`, out, "the Client id, then the id proper")
 	n, err := s.Available(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), n, "the permit was not released")

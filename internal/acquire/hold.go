@@ -86,6 +86,7 @@ var ErrFinished = errors.New("acquisition given up before the attempt arrived")
 // reply came after its lease could have ended is given back, and a new
 // acquisition tried within what is left of wait (AgainIfLate).
 func Hold(ctx context.Context, l *Lock, h Handle, owner string, wait, lease time.Duration) (context.Context, error) {
+	h.Core().WatchControl() // a take-over from elsewhere ends the hold by push
 	return AgainIfLate(ctx, wait, func(wait time.Duration) (context.Context, error) {
 		return hold(ctx, l, h, owner, wait, lease)
 	})

@@ -145,20 +145,19 @@ func (c *composed) Deadline() (time.Time, bool) {
 // Members returns a copy of the member contexts.
 func (h *Hold) Members() []context.Context { return slices.Clone(h.members) }
 
-// Release marks the hold released and stops watching its members, so that
-// their release does not count as a loss. It reports false when the hold was
+// Release marks the hold released, stops watching its members, so that
+// their release does not count as a loss, and cancels the composed context
+// with cause ErrReleased: the caller gave the hold up, and its context ends
+// before any member's release is sent. It reports false when the hold was
 // released before.
 func (h *Hold) Release() bool {
 	if !h.released.CompareAndSwap(false, true) {
 		return false
 	}
 	h.stop()
+	h.cancel(core.ErrReleased)
 	return true
 }
-
-// Released cancels the composed context with cause ErrReleased, once its
-// members were released.
-func (h *Hold) Released() { h.cancel(core.ErrReleased) }
 
 // SameClient returns, for each locker that shares the Client of an earlier
 // one (the same locker twice, or two handles of the name made by one

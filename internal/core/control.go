@@ -8,13 +8,15 @@ import (
 	"time"
 )
 
-// The control channel of a Client is where scripts tell it, by push, that a
-// hold of one of its owners was taken over by another (a mutex's
-// ForceLock): "<prefix>ctl:<client id>", with classic pub/sub, since the
-// script that publishes runs in the slot of the lock, not of the channel
-// (a Cluster forwards PUBLISH to every node). The message is
-// "g:ctl <owner> <key> -", the key with '%' and ' ' escaped as %25 and %20
-// (the notifier's grant data has no spaces of its own).
+// The control channel of a Client is where scripts tell it, by push, that
+// holds of its owners were taken over from elsewhere (ForceLock, a force
+// unlock of any kind, a release by id, ForceResign): "<prefix>ctl:<client
+// id>", with classic pub/sub, since the script that publishes runs in the
+// slot of the lock, not of the channel (a Cluster forwards PUBLISH to every
+// node). The message is "g:ctl" followed by "<owner> <key> <id>" for each
+// hold taken and "-" (ds_tell_taken in lib.lua): id names the acquisition
+// taken, "-" every acquisition of the hold; the key has '%' and ' ' escaped
+// as %25 and %20 (the notifier's grant data has no spaces of its own).
 
 // ControlPrefix is the prefix of the Clients' control channels: a script
 // appends the client id (an owner's part before its first ':').
@@ -23,8 +25,8 @@ func (c *Core) ControlPrefix() string { return c.Prefix + "ctl:" }
 // ControlUp reports whether this Client listens to its control channel.
 func (c *Core) ControlUp() bool { return c.ctlUp.Load() }
 
-// controlWaiter is the waiter id of the control channel's one subscriber.
-const controlWaiter = "ctl"
+// ControlWaiter is the waiter id of the control channel's one subscriber.
+const ControlWaiter = "ctl"
 
 // WatchControl makes sure this Client listens to its control channel: from
 // then on, a hold of this Client taken over ends at once with ErrLeaseLost
@@ -34,8 +36,8 @@ const controlWaiter = "ctl"
 // hold it up); a hold taken over before the subscription is up learns of it
 // at its next renewal, as when subscribing fails. The later calls cost an
 // atomic load. When subscribing fails, a later call tries again, at most
-// once a second. Messages that come too close together may be taken as one:
-// the others' holders learn of it at their next renewal.
+// once a second. Messages that come before the subscriber takes the first
+// are taken together.
 //
 // A Client whose waiters spin (Config.Spin: pub/sub may be unavailable)
 // does not subscribe: its holds learn of a take-over at their next renewal.
@@ -60,7 +62,7 @@ func (c *Core) WatchControl() {
 // control subscribes to the control channel and ends the holds its messages
 // name until the Client closes.
 func (c *Core) control(jctx context.Context) {
-	sub, err := c.Notifier.SubscribeClassic(jctx, c.ControlPrefix()+c.ID, controlWaiter)
+	sub, err := c.Notifier.SubscribeClassic(jctx, c.ControlPrefix()+c.ID, ControlWaiter)
 	c.ctlMu.Lock()
 	c.ctlBusy = false
 	if err != nil {
@@ -90,15 +92,23 @@ func (c *Core) control(jctx context.Context) {
 	}
 }
 
-// takenOver ends the hold that the control message data names.
+// takenOver ends the holds and acquisitions that the control message data
+// names.
 func (c *Core) takenOver(data string) {
-	owner, esc, ok := strings.Cut(data, " ")
-	if !ok {
-		return
+	f := strings.Fields(data)
+	if len(f) == 2 { // "<owner> <key>": a whole hold, as older versions say
+		f = append(f, "-")
 	}
-	key, err := url.PathUnescape(esc)
-	if err != nil {
-		return
+	cause := fmt.Errorf("%w: taken over from another Client (a force unlock, a release by id, ForceLock or ForceResign)", ErrLeaseLost)
+	for ; len(f) >= 3; f = f[3:] {
+		key, err := url.PathUnescape(f[1])
+		if err != nil {
+			continue
+		}
+		if f[2] == "-" {
+			c.Holds.End(key, f[0], cause)
+		} else if a := c.Holds.Local(key, f[0], f[2]); a != nil && a.end(cause) {
+			a.tellEnd(cause)
+		}
 	}
-	c.Holds.End(key, owner, fmt.Errorf("%w: taken over by another owner (ForceLock)", ErrLeaseLost))
 }

@@ -32,8 +32,8 @@ func parseHoldID(hid string) (id, owner string, err error) {
 	return id, owner, nil
 }
 
-// local returns this Client's live acquisition id of key by owner, or nil.
-func (h *Holds) local(key, owner, id string) *Acq {
+// Local returns this Client's live acquisition id of key by owner, or nil.
+func (h *Holds) Local(key, owner, id string) *Acq {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if hd := h.m[holdKey{key, owner}]; hd != nil {
@@ -46,13 +46,19 @@ func (h *Holds) local(key, owner, id string) *Acq {
 	return nil
 }
 
+// ReleaseByID releases acquisition id of owner once, as a ReleaseFunc, for
+// the releaser by (a token of one ReleaseID call), and tells the holder's
+// Client on its control channel (ds_tell_taken in lib.lua). Its reply is
+// ds_release_mark's: 2 only when by released it before.
+type ReleaseByID func(ctx context.Context, owner, id, by string) (int64, error)
+
 // ReleaseID releases the acquisition hold ID hid names, of the lock at key,
 // from any Client: by its own Unlock when this Client holds it, else with
-// lock.Release, repeated on transient failures for ReleaseTimeout. It
-// returns nil if and only if this call released it (or an attempt of it
-// whose reply was lost did), ErrNotHeld when it was not held (released
-// before, its lease ended, or never granted).
-func (c *Core) ReleaseID(ctx context.Context, key string, lock Holdable, hid string) error {
+// release, repeated on transient failures for ReleaseTimeout. It returns nil
+// if and only if this call released it (or an attempt of it whose reply was
+// lost did), ErrNotHeld when it was not held (released before, by its holder
+// or another ReleaseID, its lease ended, or never granted).
+func (c *Core) ReleaseID(ctx context.Context, key string, release ReleaseByID, hid string) error {
 	if err := c.Closed(); err != nil {
 		return err
 	}
@@ -60,22 +66,20 @@ func (c *Core) ReleaseID(ctx context.Context, key string, lock Holdable, hid str
 	if err != nil {
 		return err
 	}
-	if a := c.Holds.local(key, owner, id); a != nil {
+	if a := c.Holds.Local(key, owner, id); a != nil {
 		return a.Unlock(ctx)
 	}
-	unsure := false
+	by := NewAcqID() // this call's releases, told from any other's
 	var r int64
 	err = Retry(context.WithoutCancel(ctx), ReleaseTimeout, func(ctx context.Context) error {
 		var err error
-		if r, err = lock.Release(ctx, owner, id, ReleaseMemory); err != nil && Unknown(err) {
-			unsure = true
-		}
+		r, err = release(ctx, owner, id, by)
 		return err
 	})
 	switch {
 	case err != nil:
 		return ClosedErr(err)
-	case r == releaseNoHold, r == releasedTwice && !unsure:
+	case r == releaseNoHold:
 		return fmt.Errorf("%w: hold %s", ErrNotHeld, hid)
 	}
 	return nil
@@ -101,7 +105,7 @@ func (c *Core) ExtendID(ctx context.Context, key, hid string, lease time.Duratio
 	extend := func(ctx context.Context) (int64, error) {
 		return c.Eval(ctx, extendScript, []string{key}, []string{owner, id, Ms(lease)}).AsInt64()
 	}
-	if a := c.Holds.local(key, owner, id); a != nil {
+	if a := c.Holds.Local(key, owner, id); a != nil {
 		return a.Extend(ctx, lease, func(ctx context.Context) (bool, error) {
 			r, err := extend(ctx)
 			return r == 1, err

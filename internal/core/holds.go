@@ -414,9 +414,13 @@ const giveBackSenders = 64
 
 // end ends a live acquisition with cause, without a release: its context is
 // cancelled and it leaves its hold. It reports whether a was live.
-func (a *Acq) end(cause error) bool {
+func (a *Acq) end(cause error) bool { return a.endIf(cause, false) }
+
+// endIf is end; with expired, only once the explicit lease's deadline has
+// passed (Extend may have moved it).
+func (a *Acq) endIf(cause error, expired bool) bool {
 	a.mu.Lock()
-	if !a.live {
+	if !a.live || expired && time.Now().Before(a.exp.deadline) {
 		a.mu.Unlock()
 		return false
 	}
@@ -456,15 +460,11 @@ func (a *Acq) stopTimers() {
 	}
 }
 
-// expire ends an explicit lease at its deadline, unless Extend moved it.
+// expire ends an explicit lease at its deadline, unless Extend moved it. An
+// extension on the wire does not hold it back: only a confirmed one moves
+// the deadline.
 func (a *Acq) expire() {
-	a.relMu.Lock() // an extension on the wire decides first
-	a.mu.Lock()
-	early := a.live && time.Now().Before(a.exp.deadline)
-	a.mu.Unlock()
-	ended := !early && a.end(ErrLeaseExpired)
-	a.relMu.Unlock()
-	if ended {
+	if a.endIf(ErrLeaseExpired, true) {
 		a.tellEnd(ErrLeaseExpired)
 	}
 }
@@ -480,13 +480,14 @@ func (a *Acq) Held() bool {
 }
 
 // Unlock releases the acquisition, once: see the contract of the primitives'
-// Unlock. Whatever happens, the acquisition's context has ended when Unlock
-// returns. It returns nil if and only if the release was applied on the
-// server, by this call or by an earlier one whose reply was lost; of
-// concurrent calls exactly one returns nil; ErrNotHeld when the acquisition
-// was not held (released before, its lease lost or expired); the error of
-// the last attempt when no attempt got an answer (Unlock may be called again
-// to learn the outcome and release it).
+// Unlock. The acquisition's context ends before the release is sent (the
+// caller gave the hold up), whatever then happens to the reply. It returns
+// nil if and only if its own release was applied on the server, by this
+// call or by an earlier one whose reply was lost; of concurrent calls
+// exactly one returns nil; ErrNotHeld when the acquisition was not held
+// (released before, by id from elsewhere too, its lease lost or expired);
+// the error of the last attempt when no attempt got an answer (Unlock may be
+// called again to learn the outcome and release it).
 func (a *Acq) Unlock(ctx context.Context) error { return a.release1(ctx, false) }
 
 // release1 is Unlock; auto says distsync releases on its own, and the
@@ -523,6 +524,10 @@ func (a *Acq) release1(ctx context.Context, auto bool) (err error) {
 		held = a.held()
 		a.mu.Unlock()
 		a.hold.detach(a)
+		// The caller gave the hold up: its context ends before the release
+		// is sent, so no successor the release lets in finds it live,
+		// whatever happens to the reply.
+		a.cancel(ErrReleased)
 	case a.pending:
 		a.mu.Unlock()
 	case a.released:
@@ -559,7 +564,6 @@ func (a *Acq) release1(ctx context.Context, auto bool) (err error) {
 	}
 	r, err := a.send(ctx)
 	if err != nil {
-		a.cancel(fmt.Errorf("%w (the release failed: %v)", ErrReleased, err))
 		return err
 	}
 	a.mu.Lock()
@@ -568,10 +572,8 @@ func (a *Acq) release1(ctx context.Context, auto bool) (err error) {
 	a.untold = auto && a.released
 	a.mu.Unlock()
 	if r == releaseNoHold {
-		a.cancel(ErrLeaseLost)
 		return ErrNotHeld
 	}
-	a.cancel(ErrReleased)
 	if r == releasedLast {
 		// The server holds nothing more for the owner: whatever else this
 		// process counted had already ended there (an explicit lease).
@@ -619,8 +621,10 @@ func (a *Acq) send(ctx context.Context) (int64, error) {
 // it on the server, reporting false when the acquisition is no longer held
 // there. It returns ErrNotHeld (and ends the acquisition) when the server no
 // longer holds it, and ErrNotHeld wrapping the cause when it had ended
-// before. While Extend is on the wire the lease does not expire: the
-// server's answer decides, so client and server agree.
+// before. An extension moves the deadline only when its confirmation comes
+// before it: while it is on the wire the lease expires as it would have, and
+// an extension confirmed after that returns ErrNotHeld wrapping
+// ErrLeaseExpired and is given back in the background.
 func (a *Acq) Extend(ctx context.Context, lease time.Duration, send func(ctx context.Context) (bool, error)) error {
 	if lease < MinLease {
 		return fmt.Errorf("%w: lease %v, want at least %v", ErrInvalidArgument, lease, MinLease)
@@ -628,10 +632,10 @@ func (a *Acq) Extend(ctx context.Context, lease time.Duration, send func(ctx con
 	if a.exp == nil {
 		return fmt.Errorf("%w: the watchdog renews this acquisition", ErrInvalidArgument)
 	}
-	lost := false
+	var told error // the cause to tell the observer, after relMu is unlocked
 	defer func() {
-		if lost {
-			a.tellEnd(ErrLeaseLost) // after relMu is unlocked
+		if told != nil {
+			a.tellEnd(told)
 		}
 	}()
 	a.relMu.Lock()
@@ -648,7 +652,7 @@ func (a *Acq) Extend(ctx context.Context, lease time.Duration, send func(ctx con
 	sentAt := time.Now()
 	// ctx is often the acquisition's own context, whose Deadline is the
 	// end this call moves: the request is bounded by ReleaseTimeout
-	// instead, and the acquisition does not expire while it is on the wire.
+	// instead.
 	sctx, cancel := IOContext(ctx, ReleaseTimeout)
 	ok, err := send(sctx)
 	cancel()
@@ -656,17 +660,31 @@ func (a *Acq) Extend(ctx context.Context, lease time.Duration, send func(ctx con
 		return err
 	}
 	if !ok {
-		lost = a.end(ErrLeaseLost)
+		if a.end(ErrLeaseLost) {
+			told = ErrLeaseLost
+		}
 		return ErrNotHeld
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if !a.live {
-		return fmt.Errorf("%w: %w", ErrNotHeld, a.cause)
+	if a.live && time.Now().Before(a.exp.deadline) {
+		a.exp.deadline = sentAt.Add(lease - Drift(lease))
+		a.exp.timer.Reset(time.Until(a.exp.deadline))
+		a.mu.Unlock()
+		return nil
 	}
-	a.exp.deadline = sentAt.Add(lease - Drift(lease))
-	a.exp.timer.Reset(time.Until(a.exp.deadline))
-	return nil
+	a.mu.Unlock()
+	// Confirmed after the lease ended here: the context has ended (or ends
+	// now) whatever the server says, and what the server extended goes back.
+	if a.endIf(ErrLeaseExpired, true) {
+		told = ErrLeaseExpired
+	}
+	a.mu.Lock()
+	cause = a.cause
+	a.mu.Unlock()
+	if errors.Is(cause, ErrLeaseExpired) {
+		a.hold.holds.core.Go(func(jctx context.Context) { a.unlock(jctx) })
+	}
+	return fmt.Errorf("%w: %w", ErrNotHeld, cause)
 }
 
 // End ends every live acquisition of the hold of key by owner in this

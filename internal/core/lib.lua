@@ -220,23 +220,66 @@ end
 -- The mark of a finished acquisition as a key of its own, dk (the
 -- primitive's ':done:'..id, under its hash tag), living life ms: the
 -- cheapest record (one SET to write; an attempt checks it with the same
--- EXISTS that checks the lock). Same meaning as ds_done.
-local function ds_mark(dk, life)
-  redis.call('SET', dk, '1', 'PX', life)
+-- EXISTS that checks the lock). Same meaning as ds_done; its value says
+-- whose release it was (ds_release_mark).
+local function ds_mark(dk, life, by)
+  redis.call('SET', dk, by, 'PX', life)
 end
 
--- ds_release with the finished mark dk of the acquisition (ds_mark) instead
--- of a set of finished acquisitions; pre as for ds_ledger.
-local function ds_release_mark(h, dk, m, id, life, pre)
+-- ds_release with the finished mark dk of the acquisition instead of a set
+-- of finished acquisitions; pre as for ds_ledger. The mark says whose the
+-- release was: by, the releaser ('1' for the acquisition's own release, a
+-- token of its own for each release by id from elsewhere), or '-' when
+-- nothing was released; so a retried release answers 2 only when the
+-- release it finds was its own, and -1 (not held) when another's was.
+local function ds_release_mark(h, dk, m, id, life, pre, by)
   local n, watch, last = ds_leave(h, m, id, nil, pre)
   if n < 0 then
-    if redis.call('EXISTS', dk) == 1 then return 2, false, 0 end
-    ds_mark(dk, life)
+    -- The mark is read with SET ... GET (the ACL recipe has no GET): '-'
+    -- when there was none; one found is put back.
+    local v = redis.call('SET', dk, '-', 'PX', life, 'GET')
+    if v and v ~= '-' then ds_mark(dk, life, v) end
+    if v == by then return 2, false, 0 end
     return -1, false, 0
   end
-  ds_mark(dk, life)
+  ds_mark(dk, life, by)
   if n == 0 then return 1, false, 0 end
   return 0, watch, last
+end
+
+-- Tell the Clients of holds taken over (a force unlock, a release by id, a
+-- deposition), by push on each Client's control channel (core/control.go):
+-- prefix .. the client id, the part of the owner before its first ':'.
+-- taken lists {owner, key, id}: key is the hold's key in the Client (its
+-- Holds), id the acquisition taken, '-' for every acquisition of the hold.
+-- One message per Client: 'g:ctl' and the triples, key escaped ('%XX'),
+-- then '-'. Classic PUBLISH, which a Cluster forwards from any slot.
+local function ds_tell_taken(prefix, taken)
+  local msgs, order = {}, {}
+  for _, t in ipairs(taken) do
+    local c = string.match(t[1], '^[^:]*')
+    if not msgs[c] then
+      msgs[c] = {'g:ctl'}
+      order[#order + 1] = c
+    end
+    local k = string.gsub(t[2], '[^%w%-%._:{}/]', function(x) return string.format('%%%02X', string.byte(x)) end)
+    table.insert(msgs[c], t[1] .. ' ' .. k .. ' ' .. t[3])
+  end
+  for _, c in ipairs(order) do
+    table.insert(msgs[c], '-')
+    redis.call('PUBLISH', prefix .. c, table.concat(msgs[c], ' '))
+  end
+end
+
+-- The holders of the hash h (its fields that do not start with '#'), as
+-- ds_tell_taken's list of whole holds of key.
+local function ds_holders(h, key)
+  local taken = {}
+  local f = redis.call('HGETALL', h)
+  for i = 1, #f, 2 do
+    if string.sub(f[i], 1, 1) ~= '#' then taken[#taken + 1] = {f[i], key, '-'} end
+  end
+  return taken
 end
 
 -- Move the end of explicit acquisition id of holder m in hash h to lease ms

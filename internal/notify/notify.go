@@ -10,7 +10,9 @@
 //	                     queue, the oldest waiter of a mutex)
 //	"g:<id> <data> <next>" the local waiter registered as id was granted the
 //	                     lock: data (the rest but the last field) tells it
-//	                     what it holds, and it needs no attempt (Take)
+//	                     what it holds, and it needs no attempt (Take);
+//	                     for the control waiter (core.ControlWaiter), the
+//	                     data of messages not yet taken are joined
 //
 // <next>, when not "-", names the waiter after the one woken: it is nudged
 // (Take reports it), so that it bounds its sleep in case the one woken or
@@ -307,6 +309,11 @@ func (n *Notifier) deliver(st *channel, msg string) {
 		for _, s := range st.subs {
 			switch {
 			case s.waiter == id && grant != "":
+				if s.grant != "" && id == core.ControlWaiter {
+					// Control messages name holds taken over: the
+					// subscriber takes them all (core.takenOver).
+					grant = s.grant + " " + grant
+				}
 				s.grant = grant
 				n.stats.Grants.Add(1)
 				if s.signal() {

@@ -10,7 +10,9 @@ import (
 
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/acquire"
+	"github.com/distsync/distsync/internal/core"
 	"github.com/distsync/distsync/internal/dstest"
+	"github.com/distsync/distsync/internal/notify"
 	"github.com/distsync/distsync/internal/redistest"
 )
 
@@ -87,4 +89,30 @@ func TestOneSubscriptionPerChannel(t *testing.T) {
 		require.NoError(t, <-done)
 	}
 	var _ *distsync.Client = c
+}
+
+// Control messages (core's control channel) that arrive before the
+// subscriber takes the first are all kept, not only the last: each names
+// holds taken over, and none may be lost.
+func TestControlMessagesAccumulate(t *testing.T) {
+	s := redistest.Start(t)
+	redistest.RequireReal(t, s)
+	rc := s.Client(t)
+	n := notify.New(rc, false, nil)
+	defer n.Close()
+	ctx := context.Background()
+	sub, err := n.SubscribeClassic(ctx, "ctl-test", core.ControlWaiter)
+	require.NoError(t, err)
+	defer sub.Close()
+	for _, msg := range []string{"g:ctl o1 k1 - -", "g:ctl o2 k2 a2 -"} {
+		require.NoError(t, rc.Do(ctx, rc.B().Publish().Channel("ctl-test").Message(msg).Build()).Error())
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for n.Stats().Grants.Load() < 2 {
+		require.True(t, time.Now().Before(deadline), "both messages delivered")
+		time.Sleep(time.Millisecond)
+	}
+	<-sub.C()
+	grant, _, _ := sub.Take()
+	assert.Equal(t, "o1 k1 - o2 k2 a2", grant)
 }
