@@ -157,12 +157,20 @@ type Lease interface {
 	// What names the lease in logs, e.g. `mutex "orders"`.
 	What() string
 	// Lost is called once when the lease is lost, with a cause wrapping
-	// ErrLeaseLost.
-	Lost(cause error)
+	// ErrLeaseLost. It ends what the lease covers at once (it must not
+	// block) and returns what reports the loss (logs, observers; nil when
+	// there is nothing to report), which the watchdog calls after ending
+	// every lease lost with it.
+	Lost(cause error) (report func())
 }
 
 // Entry is a lease registered with the watchdog.
-type Entry interface{}
+type Entry interface {
+	// Lapsed reports whether the lease's deadline has passed by this
+	// process's clock; when it has, the lease is ended (Lease.Lost) before
+	// Lapsed returns, whether or not the watchdog's timer has run yet.
+	Lapsed() bool
+}
 
 // Renewal is what the watchdog runs to extend one lease by the watchdog lease:
 // Script with Keys and Args (which include that lease), replying 1 when the

@@ -86,6 +86,7 @@ type Acq struct {
 	Token int64
 
 	exp        *expiry       // an explicit lease; nil when the watchdog renews it
+	lease      Entry         // the hold's watchdog registration, for a watchdog acquisition
 	granted    time.Duration // when Grant recorded it (Mono)
 	cancel     context.CancelCauseFunc
 	stopParent func() bool
@@ -126,6 +127,19 @@ func (a *Acq) Deadline() (time.Time, bool) {
 		return pd, true
 	}
 	return d, true
+}
+
+// Err is the context's Err, and one thing more for a watchdog acquisition:
+// once its lease's deadline has passed by this process's clock, Err ends
+// the hold itself before it returns (as the watchdog's timer does, which a
+// busy process may run late), so Err never reports the acquisition live
+// past its deadline. Done is closed by that timer, or by Err, whichever
+// comes first.
+func (a *Acq) Err() error {
+	if err := a.Context.Err(); err != nil || a.lease == nil || !a.lease.Lapsed() {
+		return err
+	}
+	return a.Context.Err()
 }
 
 // explicit returns a's explicit lease, 0 when the watchdog renews it.
@@ -261,6 +275,7 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 		if hd.entry == nil {
 			hd.entry = h.core.Watchdog.Add(hd, g.SentAt, g.ServerLease)
 		}
+		a.lease = hd.entry
 	}
 	h.mu.Unlock()
 	a.mu.Lock()
@@ -338,20 +353,28 @@ func (hd *Hold) Renewal() Renewal { return hd.lock.Renewal(hd.key.owner) }
 func (hd *Hold) What() string { return hd.lock.What() }
 
 // Lost is the watchdog's callback (core.Lease): the hold's lease is gone,
-// and with it every acquisition of the hold.
-func (hd *Hold) Lost(cause error) {
+// and with it every acquisition of the hold. Their contexts are cancelled
+// when it returns; the loss is logged and told to the observer by the
+// report it returns, after.
+func (hd *Hold) Lost(cause error) func() {
 	h := hd.holds
 	h.mu.Lock()
 	if hd.entry == nil {
 		h.mu.Unlock()
-		return
+		return nil
 	}
 	hd.entry = nil
 	acqs := slices.Clone(hd.acqs)
 	h.mu.Unlock()
-	h.core.Log.Warn("distsync: lease lost", "lock", hd.lock.What(), "key", hd.key.key, "owner", hd.key.owner, "cause", cause)
+	ended := acqs[:0]
 	for _, a := range acqs {
 		if a.end(cause) {
+			ended = append(ended, a)
+		}
+	}
+	return func() {
+		h.core.Log.Warn("distsync: lease lost", "lock", hd.lock.What(), "key", hd.key.key, "owner", hd.key.owner, "cause", cause)
+		for _, a := range ended {
 			a.tellEnd(cause)
 		}
 	}

@@ -63,7 +63,7 @@ type testLease struct {
 
 func (l *testLease) Renewal() core.Renewal { return l.r }
 func (l *testLease) What() string          { return l.what }
-func (l *testLease) Lost(err error)        { l.lost(err) }
+func (l *testLease) Lost(err error) func() { return func() { l.lost(err) } }
 
 // leaseOf is the lease of key holding "me" for lease, renewed by renew.
 func leaseOf(key string, lease time.Duration, lost func(error)) *testLease {
