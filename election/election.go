@@ -75,6 +75,11 @@ var (
 	stateScript    = core.NewScript(stateLua)
 )
 
+// MaxValue bounds the value a leader announces, in bytes (as etcd bounds
+// a request at 1.5 MiB): Campaign and Proclaim refuse a longer one with
+// ErrInvalidArgument.
+const MaxValue = 1 << 20
+
 // Election is a handle on one named election. It is cheap, holds no
 // connection and is safe for concurrent use; all state lives in Redis and in
 // the contexts Campaign returns.
@@ -140,6 +145,9 @@ func (e *Election) Campaign(ctx context.Context, value string) (context.Context,
 	if err := e.c.Closed(); err != nil {
 		return ctx, 0, e.errorf(err)
 	}
+	if err := checkValue(value); err != nil {
+		return ctx, 0, e.errorf(err)
+	}
 	if a := e.c.Holds.Lookup(ctx, e.key); a != nil && a.Held() {
 		if err := e.Proclaim(ctx, value); err != nil {
 			return ctx, 0, err
@@ -194,11 +202,15 @@ func (e *Election) watch(lctx context.Context, owner string, term int64, sub cor
 		// other requests waiting for the same new connection.
 		rctx, cancel := core.IOContext(lctx, core.ReleaseTimeout)
 		defer cancel()
-		st, err := e.state(rctx)
-		if err != nil || (st.Leader && st.Term == term) {
+		now, err := e.term(rctx)
+		if err != nil || now == term {
 			return
 		}
-		e.c.Holds.End(e.key, owner, fmt.Errorf("%w: deposed (term %d, now %+v)", core.ErrLeaseLost, term, st))
+		what := "nobody leads now"
+		if now > 0 {
+			what = fmt.Sprintf("term %d leads now", now)
+		}
+		e.c.Holds.End(e.key, owner, fmt.Errorf("%w: deposed: the leadership of term %d ended (%s)", core.ErrLeaseLost, term, what))
 	}
 	e.c.Go(func(jctx context.Context) { e.track(jctx, lctx, check) })
 	ran := e.c.Go(func(jctx context.Context) {
@@ -298,6 +310,9 @@ func (e *Election) Proclaim(ctx context.Context, value string) error {
 	if err := e.c.Closed(); err != nil {
 		return e.errorf(err)
 	}
+	if err := checkValue(value); err != nil {
+		return e.errorf(err)
+	}
 	a := e.c.Holds.Lookup(ctx, e.key)
 	if a == nil || !a.Held() {
 		return e.errorf(core.ErrNotHeld)
@@ -355,6 +370,25 @@ func (e *Election) Leader(ctx context.Context) (State, error) {
 		return st, e.errorf(core.ErrNoLeader)
 	}
 	return st, nil
+}
+
+// term reads the term of the leader, 0 when nobody leads (one round trip):
+// what a leader checks at each change of its key, its renewals included,
+// without the value.
+func (e *Election) term(ctx context.Context) (int64, error) {
+	t, err := e.c.Client.Do(ctx, e.c.Client.B().Hget().Key(e.key).Field("#t").Build()).AsInt64()
+	if rueidis.IsRedisNil(err) {
+		return 0, nil
+	}
+	return t, err
+}
+
+// checkValue refuses a value longer than MaxValue.
+func checkValue(v string) error {
+	if len(v) > MaxValue {
+		return fmt.Errorf("%w: a value of %d bytes, at most %d", core.ErrInvalidArgument, len(v), MaxValue)
+	}
+	return nil
 }
 
 // state reads the election's state (one round trip).

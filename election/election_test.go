@@ -3,6 +3,8 @@ package election_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,6 +161,9 @@ func TestForceResignEndsLeadershipByPush(t *testing.T) {
 		t.Fatal("the deposed leader was not told")
 	}
 	assert.ErrorIs(t, context.Cause(l), distsync.ErrLeaseLost)
+	// Worded for a person, not a Go struct.
+	assert.ErrorContains(t, context.Cause(l), fmt.Sprintf("deposed: the leadership of term %d ended", term))
+	assert.NotContains(t, context.Cause(l).Error(), "{")
 	w := receive(t, next, "the head candidate")
 	assert.Greater(t, w.Term, term)
 	ok, err = other.ForceResign(ctx)
@@ -379,4 +384,30 @@ func TestElectionSpinning(t *testing.T) {
 		}
 	}
 	require.NoError(t, other.Resign(w.Lead))
+}
+
+// An election's value is bounded (election.MaxValue; ErrInvalidArgument
+// beyond, for Campaign and Proclaim), and a leader's renewals read no
+// value: each renewal is a change of the leader's key that the leader's
+// tracking hears of, and what it then reads is the term alone, never the
+// state with its value. A leader with the largest value and a short lease
+// leads on through its renewals.
+func TestValueBoundedAndRenewalsReadNoValue(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	redistest.RequireReal(t, s, "client-side caching's invalidation messages (RESP3)")
+	c, f := dstest.FaultyClient(t, s, 300*time.Millisecond)
+	e := newElection(t, c, dstest.Name(t))
+	ctx := context.Background()
+	_, _, err := e.Campaign(ctx, strings.Repeat("x", election.MaxValue+1))
+	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
+	reads := f.Inject(&dstest.Rule{Match: dstest.Script("Who leads (Leader, Observe"), Fault: dstest.Hook, Then: func() {}})
+	l, _, err := e.Campaign(ctx, strings.Repeat("x", election.MaxValue))
+	require.NoError(t, err)
+	assert.ErrorIs(t, e.Proclaim(l, strings.Repeat("y", election.MaxValue+1)), distsync.ErrInvalidArgument)
+	before := c.Stats().Renewals
+	require.Eventually(t, func() bool { return c.Stats().Renewals >= before+3 }, 20*time.Second, time.Millisecond)
+	assert.NoError(t, l.Err(), "it leads on through its renewals")
+	assert.Zero(t, reads.Hits(), "states read while it led")
+	require.NoError(t, e.Resign(l))
 }

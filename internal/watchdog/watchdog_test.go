@@ -207,6 +207,7 @@ func TestNetworkFailureRetriedUntilDeadline(t *testing.T) {
 	assert.Equal(t, "k", got)
 	assert.GreaterOrEqual(t, time.Since(paused), lease/3, "reported only once the deadline passed")
 	assert.ErrorIs(t, lost.calls["k"][0], core.ErrLeaseLost)
+	assert.ErrorContains(t, lost.calls["k"][0], "the lease ran out", "said as what happened")
 }
 
 func TestCloseStopsRenewing(t *testing.T) {
