@@ -103,8 +103,10 @@ type State struct {
 	// nobody leads.
 	Value string
 	// Term is the leader's term, its fencing token. When nobody leads,
-	// Observe gives the term of the last leader it reported, so that states
-	// come in term order; Leader gives 0.
+	// Observe gives the term of the leader that ended last (the
+	// election's last term, whether or not this observer was given that
+	// leader; 0 when nobody ever led), so that states come in term order;
+	// Leader gives 0.
 	Term int64
 	// Since is when the leader was elected, by the server's clock; zero
 	// when nobody leads.
@@ -362,12 +364,12 @@ func (e *Election) Leader(ctx context.Context) (State, error) {
 	if err := e.c.Closed(); err != nil {
 		return State{}, e.errorf(err)
 	}
-	st, err := e.state(ctx)
+	st, _, err := e.read(ctx)
 	if err != nil {
 		return State{}, e.errorf(err)
 	}
 	if !st.Leader {
-		return st, e.errorf(core.ErrNoLeader)
+		return State{}, e.errorf(core.ErrNoLeader)
 	}
 	return st, nil
 }
@@ -391,20 +393,17 @@ func checkValue(v string) error {
 	return nil
 }
 
-// state reads the election's state (one round trip).
-func (e *Election) state(ctx context.Context) (State, error) {
-	st, _, err := e.read(ctx)
-	return st, err
-}
-
-// read reads the election's state and, while someone leads, the lease left.
+// read reads the election's state and, while someone leads, the lease
+// left; when nobody leads, its Term is the last leader's (0 when there was
+// none, or the term counter was forgotten). One round trip.
 func (e *Election) read(ctx context.Context) (State, time.Duration, error) {
-	r, err := e.c.Eval(ctx, stateScript, []string{e.key}, nil).AsStrSlice()
+	r, err := e.c.Eval(ctx, stateScript, []string{e.key, e.fence}, nil).AsStrSlice()
 	if err != nil {
 		return State{}, 0, err
 	}
-	if len(r) == 1 && r[0] == "0" {
-		return State{}, 0, nil
+	if len(r) == 2 && r[0] == "0" {
+		last, _ := strconv.ParseInt(r[1], 10, 64)
+		return State{Term: last}, 0, nil
 	}
 	if len(r) < 5 || r[0] != "1" {
 		return State{}, 0, fmt.Errorf("unexpected reply %q", r)
@@ -419,6 +418,9 @@ func (e *Election) read(ctx context.Context) (State, time.Duration, error) {
 // is called, then each change (a new leader, a new value, nobody leads) as it
 // is published, in term order. A reader slower than the changes is given the
 // newest state, not the ones it missed, never an older one after a newer.
+// A "nobody leads" state carries the term of the leader that ended last,
+// read from the server with it (State.Term), not the last this reader was
+// given: a reader that missed a leadership still learns its term.
 // A leader whose lease ran out without a word (its process died) is noticed
 // when the lease ends. The channel is closed when ctx ends or the Client is
 // closed. Each Observe reads the state once per change (one round trip), on
@@ -499,8 +501,10 @@ func (e *Election) observe(ctx, jctx context.Context, out chan<- State) {
 			continue
 		}
 		backoff.Reset()
-		if !st.Leader {
-			st.Term = last.Term // nobody leads since the last leader reported
+		if !st.Leader && st.Term < last.Term {
+			// The term counter was forgotten (FenceTTL): nobody leads
+			// since the last leader this observer read.
+			st.Term = last.Term
 		}
 		// An older state (a replica promoted without the newest writes) is
 		// never given after a newer one.

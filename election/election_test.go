@@ -411,3 +411,38 @@ func TestValueBoundedAndRenewalsReadNoValue(t *testing.T) {
 	assert.Zero(t, reads.Hits(), "states read while it led")
 	require.NoError(t, e.Resign(l))
 }
+
+// When nobody leads, Observe gives the term of the leader that just ended
+// (the election's last term), whether or not this observer read that
+// leader: an observer started after a leader resigned, and one that reads
+// only every 2 s (spinning, as one cut off from its changes does) and misses
+// a whole leadership, both end on the term of the leader that ended.
+func TestObserveNobodyLeadsCarriesTheLastTerm(t *testing.T) {
+	t.Parallel()
+	e := newElection(t, dstest.Client(t), dstest.Name(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	l, t1, err := e.Campaign(ctx, "a")
+	require.NoError(t, err)
+	require.NoError(t, e.Resign(l))
+	assert.Equal(t, election.State{Term: t1}, <-e.Observe(ctx), "started after the leader of term %d resigned", t1)
+
+	sctx, err := distsync.WithSpin(ctx, distsync.Spin{Max: 2 * time.Second})
+	require.NoError(t, err)
+	obs := e.Observe(sctx)
+	require.Equal(t, election.State{Term: t1}, <-obs)
+	l, t2, err := e.Campaign(ctx, "b")
+	require.NoError(t, err)
+	require.NoError(t, e.Resign(l))
+	var last election.State
+	for last.Leader || last.Term < t2 {
+		select {
+		case st := <-obs:
+			require.GreaterOrEqual(t, st.Term, last.Term, "term order")
+			last = st
+		case <-time.After(20 * time.Second):
+			t.Fatalf("no state with nobody leading after term %d; the last %v", t2, last)
+		}
+	}
+	assert.Equal(t, election.State{Term: t2}, last)
+}
