@@ -9,9 +9,15 @@ import (
 var ErrNoLeader error = core.ErrNoLeader
 
 // Election returns the leader election called name: candidates Campaign in
-// arrival order, one leads at a time, and its term is a fencing token. It
-// makes no I/O; an invalid name returns ErrInvalidName, and a Client that
+// arrival order, one leads at a time, and its term is a fencing token.
+// opts give it a lease of its own (election.WithLease) and a liveness
+// check (election.WithLiveness). It makes no I/O; an invalid name returns
+// ErrInvalidName, an invalid option ErrInvalidArgument, and a Client that
 // was closed ErrClosed.
-func (c *Client) Election(name string) (*election.Election, error) {
-	return core.Make[*election.Election](c.cc(), core.KindElection, name)
+func (c *Client) Election(name string, opts ...election.Option) (*election.Election, error) {
+	args := make([]any, len(opts))
+	for i, o := range opts {
+		args[i] = o
+	}
+	return core.Make[*election.Election](c.cc(), core.KindElection, name, args...)
 }

@@ -13,8 +13,10 @@
 //     vanished delays the election by at most the Client's hand-off lease.
 //     When nobody queues, a resign wakes every candidate of the election,
 //     so one whose entry vanished tries again at once.
-//   - Leadership is a hold of the leader's key, with the watchdog lease,
-//     renewed by the Client's one watchdog. The context Campaign returns
+//   - Leadership is a hold of the leader's key, with the Client's watchdog
+//     lease or the election's own (WithLease), renewed by the Client's one
+//     watchdog; an optional liveness check (WithLiveness), called at each
+//     renewal, makes a leader that cannot work resign. The context Campaign returns
 //     ends when leadership does: Resign (cause ErrReleased), a lost lease
 //     (ErrLeaseLost; the watchdog's deadline comes before the server's, so
 //     a leader learns it before a successor can be elected), a deposition
@@ -36,8 +38,10 @@
 package election
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -85,6 +89,7 @@ const MaxValue = 1 << 20
 // the contexts Campaign returns.
 type Election struct {
 	c     *core.Core
+	cfg   config
 	name  string
 	key   string // the leader's hash
 	cands string // candidate ids, head first
@@ -113,19 +118,78 @@ type State struct {
 	Since time.Time
 }
 
-func init() {
-	core.Register(core.KindElection, func(c *core.Core, name string, _ []any) (any, error) { return newElection(c, name) })
+// Option sets up an election handle (distsync.Client.Election).
+type Option func(*config) error
+
+// config is what the Options set.
+type config struct {
+	lease time.Duration               // the leadership lease; 0: the Client's
+	live  func(context.Context) error // the liveness check; nil: none
 }
 
-// newElection returns the election called name on c (Client.Election).
-func newElection(c *core.Core, name string) (*Election, error) {
+// WithLease gives the election's leaderships a lease of their own instead
+// of the Client's watchdog lease (Options.Lease, 30 s by default): a leader
+// whose process dies is succeeded within lease, and the watchdog renews a
+// live leader's every lease/3 (its safety margin is at most lease/4). It is
+// at least distsync.MinLease, or Client.Election returns
+// ErrInvalidArgument. etcd sets it per Session (its TTL), client-go per
+// elector (LeaseDuration).
+func WithLease(lease time.Duration) Option {
+	return func(c *config) error {
+		if lease < core.MinLease {
+			return fmt.Errorf("%w: lease %v, want at least %v", core.ErrInvalidArgument, lease, core.MinLease)
+		}
+		c.lease = lease
+		return nil
+	}
+}
+
+// WithLiveness has each leader check that it can still do its work, as
+// client-go's leaderelection health check does: check is called at each
+// renewal of the leadership (every lease/3), on a goroutine of the
+// leadership's own, with the leadership context bounded by a third of the
+// lease. When it returns an error, or has not returned by then, the leader
+// resigns (the next candidate leads at once) and its leadership context
+// ends with a cause that wraps the check's error and ErrReleased. A leader
+// whose work loop is stuck then hands over instead of leading for as long
+// as its process lives. check should be fast and honour its context.
+func WithLiveness(check func(ctx context.Context) error) Option {
+	return func(c *config) error {
+		if check == nil {
+			return fmt.Errorf("%w: a nil liveness check", core.ErrInvalidArgument)
+		}
+		c.live = check
+		return nil
+	}
+}
+
+func init() {
+	core.Register(core.KindElection, func(c *core.Core, name string, opts []any) (any, error) { return newElection(c, name, opts) })
+}
+
+// newElection returns the election called name on c (Client.Election),
+// set up by opts (Options).
+func newElection(c *core.Core, name string, opts []any) (*Election, error) {
 	if err := core.ValidateName(name); err != nil {
 		return nil, err
 	}
+	var cfg config
+	for _, o := range opts {
+		f, ok := o.(Option)
+		if !ok || f == nil {
+			return nil, fmt.Errorf("election %q: %w: option %T", name, core.ErrInvalidArgument, o)
+		}
+		if err := f(&cfg); err != nil {
+			return nil, fmt.Errorf("election %q: %w", name, err)
+		}
+	}
 	key := c.Key(name, "")
 	k := core.SubKeys(key, "cands", "wins", "fence", "done", "wake", "obs")
-	return &Election{c: c, name: name, key: key, cands: k[0], wins: k[1], fence: k[2], done: k[3], wake: k[4], obs: k[5]}, nil
+	return &Election{c: c, cfg: cfg, name: name, key: key, cands: k[0], wins: k[1], fence: k[2], done: k[3], wake: k[4], obs: k[5]}, nil
 }
+
+// lease is the leadership lease.
+func (e *Election) lease() time.Duration { return cmp.Or(e.cfg.lease, e.c.Lease) }
 
 // Name returns the election's name.
 func (e *Election) Name() string { return core.OrZero(e).name }
@@ -166,7 +230,11 @@ func (e *Election) Campaign(ctx context.Context, value string) (context.Context,
 		sub, _ = e.c.Notifier.Subscribe(ctx, e.obs, "")
 	}
 	cctx, owner := e.c.Owner(core.NewOwner(ctx))
-	lctx, err := acquire.Hold(cctx, &lock, &candidate{e: e, value: value}, owner, core.Forever, 0)
+	cand := &candidate{e: e, value: value}
+	if e.cfg.live != nil {
+		cand.renewed = make(chan struct{}, 1)
+	}
+	lctx, err := acquire.Hold(cctx, &lock, cand, owner, core.Forever, 0)
 	if err != nil {
 		if sub != nil {
 			sub.Close()
@@ -183,7 +251,48 @@ func (e *Election) Campaign(ctx context.Context, value string) (context.Context,
 	if spin.Max <= 0 {
 		e.watch(lctx, owner, term, sub)
 	}
+	if cand.renewed != nil {
+		e.c.Go(func(jctx context.Context) { e.live(jctx, lctx, cand.renewed) })
+	}
 	return lctx, term, nil
+}
+
+// live runs the liveness check at each renewal of the leadership lctx
+// (renewed, see candidate.Renewal) and resigns it when the check fails.
+func (e *Election) live(jctx, lctx context.Context, renewed <-chan struct{}) {
+	bound := e.lease() / 3
+	for {
+		select {
+		case <-renewed:
+		case <-lctx.Done():
+			return
+		case <-jctx.Done():
+			return
+		}
+		cctx, cancel := context.WithTimeout(lctx, bound)
+		done := make(chan error, 1)
+		go func() { done <- e.cfg.live(cctx) }()
+		var err error
+		select {
+		case err = <-done:
+		case <-cctx.Done():
+			err = fmt.Errorf("it did not answer in %v", bound)
+		}
+		cancel()
+		if err == nil || lctx.Err() != nil {
+			continue
+		}
+		a := e.c.Holds.Lookup(lctx, e.key)
+		if a == nil {
+			return
+		}
+		rctx, rcancel := core.IOContext(lctx, core.ReleaseTimeout)
+		if err := a.UnlockWith(rctx, fmt.Errorf("%w: the liveness check failed: %w", core.ErrReleased, err)); err != nil && !errors.Is(err, core.ErrNotHeld) {
+			e.c.Log.Warn("distsync: resigning after a failed liveness check failed", "election", e.name, "err", err)
+		}
+		rcancel()
+		return
+	}
 }
 
 // spin is the back-off of the waits made with ctx: the call's own
@@ -571,9 +680,13 @@ var lock = acquire.Lock{Script: campaignScript}
 // candidate is one campaign of an election, as acquire.Handle (and
 // core.Holdable): the election and the value the candidate will announce.
 type candidate struct {
-	e     *Election
-	value string
+	e       *Election
+	value   string
+	renewed chan struct{} // told of each renewal, for the liveness check; nil without one
 }
+
+// Renewed is the leadership lease (acquire.Renewed).
+func (h *candidate) Renewed() time.Duration { return h.e.lease() }
 
 func (h *candidate) Core() *core.Core       { return h.e.c }
 func (h *candidate) Key() string            { return h.e.key }
@@ -605,6 +718,13 @@ func (h *candidate) Leave(ctx context.Context, owner, _ string) error {
 		[]string{owner, e.wake, e.c.PublishCmd(), e.handoff(ctx)}).Error()
 }
 
+// Renewal is asked for at each renewal: it tells the liveness check.
 func (h *candidate) Renewal(owner string) core.Renewal {
-	return core.Renewal{Script: renewScript, Keys: []string{h.e.key}, Args: []string{owner, core.Ms(h.e.c.Lease)}}
+	if h.renewed != nil {
+		select {
+		case h.renewed <- struct{}{}:
+		default:
+		}
+	}
+	return core.Renewal{Script: renewScript, Keys: []string{h.e.key}, Args: []string{owner, core.Ms(h.e.lease())}}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -445,4 +446,85 @@ func TestObserveNobodyLeadsCarriesTheLastTerm(t *testing.T) {
 		}
 	}
 	assert.Equal(t, election.State{Term: t2}, last)
+}
+
+// An election's lease is its own (WithLease), not the Client's: the
+// leader's key lives that long, its renewals keep it at that, and when its
+// renewals stop (a leader that died) a successor leads within about that
+// lease, not the Client's 30 s.
+func TestElectionLeaseOfItsOwn(t *testing.T) {
+	t.Parallel()
+	const lease = 300 * time.Millisecond
+	s := redistest.Shared(t)
+	name := dstest.Name(t)
+	lc, f := dstest.FaultyClient(t, s, 0) // the Client's lease: the default, 30 s
+	leader, err := lc.Election(name, election.WithLease(lease))
+	require.NoError(t, err)
+	ctx := context.Background()
+	l, term, err := leader.Campaign(ctx, "short")
+	require.NoError(t, err)
+	rc := lc.Rueidis()
+	pttl := func() time.Duration {
+		ms, err := rc.Do(ctx, rc.B().Pttl().Key(leader.Key()).Build()).AsInt64()
+		require.NoError(t, err)
+		return time.Duration(ms) * time.Millisecond
+	}
+	assert.LessOrEqual(t, pttl(), lease)
+	before := lc.Stats().Renewals
+	require.Eventually(t, func() bool { return lc.Stats().Renewals >= before+3 }, 20*time.Second, time.Millisecond)
+	require.NoError(t, l.Err(), "renewed at its own lease's pace")
+	assert.LessOrEqual(t, pttl(), lease, "renewed to its own lease")
+
+	f.Inject(&dstest.Rule{Match: dstest.Script("Extend the leader's lease"), Fault: dstest.LoseRequest})
+	start := time.Now()
+	next := campaign(newElection(t, dstest.Client(t), name), ctx, "next")
+	w := receive(t, next, "the successor of a leader whose renewals stopped")
+	assert.Less(t, time.Since(start), 10*time.Second, "succeeded within about its lease, not the Client's")
+	assert.Greater(t, w.Term, term)
+	<-l.Done()
+	assert.ErrorIs(t, context.Cause(l), distsync.ErrLeaseLost)
+
+	_, err = lc.Election(name, election.WithLease(time.Millisecond))
+	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
+	_, err = lc.Election(name, election.WithLiveness(nil))
+	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
+}
+
+// A liveness check (WithLiveness) is called at each renewal; when it
+// fails, the leader resigns, its context ends with the check's error (and
+// ErrReleased) as cause, and the next candidate leads at once.
+func TestElectionLivenessCheck(t *testing.T) {
+	t.Parallel()
+	const lease = 300 * time.Millisecond
+	name := dstest.Name(t)
+	stuck := errors.New("the work loop is stuck")
+	var calls atomic.Int64
+	var failing atomic.Bool
+	lc := dstest.Client(t)
+	leader, err := lc.Election(name, election.WithLease(lease), election.WithLiveness(func(ctx context.Context) error {
+		calls.Add(1)
+		if failing.Load() {
+			return stuck
+		}
+		return ctx.Err()
+	}))
+	require.NoError(t, err)
+	ctx := context.Background()
+	l, term, err := leader.Campaign(ctx, "checked")
+	require.NoError(t, err)
+	next := campaign(newElection(t, dstest.Client(t), name), ctx, "next")
+	dstest.AwaitCandidates(t, leader, 1)
+	require.Eventually(t, func() bool { return calls.Load() >= 3 }, 20*time.Second, time.Millisecond, "called at each renewal")
+	require.NoError(t, l.Err(), "a passing check changes nothing")
+
+	failing.Store(true)
+	select {
+	case <-l.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("a failing liveness check did not end the leadership")
+	}
+	assert.ErrorIs(t, context.Cause(l), stuck)
+	assert.ErrorIs(t, context.Cause(l), distsync.ErrReleased)
+	w := receive(t, next, "the next candidate, after the resignation")
+	assert.Greater(t, w.Term, term)
 }

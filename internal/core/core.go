@@ -143,9 +143,10 @@ type Subscription interface {
 
 // Watchdog renews leases (package watchdog).
 type Watchdog interface {
-	// Add registers a hold whose lease was granted, for lease (0: the
-	// watchdog lease), by a request sent at sentAt.
-	Add(l Lease, sentAt time.Time, lease time.Duration) Entry
+	// Add registers a hold whose lease was granted by a request sent at
+	// sentAt, renewed to lease each time (0: the watchdog lease), and
+	// granted for first when that is shorter (0: lease).
+	Add(l Lease, sentAt time.Time, lease, first time.Duration) Entry
 	Remove(e Entry)
 }
 

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -195,8 +196,11 @@ type Grant struct {
 	// renews the lease from its own run): a lower bound for the server's
 	// lease start.
 	SentAt time.Time
-	// Lease is the explicit lease, or 0 for the watchdog lease.
+	// Lease is the explicit lease, or 0 for a lease the watchdog renews.
 	Lease time.Duration
+	// Renewed, with Lease 0, is the lease the watchdog renews the hold to:
+	// 0 for the Client's watchdog lease.
+	Renewed time.Duration
 	// ServerLease, when > 0, is the lease the granting request left on the
 	// server when it is shorter than Lease (or the watchdog lease): a lock a
 	// release handed to this waiter, until its first renewal extends it.
@@ -233,7 +237,7 @@ func (e LateGrant) Error() string {
 func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, error) {
 	lease := g.Lease
 	if lease == 0 {
-		lease = h.core.Lease
+		lease = cmp.Or(g.Renewed, h.core.Lease)
 	}
 	deadline := g.SentAt.Add(lease - Drift(lease))
 	if g.ServerLease > 0 && g.ServerLease < lease {
@@ -273,7 +277,7 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 	if g.Lease == 0 {
 		hd.watch++
 		if hd.entry == nil {
-			hd.entry = h.core.Watchdog.Add(hd, g.SentAt, g.ServerLease)
+			hd.entry = h.core.Watchdog.Add(hd, g.SentAt, g.Renewed, g.ServerLease)
 		}
 		a.lease = hd.entry
 	}
@@ -602,6 +606,14 @@ func (a *Acq) release1(ctx context.Context, auto bool) (err error) {
 		}
 	}
 	return nil
+}
+
+// UnlockWith is Unlock for a release distsync makes on its own behalf
+// with a cause of its own (a failed liveness check): the context ends with
+// cause, before the release is sent.
+func (a *Acq) UnlockWith(ctx context.Context, cause error) error {
+	a.cancel(cause)
+	return a.Unlock(ctx)
 }
 
 // unlock is Unlock for a release distsync makes on its own (the parent

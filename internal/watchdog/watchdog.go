@@ -89,11 +89,21 @@ type entry struct {
 	l        core.Lease
 	due      time.Duration // when to renew next
 	deadline time.Duration // when the lease ends, by this process's clock, less the drift and the margin
+	lease    time.Duration // what each renewal extends it to; 0: the watchdog lease
 	until    atomic.Int64  // deadline, for Lapsed; MaxInt64 once released
 	idx      int           // position in queue, -1 when not queued
 	xidx     int           // position in expiry, -1 when not there
 	removed  bool
 	w        *Watchdog
+}
+
+// term returns what each renewal extends e to and how long after its send
+// e is renewed again.
+func (e *entry) term() (lease, interval time.Duration) {
+	if e.lease == 0 {
+		return e.w.lease, e.w.interval
+	}
+	return e.lease, e.lease / 3
 }
 
 // Drift is the margin by which the watchdog ends a lease before its end by
@@ -192,25 +202,32 @@ func (w *Watchdog) Len() int {
 	return len(w.queue.es)
 }
 
-// Add registers lease l granted by a request sent at sentAt, for lease when
-// that is shorter than the watchdog lease (a lock handed to a waiter: the
-// first renewal is then due lease/3 after sentAt), else for the watchdog
-// lease. The watchdog renews it with l.Renewal(), asked for at each
-// renewal, until Remove, or until it is lost, when it calls l.Lost once
-// with a cause that wraps core.ErrLeaseLost. On a closed watchdog Add
-// returns an entry that is never renewed.
+// Add registers lease l granted by a request sent at sentAt. Each renewal
+// extends it to lease (0: the watchdog lease; another lease is renewed
+// every lease/3 instead of at the watchdog's interval); it was granted for
+// first when that is shorter (a lock handed to a waiter: the first renewal
+// is then due first/3 after sentAt). The watchdog renews it with
+// l.Renewal(), asked for at each renewal, until Remove, or until it is
+// lost, when it calls l.Lost once with a cause that wraps
+// core.ErrLeaseLost. On a closed watchdog Add returns an entry that is
+// never renewed.
 //
 // Whatever its renewals do, the lease is lost when its deadline passes by
 // this process's clock: the send of the request that last extended it, plus
 // the lease, less the drift and the safety margin (SetMargin). The watchdog
 // then calls l.Lost from its expiry timer.
-func (w *Watchdog) Add(l core.Lease, sentAt time.Time, lease time.Duration) core.Entry {
-	sent := core.Mono(sentAt)
-	due, deadline := sent+w.interval, sent+w.trust(w.lease)
-	if lease > 0 && lease < w.lease {
-		due, deadline = sent+lease/3, sent+w.trust(lease)
+func (w *Watchdog) Add(l core.Lease, sentAt time.Time, lease, first time.Duration) core.Entry {
+	if lease == w.lease {
+		lease = 0
 	}
-	e := &entry{l: l, due: due, deadline: deadline, idx: -1, xidx: -1, w: w}
+	e := &entry{l: l, lease: lease, idx: -1, xidx: -1, w: w}
+	sent := core.Mono(sentAt)
+	full, interval := e.term()
+	e.due, e.deadline = sent+interval, sent+w.trust(full)
+	if first > 0 && first < full {
+		e.due, e.deadline = sent+first/3, sent+w.trust(first)
+	}
+	deadline := e.deadline
 	e.until.Store(int64(deadline))
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -550,9 +567,10 @@ func (w *Watchdog) renew(batch []*entry) {
 		case err == nil && ok == 1:
 			// The script checked the owner: the lease lasted from its
 			// last confirmation to this one, and is trusted from this send.
-			e.deadline = sentAt + w.trust(w.lease)
+			lease, interval := e.term()
+			e.deadline = sentAt + w.trust(lease)
 			e.until.Store(int64(e.deadline))
-			e.due = sentAt + w.interval
+			e.due = sentAt + interval
 			heap.Fix(&w.expiry, e.xidx)
 		case nowAt >= e.deadline:
 			// The expiry timer has not run yet (a busy process).

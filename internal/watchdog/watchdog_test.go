@@ -75,7 +75,7 @@ func hold(t *testing.T, rc rueidis.Client, w *watchdog.Watchdog, key string, lea
 	t.Helper()
 	sent := time.Now()
 	require.NoError(t, rc.Do(context.Background(), rc.B().Set().Key(key).Value("me").Px(lease).Build()).Error())
-	return w.Add(leaseOf(key, lease, lost), sent, 0)
+	return w.Add(leaseOf(key, lease, lost), sent, 0, 0)
 }
 
 func exists(t *testing.T, rc rueidis.Client, key string) bool {
@@ -104,7 +104,7 @@ func TestRenewsManyLeasesInBatches(t *testing.T) {
 	}
 	for i := range n {
 		key := "k" + strconv.Itoa(i)
-		w.Add(leaseOf(key, lease, lost.fn(key)), sent, 0)
+		w.Add(leaseOf(key, lease, lost.fn(key)), sent, 0, 0)
 	}
 	// Three leases pass: only renewals keep the keys.
 	time.Sleep(3 * lease)
@@ -220,7 +220,7 @@ func TestCloseStopsRenewing(t *testing.T) {
 	w.Close()
 	w.Close() // idempotent
 	assert.Zero(t, w.Len())
-	e := w.Add(leaseOf("x", time.Second, lost.fn("x")), time.Now(), 0)
+	e := w.Add(leaseOf("x", time.Second, lost.fn("x")), time.Now(), 0, 0)
 	w.Remove(e)
 	assert.Zero(t, w.Len(), "a closed watchdog registers nothing")
 }
