@@ -17,8 +17,10 @@
 // process runs a timer's goroutine late), and the watchdog ends it then,
 // whatever its renewals are doing. The timer is one per watchdog, armed for
 // the earliest deadline of an expiry heap beside the due heap: a lease costs
-// 8 bytes more and a heap fix per renewal, not a runtime timer of its own,
-// and leases that end together are ended in one pass.
+// a few words more and a heap fix per renewal, not a runtime timer of its
+// own (and its goroutine at each firing), and leases that end together are
+// ended in one pass. An acquisition's Err asks Lapsed, which ends a lease
+// past its deadline at once, should the timer run late.
 package watchdog
 
 import (
@@ -490,8 +492,9 @@ func (w *Watchdog) tick() {
 }
 
 func (w *Watchdog) renew(batch []*entry) {
-	// A renewal stuck on the network must not delay the report of a loss:
-	// the batch gives up at its earliest deadline.
+	// The batch gives up at its earliest deadline, when the expiry timer
+	// ends that lease anyway, so that a renewal stuck on the network does
+	// not hold up the retries of the others.
 	start := time.Now()
 	at := core.Mono(start)
 	deadline := at + w.interval
