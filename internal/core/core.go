@@ -148,6 +148,9 @@ type Watchdog interface {
 	// granted for first when that is shorter (0: lease).
 	Add(l Lease, sentAt time.Time, lease, first time.Duration) Entry
 	Remove(e Entry)
+	// Trust is how long after the send of the request that granted it a
+	// lease of lease is trusted: its deadline, less the send.
+	Trust(lease time.Duration) time.Duration
 }
 
 // Lease is what the watchdog renews: a hold.

@@ -229,8 +229,9 @@ func (e LateGrant) Error() string {
 // in the background: no lock outlives the context it was acquired on.
 //
 // The hold's view of an explicit lease ends Drift(lease) before sentAt +
-// lease. A grant whose reply came after the lease could have ended (a reply
-// held back longer than the lease) is refused with an error wrapping
+// lease; a watchdog hold's ends at the watchdog's deadline (Trust). A grant
+// whose reply came after that end (a reply held back about a lease) is
+// refused with an error wrapping
 // ErrNotAcquired and a LateGrant; after Close, Grant records nothing and
 // returns ErrClosed. Either way the caller must give the grant back on the
 // server.
@@ -243,7 +244,11 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 	if g.ServerLease > 0 && g.ServerLease < lease {
 		lease = g.ServerLease // the watchdog renews it before it ends
 	}
-	if !time.Now().Before(g.SentAt.Add(lease - Drift(lease))) {
+	trust := lease - Drift(lease)
+	if g.Lease == 0 {
+		trust = h.core.Watchdog.Trust(lease) // the watchdog's deadline
+	}
+	if !time.Now().Before(g.SentAt.Add(trust)) {
 		return nil, nil, fmt.Errorf("%w: %w", ErrNotAcquired, LateGrant{After: time.Since(g.SentAt).Round(time.Millisecond), Lease: lease})
 	}
 	a := &Acq{ID: g.ID, Token: g.Token, granted: Mono(time.Now()), live: true, unknown: g.Unknown}

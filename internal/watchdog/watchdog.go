@@ -185,9 +185,10 @@ func (w *Watchdog) Tune(interval time.Duration, batch int) {
 // first Add.
 func (w *Watchdog) SetMargin(d time.Duration) { w.margin = d }
 
-// trust is how long after the send of a request that granted or extended a
-// lease of lease its holder trusts it.
-func (w *Watchdog) trust(lease time.Duration) time.Duration {
+// Trust is how long after the send of a request that granted or extended
+// a lease of lease its holder trusts it: the lease less the drift and the
+// safety margin.
+func (w *Watchdog) Trust(lease time.Duration) time.Duration {
 	return lease - Drift(lease) - min(w.margin, lease/4)
 }
 
@@ -225,9 +226,9 @@ func (w *Watchdog) Add(l core.Lease, sentAt time.Time, lease, first time.Duratio
 	e := &entry{l: l, lease: lease, idx: -1, xidx: -1, w: w}
 	sent := core.Mono(sentAt)
 	full, interval := e.term()
-	e.due, e.deadline = sent+interval, sent+w.trust(full)
+	e.due, e.deadline = sent+interval, sent+w.Trust(full)
 	if first > 0 && first < full {
-		e.due, e.deadline = sent+first/3, sent+w.trust(first)
+		e.due, e.deadline = sent+first/3, sent+w.Trust(first)
 	}
 	deadline := e.deadline
 	e.until.Store(int64(deadline))
@@ -571,7 +572,7 @@ func (w *Watchdog) renew(batch []*entry) {
 			// The script checked the owner: the lease lasted from its
 			// last confirmation to this one, and is trusted from this send.
 			lease, interval := e.term()
-			e.deadline = sentAt + w.trust(lease)
+			e.deadline = sentAt + w.Trust(lease)
 			e.until.Store(int64(e.deadline))
 			e.due = sentAt + interval
 			heap.Fix(&w.expiry, e.xidx)
