@@ -255,6 +255,9 @@ func (o *Options) check() error {
 	if w.Interval < 0 || (w.Interval > 0 && w.Interval < time.Millisecond) || w.Interval > w.Lease/2 {
 		errs = append(errs, fmt.Errorf("%w: Watchdog.Interval %v, want 1ms to half the lease (%v)", ErrInvalidArgument, w.Interval, w.Lease/2))
 	}
+	if w.SafetyMargin < 0 || w.SafetyMargin > w.Lease/4 {
+		errs = append(errs, fmt.Errorf("%w: Watchdog.SafetyMargin %v, want 0 to a quarter of the lease (%v)", ErrInvalidArgument, w.SafetyMargin, w.Lease/4))
+	}
 	if w.BatchSize < 0 {
 		errs = append(errs, fmt.Errorf("%w: negative Watchdog.BatchSize %d", ErrInvalidArgument, w.BatchSize))
 	}
@@ -309,6 +312,9 @@ func newClient(rc rueidis.Client, opts Options) *Client {
 		watchdog: engine.New(rc, cfg.Lease, cfg.Log),
 	}
 	c.watchdog.Tune(opts.Watchdog.Interval, opts.Watchdog.BatchSize)
+	if m := opts.Watchdog.SafetyMargin; m > 0 {
+		c.watchdog.SetMargin(m)
+	}
 	if cfg.AckReplicas > 0 {
 		c.watchdog.RequireReplicas(cfg.AckReplicas, cfg.AckTimeout)
 	}

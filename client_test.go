@@ -73,6 +73,8 @@ func TestInvalidOptions(t *testing.T) {
 		{Watchdog: watchdog.Config{Interval: -1}},
 		{Watchdog: watchdog.Config{Interval: time.Microsecond}},
 		{Watchdog: watchdog.Config{BatchSize: -1}},
+		{Watchdog: watchdog.Config{SafetyMargin: -1}},
+		{Watchdog: watchdog.Config{Lease: time.Second, SafetyMargin: 300 * time.Millisecond}},
 		{Prefix: "app{"},
 		{Prefix: "app}:"},
 	} {

@@ -1,6 +1,8 @@
 package distsync
 
 import (
+	"fmt"
+
 	"github.com/distsync/distsync/election"
 	"github.com/distsync/distsync/fairlock"
 	"github.com/distsync/distsync/internal/core"
@@ -64,9 +66,23 @@ func (c *Client) Latch(name string) (*latch.Latch, error) {
 }
 
 // Election returns the leader election called name: candidates Campaign in
-// arrival order, one leads at a time, and its term is a fencing token. It
-// makes no I/O; an invalid name returns ErrInvalidName, and a Client that
+// arrival order, one leads at a time, and its term is a fencing token.
+// opts give it a lease of its own (election.WithLease) and a liveness
+// check (election.WithLiveness). It makes no I/O; an invalid name returns
+// ErrInvalidName, an invalid option ErrInvalidArgument, and a Client that
 // was closed ErrClosed.
-func (c *Client) Election(name string) (*election.Election, error) {
-	return core.Make[*election.Election](c.cc(), core.KindElection, name)
+func (c *Client) Election(name string, opts ...election.Option) (*election.Election, error) {
+	e, err := core.Make[*election.Election](c.cc(), core.KindElection, name)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("election %q: %w: a nil option", name, ErrInvalidArgument)
+		}
+		if err := o(e); err != nil {
+			return nil, fmt.Errorf("election %q: %w", name, err)
+		}
+	}
+	return e, nil
 }

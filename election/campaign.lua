@@ -2,11 +2,13 @@
 -- owner of its own. Granted when nobody leads and the candidate is the head
 -- of the queue, or nobody queues.
 -- KEYS[1] H  KEYS[2] Q  KEYS[3] D (see queue.lua)  KEYS[4] the term counter (Core.FenceKey)
--- KEYS[5] the finished campaigns
+-- KEYS[5] the finished campaigns  KEYS[6] the last term (Observe's
+-- "nobody leads" state: the term counter is shared by many names)
 -- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] candidate id ('' on the first
 -- attempt, which queues nobody)  ARGV[4] candidate window ms
 -- ARGV[5] unused ('')  ARGV[6] acquisition id  ARGV[7] mode
 -- ARGV[8] value  ARGV[9] the change channel  ARGV[10] publish command
+-- ARGV[11] ms to remember the last term
 -- Reply: {term, 1} when it leads, or led already (a repeated attempt: its
 --        lease is renewed from now);
 --        {0, ms after which to try again} when refused; a queued candidate
@@ -29,6 +31,7 @@ if redis.call('EXISTS', KEYS[1]) == 0 and (not head or head == ARGV[3]) then
     '#a:' .. ARGV[1], ARGV[6] .. '=' .. ds_end(now, ARGV[7], ARGV[2]),
     '#v', ARGV[8], '#s', ds_int(now))
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  redis.call('SET', KEYS[6], s, 'PX', ARGV[11])
   redis.call(ARGV[10], ARGV[9], 'c')
   return {term, 1}
 end

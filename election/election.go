@@ -13,8 +13,10 @@
 //     vanished delays the election by at most the Client's hand-off lease.
 //     When nobody queues, a resign wakes every candidate of the election,
 //     so one whose entry vanished tries again at once.
-//   - Leadership is a hold of the leader's key, with the watchdog lease,
-//     renewed by the Client's one watchdog. The context Campaign returns
+//   - Leadership is a hold of the leader's key, with the Client's watchdog
+//     lease or the election's own (WithLease), renewed by the Client's one
+//     watchdog; an optional liveness check (WithLiveness), called at each
+//     renewal, makes a leader that cannot work resign. The context Campaign returns
 //     ends when leadership does: Resign (cause ErrReleased), a lost lease
 //     (ErrLeaseLost; the watchdog's deadline comes before the server's, so
 //     a leader learns it before a successor can be elected), a deposition
@@ -36,8 +38,10 @@
 package election
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -75,16 +79,23 @@ var (
 	stateScript    = core.NewScript(stateLua)
 )
 
+// MaxValue bounds the value a leader announces, in bytes (as etcd bounds
+// a request at 1.5 MiB): Campaign and Proclaim refuse a longer one with
+// ErrInvalidArgument.
+const MaxValue = 1 << 20
+
 // Election is a handle on one named election. It is cheap, holds no
 // connection and is safe for concurrent use; all state lives in Redis and in
 // the contexts Campaign returns.
 type Election struct {
 	c     *core.Core
+	cfg   config
 	name  string
 	key   string // the leader's hash
 	cands string // candidate ids, head first
 	wins  string // candidate id -> end of its wait window
 	fence string // the term counter: the fencing counter of the name's slot
+	last  string // the last leader's term, for an hour (campaign.lua)
 	done  string // the finished campaigns
 	wake  string // wake-ups, addressed to the head candidate
 	obs   string // changes, for observers and leaders
@@ -98,27 +109,78 @@ type State struct {
 	// nobody leads.
 	Value string
 	// Term is the leader's term, its fencing token. When nobody leads,
-	// Observe gives the term of the last leader it reported, so that states
-	// come in term order; Leader gives 0.
+	// Observe gives the term of the leader that ended last (the
+	// election's last term, whether or not this observer was given that
+	// leader; 0 when nobody ever led), so that states come in term order;
+	// Leader gives 0.
 	Term int64
 	// Since is when the leader was elected, by the server's clock; zero
 	// when nobody leads.
 	Since time.Time
 }
 
+// Option sets up an election handle (distsync.Client.Election).
+type Option func(*Election) error
+
+// config is what the Options set.
+type config struct {
+	lease time.Duration               // the leadership lease; 0: the Client's
+	live  func(context.Context) error // the liveness check; nil: none
+}
+
+// WithLease gives the election's leaderships a lease of their own instead
+// of the Client's watchdog lease (Options.Lease, 30 s by default): a leader
+// whose process dies is succeeded within lease, and the watchdog renews a
+// live leader's every lease/3 (its safety margin is at most lease/4). It is
+// at least distsync.MinLease, or Client.Election returns
+// ErrInvalidArgument. etcd sets it per Session (its TTL), client-go per
+// elector (LeaseDuration).
+func WithLease(lease time.Duration) Option {
+	return func(e *Election) error {
+		if lease < core.MinLease {
+			return fmt.Errorf("%w: lease %v, want at least %v", core.ErrInvalidArgument, lease, core.MinLease)
+		}
+		e.cfg.lease = lease
+		return nil
+	}
+}
+
+// WithLiveness has each leader check that it can still do its work, as
+// client-go's leaderelection health check does: check is called at each
+// renewal of the leadership (every lease/3), on a goroutine of the
+// leadership's own, with the leadership context bounded by a third of the
+// lease. When it returns an error, or has not returned by then, the leader
+// resigns (the next candidate leads at once) and its leadership context
+// ends with a cause that wraps the check's error and ErrReleased. A leader
+// whose work loop is stuck then hands over instead of leading for as long
+// as its process lives. check should be fast and honour its context.
+func WithLiveness(check func(ctx context.Context) error) Option {
+	return func(e *Election) error {
+		if check == nil {
+			return fmt.Errorf("%w: a nil liveness check", core.ErrInvalidArgument)
+		}
+		e.cfg.live = check
+		return nil
+	}
+}
+
 func init() {
 	core.Register(core.KindElection, newElection)
 }
 
-// newElection returns the election called name on c (Client.Election).
+// newElection returns the election called name on c (Client.Election,
+// which then applies its Options).
 func newElection(c *core.Core, name string) (*Election, error) {
 	if err := core.ValidateName(name); err != nil {
 		return nil, err
 	}
 	key := c.Key(name, "")
-	k := core.SubKeys(key, "cands", "wins", "done", "wake", "obs")
-	return &Election{c: c, name: name, key: key, cands: k[0], wins: k[1], fence: c.FenceKey(name), done: k[2], wake: k[3], obs: k[4]}, nil
+	k := core.SubKeys(key, "cands", "wins", "done", "wake", "obs", "last")
+	return &Election{c: c, name: name, key: key, cands: k[0], wins: k[1], fence: c.FenceKey(name), done: k[2], wake: k[3], obs: k[4], last: k[5]}, nil
 }
+
+// lease is the leadership lease.
+func (e *Election) lease() time.Duration { return cmp.Or(e.cfg.lease, e.c.Lease) }
 
 // Name returns the election's name.
 func (e *Election) Name() string { return core.OrZero(e).name }
@@ -140,6 +202,9 @@ func (e *Election) Campaign(ctx context.Context, value string) (context.Context,
 	if err := e.c.Closed(); err != nil {
 		return ctx, 0, e.errorf(err)
 	}
+	if err := checkValue(value); err != nil {
+		return ctx, 0, e.errorf(err)
+	}
 	if a := e.c.Holds.Lookup(ctx, e.key); a != nil && a.Held() {
 		if err := e.Proclaim(ctx, value); err != nil {
 			return ctx, 0, err
@@ -156,7 +221,11 @@ func (e *Election) Campaign(ctx context.Context, value string) (context.Context,
 		sub, _ = e.c.Notifier.Subscribe(ctx, e.obs, "")
 	}
 	cctx, owner := e.c.Owner(core.NewOwner(ctx))
-	lctx, err := acquire.Hold(cctx, &lock, &candidate{e: e, value: value}, owner, core.Forever, 0)
+	cand := &candidate{e: e, value: value}
+	if e.cfg.live != nil {
+		cand.renewed = make(chan struct{}, 1)
+	}
+	lctx, err := acquire.Hold(cctx, &lock, cand, owner, core.Forever, 0)
 	if err != nil {
 		if sub != nil {
 			sub.Close()
@@ -173,7 +242,48 @@ func (e *Election) Campaign(ctx context.Context, value string) (context.Context,
 	if spin.Max <= 0 {
 		e.watch(lctx, owner, term, sub)
 	}
+	if cand.renewed != nil {
+		e.c.Go(func(jctx context.Context) { e.live(jctx, lctx, cand.renewed) })
+	}
 	return lctx, term, nil
+}
+
+// live runs the liveness check at each renewal of the leadership lctx
+// (renewed, see candidate.Renewal) and resigns it when the check fails.
+func (e *Election) live(jctx, lctx context.Context, renewed <-chan struct{}) {
+	bound := e.lease() / 3
+	for {
+		select {
+		case <-renewed:
+		case <-lctx.Done():
+			return
+		case <-jctx.Done():
+			return
+		}
+		cctx, cancel := context.WithTimeout(lctx, bound)
+		done := make(chan error, 1)
+		go func() { done <- e.cfg.live(cctx) }()
+		var err error
+		select {
+		case err = <-done:
+		case <-cctx.Done():
+			err = fmt.Errorf("it did not answer in %v", bound)
+		}
+		cancel()
+		if err == nil || lctx.Err() != nil {
+			continue
+		}
+		a := e.c.Holds.Lookup(lctx, e.key)
+		if a == nil {
+			return
+		}
+		rctx, rcancel := core.IOContext(lctx, core.ReleaseTimeout)
+		if err := a.UnlockWith(rctx, fmt.Errorf("%w: the liveness check failed: %w", core.ErrReleased, err)); err != nil && !errors.Is(err, core.ErrNotHeld) {
+			e.c.Log.Warn("distsync: resigning after a failed liveness check failed", "election", e.name, "err", err)
+		}
+		rcancel()
+		return
+	}
 }
 
 // spin is the back-off of the waits made with ctx: the call's own
@@ -194,11 +304,15 @@ func (e *Election) watch(lctx context.Context, owner string, term int64, sub cor
 		// other requests waiting for the same new connection.
 		rctx, cancel := core.IOContext(lctx, core.ReleaseTimeout)
 		defer cancel()
-		st, err := e.state(rctx)
-		if err != nil || (st.Leader && st.Term == term) {
+		now, err := e.term(rctx)
+		if err != nil || now == term {
 			return
 		}
-		e.c.Holds.End(e.key, owner, fmt.Errorf("%w: deposed (term %d, now %+v)", core.ErrLeaseLost, term, st))
+		what := "nobody leads now"
+		if now > 0 {
+			what = fmt.Sprintf("term %d leads now", now)
+		}
+		e.c.Holds.End(e.key, owner, fmt.Errorf("%w: deposed: the leadership of term %d ended (%s)", core.ErrLeaseLost, term, what))
 	}
 	e.c.Go(func(jctx context.Context) { e.track(jctx, lctx, check) })
 	ran := e.c.Go(func(jctx context.Context) {
@@ -298,6 +412,9 @@ func (e *Election) Proclaim(ctx context.Context, value string) error {
 	if err := e.c.Closed(); err != nil {
 		return e.errorf(err)
 	}
+	if err := checkValue(value); err != nil {
+		return e.errorf(err)
+	}
 	a := e.c.Holds.Lookup(ctx, e.key)
 	if a == nil || !a.Held() {
 		return e.errorf(core.ErrNotHeld)
@@ -347,30 +464,46 @@ func (e *Election) Leader(ctx context.Context) (State, error) {
 	if err := e.c.Closed(); err != nil {
 		return State{}, e.errorf(err)
 	}
-	st, err := e.state(ctx)
+	st, _, err := e.read(ctx)
 	if err != nil {
 		return State{}, e.errorf(err)
 	}
 	if !st.Leader {
-		return st, e.errorf(core.ErrNoLeader)
+		return State{}, e.errorf(core.ErrNoLeader)
 	}
 	return st, nil
 }
 
-// state reads the election's state (one round trip).
-func (e *Election) state(ctx context.Context) (State, error) {
-	st, _, err := e.read(ctx)
-	return st, err
+// term reads the term of the leader, 0 when nobody leads (one round trip):
+// what a leader checks at each change of its key, its renewals included,
+// without the value.
+func (e *Election) term(ctx context.Context) (int64, error) {
+	t, err := e.c.Client.Do(ctx, e.c.Client.B().Hget().Key(e.key).Field("#t").Build()).AsInt64()
+	if rueidis.IsRedisNil(err) {
+		return 0, nil
+	}
+	return t, err
 }
 
-// read reads the election's state and, while someone leads, the lease left.
+// checkValue refuses a value longer than MaxValue.
+func checkValue(v string) error {
+	if len(v) > MaxValue {
+		return fmt.Errorf("%w: a value of %d bytes, at most %d", core.ErrInvalidArgument, len(v), MaxValue)
+	}
+	return nil
+}
+
+// read reads the election's state and, while someone leads, the lease
+// left; when nobody leads, its Term is the last leader's (0 when there was
+// none, or the term counter was forgotten). One round trip.
 func (e *Election) read(ctx context.Context) (State, time.Duration, error) {
-	r, err := e.c.Eval(ctx, stateScript, []string{e.key}, nil).AsStrSlice()
+	r, err := e.c.Eval(ctx, stateScript, []string{e.key, e.last}, nil).AsStrSlice()
 	if err != nil {
 		return State{}, 0, err
 	}
-	if len(r) == 1 && r[0] == "0" {
-		return State{}, 0, nil
+	if len(r) == 2 && r[0] == "0" {
+		last, _ := strconv.ParseInt(r[1], 10, 64)
+		return State{Term: last}, 0, nil
 	}
 	if len(r) < 5 || r[0] != "1" {
 		return State{}, 0, fmt.Errorf("unexpected reply %q", r)
@@ -385,6 +518,9 @@ func (e *Election) read(ctx context.Context) (State, time.Duration, error) {
 // is called, then each change (a new leader, a new value, nobody leads) as it
 // is published, in term order. A reader slower than the changes is given the
 // newest state, not the ones it missed, never an older one after a newer.
+// A "nobody leads" state carries the term of the leader that ended last,
+// read from the server with it (State.Term), not the last this reader was
+// given: a reader that missed a leadership still learns its term.
 // A leader whose lease ran out without a word (its process died) is noticed
 // when the lease ends. The channel is closed when ctx ends or the Client is
 // closed. Each Observe reads the state once per change (one round trip), on
@@ -465,8 +601,10 @@ func (e *Election) observe(ctx, jctx context.Context, out chan<- State) {
 			continue
 		}
 		backoff.Reset()
-		if !st.Leader {
-			st.Term = last.Term // nobody leads since the last leader reported
+		if !st.Leader && st.Term < last.Term {
+			// The term counter was forgotten (FenceTTL): nobody leads
+			// since the last leader this observer read.
+			st.Term = last.Term
 		}
 		// An older state (a replica promoted without the newest writes) is
 		// never given after a newer one.
@@ -532,9 +670,13 @@ var lock = acquire.Lock{Script: campaignScript}
 // candidate is one campaign of an election, as acquire.Handle (and
 // core.Holdable): the election and the value the candidate will announce.
 type candidate struct {
-	e     *Election
-	value string
+	e       *Election
+	value   string
+	renewed chan struct{} // told of each renewal, for the liveness check; nil without one
 }
+
+// Renewed is the leadership lease (acquire.Renewed).
+func (h *candidate) Renewed() time.Duration { return h.e.lease() }
 
 func (h *candidate) Core() *core.Core       { return h.e.c }
 func (h *candidate) Key() string            { return h.e.key }
@@ -545,12 +687,18 @@ func (h *candidate) Channel() string        { return h.e.wake }
 func (h *candidate) Errorf(e error) error   { return h.e.errorf(e) }
 
 func (h *candidate) Keys(string) []string {
-	return []string{h.e.key, h.e.cands, h.e.wins, h.e.fence, h.e.done}
+	return []string{h.e.key, h.e.cands, h.e.wins, h.e.fence, h.e.done, h.e.last}
 }
 
 func (h *candidate) Extra() []string {
-	return []string{h.value, h.e.obs, h.e.c.PublishCmd()}
+	return []string{h.value, h.e.obs, h.e.c.PublishCmd(), lastTermMs}
 }
+
+// lastTermMs is how long an election remembers its last leader's term
+// after that leader was elected, for Observe's "nobody leads" state (the
+// term counter is shared by every name of a slot): an hour, in ms. An
+// observer that reads the state later falls back to the last term it read.
+const lastTermMs = "3600000"
 
 func (h *candidate) Release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
 	e := h.e
@@ -566,6 +714,13 @@ func (h *candidate) Leave(ctx context.Context, owner, _ string) error {
 		[]string{owner, e.wake, e.c.PublishCmd(), e.handoff(ctx)}).Error()
 }
 
+// Renewal is asked for at each renewal: it tells the liveness check.
 func (h *candidate) Renewal(owner string) core.Renewal {
-	return core.Renewal{Script: renewScript, Keys: []string{h.e.key}, Args: []string{owner, core.Ms(h.e.c.Lease)}}
+	if h.renewed != nil {
+		select {
+		case h.renewed <- struct{}{}:
+		default:
+		}
+	}
+	return core.Renewal{Script: renewScript, Keys: []string{h.e.key}, Args: []string{owner, core.Ms(h.e.lease())}}
 }

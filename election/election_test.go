@@ -3,6 +3,9 @@ package election_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -159,6 +162,12 @@ func TestForceResignEndsLeadershipByPush(t *testing.T) {
 		t.Fatal("the deposed leader was not told")
 	}
 	assert.ErrorIs(t, context.Cause(l), distsync.ErrLeaseLost)
+	// Worded for a person, not a Go struct: by the Client's control
+	// channel or by the election's change channel, whichever comes first.
+	if cause := context.Cause(l).Error(); !strings.Contains(cause, "deposed by ForceResign") {
+		assert.Contains(t, cause, fmt.Sprintf("deposed: the leadership of term %d ended", term))
+	}
+	assert.NotContains(t, context.Cause(l).Error(), "{")
 	w := receive(t, next, "the head candidate")
 	assert.Greater(t, w.Term, term)
 	ok, err = other.ForceResign(ctx)
@@ -379,4 +388,146 @@ func TestElectionSpinning(t *testing.T) {
 		}
 	}
 	require.NoError(t, other.Resign(w.Lead))
+}
+
+// An election's value is bounded (election.MaxValue; ErrInvalidArgument
+// beyond, for Campaign and Proclaim), and a leader's renewals read no
+// value: each renewal is a change of the leader's key that the leader's
+// tracking hears of, and what it then reads is the term alone, never the
+// state with its value. A leader with the largest value and a short lease
+// leads on through its renewals.
+func TestValueBoundedAndRenewalsReadNoValue(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	redistest.RequireReal(t, s, "client-side caching's invalidation messages (RESP3)")
+	c, f := dstest.FaultyClient(t, s, 300*time.Millisecond)
+	e := newElection(t, c, dstest.Name(t))
+	ctx := context.Background()
+	_, _, err := e.Campaign(ctx, strings.Repeat("x", election.MaxValue+1))
+	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
+	reads := f.Inject(&dstest.Rule{Match: dstest.Script("Who leads (Leader, Observe"), Fault: dstest.Hook, Then: func() {}})
+	l, _, err := e.Campaign(ctx, strings.Repeat("x", election.MaxValue))
+	require.NoError(t, err)
+	assert.ErrorIs(t, e.Proclaim(l, strings.Repeat("y", election.MaxValue+1)), distsync.ErrInvalidArgument)
+	before := c.Stats().Renewals
+	require.Eventually(t, func() bool { return c.Stats().Renewals >= before+3 }, 20*time.Second, time.Millisecond)
+	assert.NoError(t, l.Err(), "it leads on through its renewals")
+	assert.Zero(t, reads.Hits(), "states read while it led")
+	require.NoError(t, e.Resign(l))
+}
+
+// When nobody leads, Observe gives the term of the leader that just ended
+// (the election's last term), whether or not this observer read that
+// leader: an observer started after a leader resigned, and one that reads
+// only every 2 s (spinning, as one cut off from its changes does) and misses
+// a whole leadership, both end on the term of the leader that ended.
+func TestObserveNobodyLeadsCarriesTheLastTerm(t *testing.T) {
+	t.Parallel()
+	e := newElection(t, dstest.Client(t), dstest.Name(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	l, t1, err := e.Campaign(ctx, "a")
+	require.NoError(t, err)
+	require.NoError(t, e.Resign(l))
+	assert.Equal(t, election.State{Term: t1}, <-e.Observe(ctx), "started after the leader of term %d resigned", t1)
+
+	sctx, err := distsync.WithSpin(ctx, distsync.Spin{Max: 2 * time.Second})
+	require.NoError(t, err)
+	obs := e.Observe(sctx)
+	require.Equal(t, election.State{Term: t1}, <-obs)
+	l, t2, err := e.Campaign(ctx, "b")
+	require.NoError(t, err)
+	require.NoError(t, e.Resign(l))
+	var last election.State
+	for last.Leader || last.Term < t2 {
+		select {
+		case st := <-obs:
+			require.GreaterOrEqual(t, st.Term, last.Term, "term order")
+			last = st
+		case <-time.After(20 * time.Second):
+			t.Fatalf("no state with nobody leading after term %d; the last %v", t2, last)
+		}
+	}
+	assert.Equal(t, election.State{Term: t2}, last)
+}
+
+// An election's lease is its own (WithLease), not the Client's: the
+// leader's key lives that long, its renewals keep it at that, and when its
+// renewals stop (a leader that died) a successor leads within about that
+// lease, not the Client's 30 s.
+func TestElectionLeaseOfItsOwn(t *testing.T) {
+	t.Parallel()
+	const lease = 300 * time.Millisecond
+	s := redistest.Shared(t)
+	name := dstest.Name(t)
+	lc, f := dstest.FaultyClient(t, s, 0) // the Client's lease: the default, 30 s
+	leader, err := lc.Election(name, election.WithLease(lease))
+	require.NoError(t, err)
+	ctx := context.Background()
+	l, term, err := leader.Campaign(ctx, "short")
+	require.NoError(t, err)
+	rc := lc.Rueidis()
+	pttl := func() time.Duration {
+		ms, err := rc.Do(ctx, rc.B().Pttl().Key(leader.Key()).Build()).AsInt64()
+		require.NoError(t, err)
+		return time.Duration(ms) * time.Millisecond
+	}
+	assert.LessOrEqual(t, pttl(), lease)
+	before := lc.Stats().Renewals
+	require.Eventually(t, func() bool { return lc.Stats().Renewals >= before+3 }, 20*time.Second, time.Millisecond)
+	require.NoError(t, l.Err(), "renewed at its own lease's pace")
+	assert.LessOrEqual(t, pttl(), lease, "renewed to its own lease")
+
+	f.Inject(&dstest.Rule{Match: dstest.Script("Extend the leader's lease"), Fault: dstest.LoseRequest})
+	start := time.Now()
+	next := campaign(newElection(t, dstest.Client(t), name), ctx, "next")
+	w := receive(t, next, "the successor of a leader whose renewals stopped")
+	assert.Less(t, time.Since(start), 10*time.Second, "succeeded within about its lease, not the Client's")
+	assert.Greater(t, w.Term, term)
+	<-l.Done()
+	assert.ErrorIs(t, context.Cause(l), distsync.ErrLeaseLost)
+
+	_, err = lc.Election(name, election.WithLease(time.Millisecond))
+	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
+	_, err = lc.Election(name, election.WithLiveness(nil))
+	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
+}
+
+// A liveness check (WithLiveness) is called at each renewal; when it
+// fails, the leader resigns, its context ends with the check's error (and
+// ErrReleased) as cause, and the next candidate leads at once.
+func TestElectionLivenessCheck(t *testing.T) {
+	t.Parallel()
+	const lease = 300 * time.Millisecond
+	name := dstest.Name(t)
+	stuck := errors.New("the work loop is stuck")
+	var calls atomic.Int64
+	var failing atomic.Bool
+	lc := dstest.Client(t)
+	leader, err := lc.Election(name, election.WithLease(lease), election.WithLiveness(func(ctx context.Context) error {
+		calls.Add(1)
+		if failing.Load() {
+			return stuck
+		}
+		return ctx.Err()
+	}))
+	require.NoError(t, err)
+	ctx := context.Background()
+	l, term, err := leader.Campaign(ctx, "checked")
+	require.NoError(t, err)
+	next := campaign(newElection(t, dstest.Client(t), name), ctx, "next")
+	dstest.AwaitCandidates(t, leader, 1)
+	require.Eventually(t, func() bool { return calls.Load() >= 3 }, 20*time.Second, time.Millisecond, "called at each renewal")
+	require.NoError(t, l.Err(), "a passing check changes nothing")
+
+	failing.Store(true)
+	select {
+	case <-l.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("a failing liveness check did not end the leadership")
+	}
+	assert.ErrorIs(t, context.Cause(l), stuck)
+	assert.ErrorIs(t, context.Cause(l), distsync.ErrReleased)
+	w := receive(t, next, "the next candidate, after the resignation")
+	assert.Greater(t, w.Term, term)
 }

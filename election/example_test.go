@@ -2,9 +2,13 @@ package election_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync/atomic"
+	"time"
 
 	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/election"
 )
 
 // options points the examples at the test server; in a program it would be
@@ -91,4 +95,42 @@ func ExampleElection_Observe() {
 	// node-1 leads
 	// node-1 (draining) leads
 	// nobody leads
+}
+
+// An election with a lease of its own and a liveness check: a leader whose
+// process dies is succeeded within a second (not the Client's 30 s), and a
+// leader whose work loop stops beating resigns at the next renewal, its
+// leadership context saying why.
+func ExampleWithLiveness() {
+	c, err := distsync.New(options)
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	errStuck := errors.New("the work loop stopped beating")
+	var beat atomic.Int64 // the work loop's last beat (Unix ns)
+	beat.Store(time.Now().UnixNano())
+	alive := func(context.Context) error {
+		if time.Since(time.Unix(0, beat.Load())) > 500*time.Millisecond {
+			return errStuck
+		}
+		return nil
+	}
+	e, err := c.Election("example-worker", election.WithLease(time.Second), election.WithLiveness(alive))
+	if err != nil {
+		panic(err)
+	}
+	lead, _, err := e.Campaign(context.Background(), "node-1")
+	if err != nil {
+		panic(err)
+	}
+	for range 5 { // the work loop: work, then beat
+		time.Sleep(100 * time.Millisecond)
+		beat.Store(time.Now().UnixNano())
+	}
+	// The loop is stuck: no more beats.
+	<-lead.Done()
+	fmt.Println("resigned:", errors.Is(context.Cause(lead), errStuck))
+	// Output:
+	// resigned: true
 }

@@ -18,11 +18,14 @@
 //
 // A renewal that finds its lease gone or held by another owner marks the
 // lease lost at once. One that fails on the network is retried until the
-// lease's deadline (its end by this process's clock, less a margin of 1% +
-// 2 ms for clock drift), and the lease is then lost. Lost means the
-// holder's context is cancelled with a cause wrapping distsync.ErrLeaseLost
-// and the loss is logged through log/slog. With Options.ReplicaAck, a
-// renewal too few replicas acknowledged counts as failed.
+// lease's deadline: the send of the last confirmed renewal plus the lease,
+// less a drift margin of 1% + 2 ms and Config.SafetyMargin, by this
+// process's clock. At the deadline a local timer ends the lease, whatever
+// its renewals are doing (one stuck on the network, one not sent at all):
+// lost means the holder's context is cancelled, at once, with a cause
+// wrapping distsync.ErrLeaseLost, and the loss is then logged through
+// log/slog. With Options.ReplicaAck, a renewal too few replicas
+// acknowledged counts as failed.
 //
 // The watchdog renews every lease a Client holds without an explicit one:
 // mutex, fair lock, read and write holds, permits of the permit-expiring
@@ -40,6 +43,9 @@ import (
 const (
 	DefaultLease         = 30 * time.Second
 	DefaultBatchSize int = engine.BatchSize
+	// DefaultSafetyMargin: a process with a few goroutines more than CPUs
+	// runs a timer's goroutine some tens of milliseconds late.
+	DefaultSafetyMargin = 100 * time.Millisecond
 )
 
 // Config is what a user sets of a Client's watchdog
@@ -58,6 +64,16 @@ type Config struct {
 	// BatchSize is the most renewals sent in one pipelined round trip.
 	// Default DefaultBatchSize.
 	BatchSize int
+	// SafetyMargin is how much earlier than its end, by this process's
+	// clock, a holder's context ends when no renewal is confirmed: a
+	// renewed lease ends at the send of its last confirmed renewal plus
+	// the lease, less the drift margin (1% + 2 ms) and the safety margin,
+	// by a local timer. It covers the scheduling delay of a busy process
+	// (a timer's goroutine waiting for a CPU, a GC pause), so that the
+	// context has ended before the server can grant the lock to anyone
+	// else. A lease shorter than four margins uses a quarter of itself.
+	// Default DefaultSafetyMargin; at most Lease/4.
+	SafetyMargin time.Duration
 }
 
 // Stats is a snapshot of what a Client's watchdog did since the Client was

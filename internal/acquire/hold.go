@@ -65,6 +65,12 @@ type Handle interface {
 	Errorf(err error) error
 }
 
+// Renewed is a Handle whose holds the watchdog renews to a lease of their
+// own rather than to the Client's watchdog lease (0: the Client's).
+type Renewed interface {
+	Renewed() time.Duration
+}
+
 // CodeFinished is the reply code of an attempt whose acquisition was
 // released or given up before it arrived.
 const CodeFinished = -2
@@ -100,7 +106,11 @@ func hold(ctx context.Context, l *Lock, h Handle, owner string, wait, lease time
 	}
 	defer c.Untrack()
 	id := core.NewAcqID()
-	mode, leaseArg := "w", core.Ms(c.Lease)
+	renewed := c.Lease
+	if r, ok := h.(Renewed); ok && r.Renewed() > 0 {
+		renewed = r.Renewed()
+	}
+	mode, leaseArg := "w", core.Ms(renewed)
 	if lease > 0 {
 		mode, leaseArg = "e", core.Ms(lease)
 	}
@@ -209,14 +219,14 @@ func hold(ctx context.Context, l *Lock, h Handle, owner string, wait, lease time
 	}
 	lctx, _, err := c.Holds.Grant(ctx, core.Grant{
 		Key: h.Key(), Owner: owner, Lock: h, ID: id, Token: g.token, SentAt: t.SentAt(),
-		Lease: lease, ServerLease: g.serverLease, Unknown: t.Unknown(),
+		Lease: lease, Renewed: renewed, ServerLease: g.serverLease, Unknown: t.Unknown(),
 	})
 	if err != nil {
 		undo()
 	} else {
 		promised := lease
 		if promised == 0 {
-			promised = c.Lease
+			promised = renewed
 		}
 		if g.serverLease > 0 && g.serverLease < promised {
 			promised = g.serverLease

@@ -99,7 +99,7 @@ func (c *Core) takenOver(data string) {
 	if len(f) == 2 { // "<owner> <key>": a whole hold, as older versions say
 		f = append(f, "-")
 	}
-	cause := fmt.Errorf("%w: taken over from another Client (a force unlock, a release by id, ForceLock or ForceResign)", ErrLeaseLost)
+	cause := fmt.Errorf("%w: taken over from another Client (force unlocked, released by id, taken by ForceLock, or deposed by ForceResign)", ErrLeaseLost)
 	for ; len(f) >= 3; f = f[3:] {
 		key, err := url.PathUnescape(f[1])
 		if err != nil {

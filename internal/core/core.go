@@ -143,10 +143,14 @@ type Subscription interface {
 
 // Watchdog renews leases (package watchdog).
 type Watchdog interface {
-	// Add registers a hold whose lease was granted, for lease (0: the
-	// watchdog lease), by a request sent at sentAt.
-	Add(l Lease, sentAt time.Time, lease time.Duration) Entry
+	// Add registers a hold whose lease was granted by a request sent at
+	// sentAt, renewed to lease each time (0: the watchdog lease), and
+	// granted for first when that is shorter (0: lease).
+	Add(l Lease, sentAt time.Time, lease, first time.Duration) Entry
 	Remove(e Entry)
+	// Trust is how long after the send of the request that granted it a
+	// lease of lease is trusted: its deadline, less the send.
+	Trust(lease time.Duration) time.Duration
 }
 
 // Lease is what the watchdog renews: a hold.
@@ -160,12 +164,20 @@ type Lease interface {
 	// read-write lock, its side.
 	Kind() (kind, side string)
 	// Lost is called once when the lease is lost, with a cause wrapping
-	// ErrLeaseLost.
-	Lost(cause error)
+	// ErrLeaseLost. It ends what the lease covers at once (it must not
+	// block) and returns what reports the loss (logs, observers; nil when
+	// there is nothing to report), which the watchdog calls after ending
+	// every lease lost with it.
+	Lost(cause error) (report func())
 }
 
 // Entry is a lease registered with the watchdog.
-type Entry interface{}
+type Entry interface {
+	// Lapsed reports whether the lease's deadline has passed by this
+	// process's clock; when it has, the lease is ended (Lease.Lost) before
+	// Lapsed returns, whether or not the watchdog's timer has run yet.
+	Lapsed() bool
+}
 
 // Renewal is what the watchdog runs to extend one lease by the watchdog lease:
 // Script with Keys and Args (which include that lease), replying 1 when the

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -86,6 +87,7 @@ type Acq struct {
 	Token int64
 
 	exp        *expiry       // an explicit lease; nil when the watchdog renews it
+	lease      Entry         // the hold's watchdog registration, for a watchdog acquisition
 	granted    time.Duration // when Grant recorded it (Mono)
 	cancel     context.CancelCauseFunc
 	stopParent func() bool
@@ -126,6 +128,19 @@ func (a *Acq) Deadline() (time.Time, bool) {
 		return pd, true
 	}
 	return d, true
+}
+
+// Err is the context's Err, and one thing more for a watchdog acquisition:
+// once its lease's deadline has passed by this process's clock, Err ends
+// the hold itself before it returns (as the watchdog's timer does, which a
+// busy process may run late), so Err never reports the acquisition live
+// past its deadline. Done is closed by that timer, or by Err, whichever
+// comes first.
+func (a *Acq) Err() error {
+	if err := a.Context.Err(); err != nil || a.lease == nil || !a.lease.Lapsed() {
+		return err
+	}
+	return a.Context.Err()
 }
 
 // explicit returns a's explicit lease, 0 when the watchdog renews it.
@@ -181,8 +196,11 @@ type Grant struct {
 	// renews the lease from its own run): a lower bound for the server's
 	// lease start.
 	SentAt time.Time
-	// Lease is the explicit lease, or 0 for the watchdog lease.
+	// Lease is the explicit lease, or 0 for a lease the watchdog renews.
 	Lease time.Duration
+	// Renewed, with Lease 0, is the lease the watchdog renews the hold to:
+	// 0 for the Client's watchdog lease.
+	Renewed time.Duration
 	// ServerLease, when > 0, is the lease the granting request left on the
 	// server when it is shorter than Lease (or the watchdog lease): a lock a
 	// release handed to this waiter, until its first renewal extends it.
@@ -211,21 +229,26 @@ func (e LateGrant) Error() string {
 // in the background: no lock outlives the context it was acquired on.
 //
 // The hold's view of an explicit lease ends Drift(lease) before sentAt +
-// lease. A grant whose reply came after the lease could have ended (a reply
-// held back longer than the lease) is refused with an error wrapping
+// lease; a watchdog hold's ends at the watchdog's deadline (Trust). A grant
+// whose reply came after that end (a reply held back about a lease) is
+// refused with an error wrapping
 // ErrNotAcquired and a LateGrant; after Close, Grant records nothing and
 // returns ErrClosed. Either way the caller must give the grant back on the
 // server.
 func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, error) {
 	lease := g.Lease
 	if lease == 0 {
-		lease = h.core.Lease
+		lease = cmp.Or(g.Renewed, h.core.Lease)
 	}
 	deadline := g.SentAt.Add(lease - Drift(lease))
 	if g.ServerLease > 0 && g.ServerLease < lease {
 		lease = g.ServerLease // the watchdog renews it before it ends
 	}
-	if !time.Now().Before(g.SentAt.Add(lease - Drift(lease))) {
+	trust := lease - Drift(lease)
+	if g.Lease == 0 {
+		trust = h.core.Watchdog.Trust(lease) // the watchdog's deadline
+	}
+	if !time.Now().Before(g.SentAt.Add(trust)) {
 		return nil, nil, fmt.Errorf("%w: %w", ErrNotAcquired, LateGrant{After: time.Since(g.SentAt).Round(time.Millisecond), Lease: lease})
 	}
 	a := &Acq{ID: g.ID, Token: g.Token, granted: Mono(time.Now()), live: true, unknown: g.Unknown}
@@ -259,8 +282,9 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 	if g.Lease == 0 {
 		hd.watch++
 		if hd.entry == nil {
-			hd.entry = h.core.Watchdog.Add(hd, g.SentAt, g.ServerLease)
+			hd.entry = h.core.Watchdog.Add(hd, g.SentAt, g.Renewed, g.ServerLease)
 		}
+		a.lease = hd.entry
 	}
 	h.mu.Unlock()
 	a.mu.Lock()
@@ -341,20 +365,28 @@ func (hd *Hold) What() string { return hd.lock.What() }
 func (hd *Hold) Kind() (kind, side string) { return hd.lock.Kind() }
 
 // Lost is the watchdog's callback (core.Lease): the hold's lease is gone,
-// and with it every acquisition of the hold.
-func (hd *Hold) Lost(cause error) {
+// and with it every acquisition of the hold. Their contexts are cancelled
+// when it returns; the loss is logged and told to the observer by the
+// report it returns, after.
+func (hd *Hold) Lost(cause error) func() {
 	h := hd.holds
 	h.mu.Lock()
 	if hd.entry == nil {
 		h.mu.Unlock()
-		return
+		return nil
 	}
 	hd.entry = nil
 	acqs := slices.Clone(hd.acqs)
 	h.mu.Unlock()
-	h.core.Log.Warn("distsync: lease lost", "lock", hd.lock.What(), "key", hd.key.key, "owner", hd.key.owner, "cause", cause)
+	ended := acqs[:0]
 	for _, a := range acqs {
 		if a.end(cause) {
+			ended = append(ended, a)
+		}
+	}
+	return func() {
+		h.core.Log.Warn("distsync: lease lost", "lock", hd.lock.What(), "key", hd.key.key, "owner", hd.key.owner, "cause", cause)
+		for _, a := range ended {
 			a.tellEnd(cause)
 		}
 	}
@@ -584,6 +616,14 @@ func (a *Acq) release1(ctx context.Context, auto bool) (err error) {
 		}
 	}
 	return nil
+}
+
+// UnlockWith is Unlock for a release distsync makes on its own behalf
+// with a cause of its own (a failed liveness check): the context ends with
+// cause, before the release is sent.
+func (a *Acq) UnlockWith(ctx context.Context, cause error) error {
+	a.cancel(cause)
+	return a.Unlock(ctx)
 }
 
 // unlock is Unlock for a release distsync makes on its own (the parent

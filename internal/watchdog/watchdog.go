@@ -9,14 +9,27 @@
 //
 // A renewal that finds its lease gone or owned by someone else reports the lease
 // lost at once. A renewal that fails on the network is retried until the
-// lease's deadline has passed, then reported lost.
+// lease's deadline.
+//
+// The deadline is a local timer, not a renewal's failure: each lease ends
+// by this process's clock at the send of its last confirmed renewal plus the
+// lease, less the drift and a safety margin for scheduling delay (a busy
+// process runs a timer's goroutine late), and the watchdog ends it then,
+// whatever its renewals are doing. The timer is one per watchdog, armed for
+// the earliest deadline of an expiry heap beside the due heap: a lease costs
+// a few words more and a heap fix per renewal, not a runtime timer of its
+// own (and its goroutine at each firing), and leases that end together are
+// ended in one pass. An acquisition's Err asks Lapsed, which ends a lease
+// past its deadline at once, should the timer run late.
 package watchdog
 
 import (
 	"container/heap"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,15 +52,19 @@ type Watchdog struct {
 	client   rueidis.Client
 	lease    time.Duration
 	interval time.Duration
-	batch    int // the most renewals in one round trip
-	drift    time.Duration
+	batch    int           // the most renewals in one round trip
+	margin   time.Duration // the safety margin (SetMargin), at most a quarter of a lease
 	log      *slog.Logger
 	ackN     int           // replicas that must acknowledge a renewal (0: none)
 	ackWait  time.Duration // how long WAIT may take
 	onBatch  func(Batch)
 
+	endMu   sync.Mutex // held from finding leases lost to ending them (lapse)
 	mu      sync.Mutex
-	queue   queue
+	queue   entries       // by due
+	expiry  entries       // by deadline: every registered lease, in flight or not
+	timer   *time.Timer   // ends the leases of expiry at their deadlines
+	timerAt time.Duration // when timer fires (core.Mono); 0: stopped
 	started bool
 	closed  bool
 	armed   time.Duration // when run next looks at the queue by itself (core.Mono)
@@ -73,15 +90,32 @@ type Stats struct {
 type entry struct {
 	l        core.Lease
 	due      time.Duration // when to renew next
-	deadline time.Duration // when the lease may end, by this process's clock, less the drift
+	deadline time.Duration // when the lease ends, by this process's clock, less the drift and the margin
+	lease    time.Duration // what each renewal extends it to; 0: the watchdog lease
+	until    atomic.Int64  // deadline, for Lapsed; MaxInt64 once released
 	idx      int           // position in queue, -1 when not queued
+	xidx     int           // position in expiry, -1 when not there
 	removed  bool
+	w        *Watchdog
 }
 
-// Drift is the safety margin by which the watchdog declares a lease lost
-// before its deadline by this process's clock: lease/100 + 2 ms, for clock
-// rate differences between this process and the server (as in Redlock).
+// term returns what each renewal extends e to and how long after its send
+// e is renewed again.
+func (e *entry) term() (lease, interval time.Duration) {
+	if e.lease == 0 {
+		return e.w.lease, e.w.interval
+	}
+	return e.lease, e.lease / 3
+}
+
+// Drift is the margin by which the watchdog ends a lease before its end by
+// this process's clock, for clock rate differences between this process and
+// the server (as in Redlock): lease/100 + 2 ms. The safety margin comes on
+// top of it.
 func Drift(lease time.Duration) time.Duration { return core.Drift(lease) }
+
+// DefaultMargin is the safety margin when SetMargin is not called.
+const DefaultMargin = 100 * time.Millisecond // watchdog.DefaultSafetyMargin
 
 // New returns a watchdog that gives leases of lease and renews them every lease/3.
 func New(c rueidis.Client, lease time.Duration, log *slog.Logger) *Watchdog {
@@ -93,8 +127,9 @@ func New(c rueidis.Client, lease time.Duration, log *slog.Logger) *Watchdog {
 		lease:    lease,
 		interval: lease / 3,
 		batch:    BatchSize,
-		drift:    Drift(lease),
+		margin:   DefaultMargin,
 		log:      log,
+		expiry:   entries{byDeadline: true},
 		wake:     make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
@@ -167,6 +202,20 @@ func (w *Watchdog) Tune(interval time.Duration, batch int) {
 	}
 }
 
+// SetMargin sets the safety margin (default DefaultMargin): a lease ends by
+// this process's clock the drift and min(d, lease/4) before the send of its
+// last confirmed renewal plus the lease, so that a timer that fires late in
+// a busy process still ends it before the server does. Call it before the
+// first Add.
+func (w *Watchdog) SetMargin(d time.Duration) { w.margin = d }
+
+// Trust is how long after the send of a request that granted or extended
+// a lease of lease its holder trusts it: the lease less the drift and the
+// safety margin.
+func (w *Watchdog) Trust(lease time.Duration) time.Duration {
+	return lease - Drift(lease) - min(w.margin, lease/4)
+}
+
 // Lease is the lease every renewal extends to.
 func (w *Watchdog) Lease() time.Duration { return w.lease }
 
@@ -177,23 +226,36 @@ func (w *Watchdog) Stats() *Stats { return &w.stats }
 func (w *Watchdog) Len() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.queue)
+	return len(w.queue.es)
 }
 
-// Add registers lease l granted by a request sent at sentAt, for lease when
-// that is shorter than the watchdog lease (a lock handed to a waiter: the
-// first renewal is then due lease/3 after sentAt), else for the watchdog
-// lease. The watchdog renews it with l.Renewal(), asked for at each
-// renewal, until Remove, or until it is lost, when it calls l.Lost once
-// with a cause that wraps core.ErrLeaseLost. On a closed watchdog Add
-// returns an entry that is never renewed.
-func (w *Watchdog) Add(l core.Lease, sentAt time.Time, lease time.Duration) core.Entry {
-	sent := core.Mono(sentAt)
-	due, deadline := sent+w.interval, sent+w.lease-w.drift
-	if lease > 0 && lease < w.lease {
-		due, deadline = sent+lease/3, sent+lease-Drift(lease)
+// Add registers lease l granted by a request sent at sentAt. Each renewal
+// extends it to lease (0: the watchdog lease; another lease is renewed
+// every lease/3 instead of at the watchdog's interval); it was granted for
+// first when that is shorter (a lock handed to a waiter: the first renewal
+// is then due first/3 after sentAt). The watchdog renews it with
+// l.Renewal(), asked for at each renewal, until Remove, or until it is
+// lost, when it calls l.Lost once with a cause that wraps
+// core.ErrLeaseLost. On a closed watchdog Add returns an entry that is
+// never renewed.
+//
+// Whatever its renewals do, the lease is lost when its deadline passes by
+// this process's clock: the send of the request that last extended it, plus
+// the lease, less the drift and the safety margin (SetMargin). The watchdog
+// then calls l.Lost from its expiry timer.
+func (w *Watchdog) Add(l core.Lease, sentAt time.Time, lease, first time.Duration) core.Entry {
+	if lease == w.lease {
+		lease = 0
 	}
-	e := &entry{l: l, due: due, deadline: deadline, idx: -1}
+	e := &entry{l: l, lease: lease, idx: -1, xidx: -1, w: w}
+	sent := core.Mono(sentAt)
+	full, interval := e.term()
+	e.due, e.deadline = sent+interval, sent+w.Trust(full)
+	if first > 0 && first < full {
+		e.due, e.deadline = sent+first/3, sent+w.Trust(first)
+	}
+	deadline := e.deadline
+	e.until.Store(int64(deadline))
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -201,6 +263,8 @@ func (w *Watchdog) Add(l core.Lease, sentAt time.Time, lease time.Duration) core
 		return e
 	}
 	heap.Push(&w.queue, e)
+	heap.Push(&w.expiry, e)
+	w.armExpiry()
 	if !w.started {
 		w.started = true
 		go w.run()
@@ -226,11 +290,128 @@ func (w *Watchdog) Remove(ce core.Entry) {
 		return
 	}
 	w.mu.Lock()
+	w.drop(e)
+	e.until.Store(math.MaxInt64)
+	w.mu.Unlock()
+}
+
+// drop unregisters e; w.mu is held. The expiry timer is left as it is:
+// firing early, it only arms itself again.
+func (w *Watchdog) drop(e *entry) {
 	e.removed = true
 	if e.idx >= 0 {
 		heap.Remove(&w.queue, e.idx)
 	}
+	if e.xidx >= 0 {
+		heap.Remove(&w.expiry, e.xidx)
+	}
+}
+
+// armExpiry arms the expiry timer for the earliest deadline, unless it
+// fires before that already; w.mu is held.
+func (w *Watchdog) armExpiry() {
+	first := w.expiry.first()
+	if first == nil || w.closed {
+		return
+	}
+	at := first.deadline
+	if w.timerAt != 0 && w.timerAt <= at {
+		return
+	}
+	w.timerAt = at
+	d := at - core.Mono(time.Now())
+	if w.timer == nil {
+		w.timer = time.AfterFunc(d, w.expire)
+	} else {
+		w.timer.Reset(d)
+	}
+}
+
+// expire is the expiry timer's callback: it ends every lease whose
+// deadline has passed, then reports them (on this goroutine of its own: the
+// timer's next firing runs on another).
+func (w *Watchdog) expire() {
+	if reports := w.lapse(true); reports != nil {
+		defer w.calls.Done()
+		for _, f := range reports {
+			f()
+		}
+	}
+}
+
+// lapse ends every lease whose deadline has passed, at once, and returns
+// what reports them; when it returns any, w.calls counts them (the caller
+// runs them, then calls w.calls.Done). timer says the expiry timer fired.
+// endMu is held across finding the leases and ending them, so that Lapsed,
+// which takes it too, returns only once its lease has ended.
+func (w *Watchdog) lapse(timer bool) []func() {
+	w.endMu.Lock()
+	defer w.endMu.Unlock()
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	if timer {
+		w.timerAt = 0
+	}
+	now := core.Mono(time.Now())
+	var lost []lostLease
+	for e := w.expiry.first(); e != nil && e.deadline <= now; e = w.expiry.first() {
+		w.drop(e)
+		w.stats.Lost.Add(1)
+		lost = append(lost, lostLease{e.l, fmt.Errorf("%w: %s: the lease ran out: no renewal was confirmed in time", core.ErrLeaseLost, e.l.What())})
+	}
+	w.armExpiry()
+	if len(lost) > 0 {
+		w.calls.Add(1)
+	}
 	w.mu.Unlock()
+	reports := endLost(lost)
+	if len(lost) > 0 && len(reports) == 0 {
+		w.calls.Done()
+	}
+	return reports
+}
+
+// Lapsed reports whether e's deadline has passed by this process's clock.
+// When it has, e is ended before Lapsed returns (with every other lease
+// past its deadline), as the expiry timer would, which a busy process may
+// run late; their reports run on a goroutine of their own. Before the
+// deadline it costs a clock read and an atomic load.
+func (e *entry) Lapsed() bool {
+	if core.Mono(time.Now()) < time.Duration(e.until.Load()) {
+		return false
+	}
+	w := e.w
+	if reports := w.lapse(false); reports != nil {
+		go func() {
+			defer w.calls.Done()
+			for _, f := range reports {
+				f()
+			}
+		}()
+	}
+	return true
+}
+
+// lostLease is a lease found lost, and why.
+type lostLease struct {
+	l     core.Lease
+	cause error
+}
+
+// endLost ends every lost lease (their contexts are cancelled when it returns)
+// and returns what reports them: the ends come first, all of them, and the
+// reports (logs, observers) after.
+func endLost(lost []lostLease) []func() {
+	var reports []func()
+	for _, l := range lost {
+		if f := l.l.Lost(l.cause); f != nil {
+			reports = append(reports, f)
+		}
+	}
+	return reports
 }
 
 // Close stops the watchdog's goroutine and waits for it, and for Lost
@@ -245,11 +426,14 @@ func (w *Watchdog) Close() {
 	}
 	w.closed = true
 	started := w.started
-	for _, e := range w.queue {
+	for _, e := range w.expiry.es {
 		e.removed = true
-		e.idx = -1
+		e.idx, e.xidx = -1, -1
 	}
-	w.queue = nil
+	w.queue.es, w.expiry.es = nil, nil
+	if w.timer != nil {
+		w.timer.Stop()
+	}
 	w.mu.Unlock()
 	close(w.stop)
 	if started {
@@ -273,8 +457,8 @@ func (w *Watchdog) run() {
 	for {
 		w.mu.Lock()
 		now, wait := core.Mono(time.Now()), time.Hour
-		if len(w.queue) > 0 {
-			wait = w.queue[0].due - now
+		if e := w.queue.first(); e != nil {
+			wait = e.due - now
 		}
 		w.armed = now + wait
 		w.mu.Unlock()
@@ -302,7 +486,7 @@ func (w *Watchdog) tick() {
 	horizon := core.Mono(start) + w.interval/10
 	var due []*entry
 	w.mu.Lock()
-	for len(w.queue) > 0 && w.queue[0].due <= horizon {
+	for e := w.queue.first(); e != nil && e.due <= horizon; e = w.queue.first() {
 		due = append(due, heap.Pop(&w.queue).(*entry))
 	}
 	w.mu.Unlock()
@@ -333,8 +517,9 @@ func (w *Watchdog) tick() {
 }
 
 func (w *Watchdog) renew(batch []*entry) {
-	// A renewal stuck on the network must not delay the report of a loss:
-	// the batch gives up at its earliest deadline.
+	// The batch gives up at its earliest deadline, when the expiry timer
+	// ends that lease anyway, so that a renewal stuck on the network does
+	// not hold up the retries of the others.
 	start := time.Now()
 	at := core.Mono(start)
 	deadline := at + w.interval
@@ -386,10 +571,11 @@ func (w *Watchdog) renew(batch []*entry) {
 		}
 	}
 
-	var lost []func()
+	var lost []lostLease
 	now := time.Now()
 	b := Batch{Leases: len(batch), Latency: now.Sub(sent)}
 	sentAt, nowAt := core.Mono(sent), core.Mono(now)
+	w.endMu.Lock() // see lapse
 	w.mu.Lock()
 	for i, e := range batch {
 		kind, _ := e.l.Kind()
@@ -411,68 +597,115 @@ func (w *Watchdog) renew(batch []*entry) {
 		}
 		switch {
 		case err == nil && ok == 1:
-			e.deadline = sentAt + w.lease - w.drift
-			e.due = sentAt + w.interval
+			// The script checked the owner: the lease lasted from its
+			// last confirmation to this one, and is trusted from this send.
+			lease, interval := e.term()
+			e.deadline = sentAt + w.Trust(lease)
+			e.until.Store(int64(e.deadline))
+			e.due = sentAt + interval
+			heap.Fix(&w.expiry, e.xidx)
+		case nowAt >= e.deadline:
+			// The expiry timer has not run yet (a busy process).
+			cause = fmt.Errorf("%w: %s: the lease ran out: no renewal was confirmed in time (the last attempt: %v)", core.ErrLeaseLost, e.l.What(), orGone(err))
 		case err == nil:
-			cause = fmt.Errorf("%w: %s: gone or held by another owner", core.ErrLeaseLost, e.l.What())
-		case nowAt < e.deadline:
+			cause = fmt.Errorf("%w: %s: the server no longer holds it for this owner (deleted, or taken over)", core.ErrLeaseLost, e.l.What())
+		default:
 			// Retry soon, but well before the deadline.
 			e.due = nowAt + min(time.Second, (e.deadline-nowAt)/4)
 			w.log.Debug("distsync: lease renewal failed, retrying", "lock", e.l.What(), "err", err)
-		default:
-			cause = fmt.Errorf("%w: %s: renewal failed until the lease ended: %v", core.ErrLeaseLost, e.l.What(), err)
 		}
 		if cause != nil {
-			e.removed = true
+			w.drop(e)
 			w.stats.Lost.Add(1)
-			l, c := e.l, cause
-			lost = append(lost, func() { l.Lost(c) })
+			lost = append(lost, lostLease{e.l, cause})
 			continue
 		}
 		if !w.closed {
 			heap.Push(&w.queue, e)
 		}
 	}
+	w.armExpiry()
 	w.mu.Unlock()
+	reports := endLost(lost)
+	w.endMu.Unlock()
 	if w.onBatch != nil {
 		b.Lost = len(lost)
 		w.onBatch(b)
 	}
-	if len(lost) > 0 {
-		// On a goroutine of their own: a callback that blocks must hold
-		// up neither the renewal of other leases nor Close.
+	if len(reports) > 0 {
+		// On a goroutine of their own: a report that blocks (an
+		// observer) must hold up neither the renewal of other leases nor
+		// Close.
 		w.calls.Add(1)
 		go func() {
 			defer w.calls.Done()
-			for _, f := range lost {
+			for _, f := range reports {
 				f()
 			}
 		}()
 	}
 }
 
-// queue is a min-heap of entries by due time.
-type queue []*entry
+// orGone words a renewal's outcome that did not extend its lease.
+func orGone(err error) error {
+	if err == nil {
+		return errGone
+	}
+	return err
+}
 
-func (q queue) Len() int           { return len(q) }
-func (q queue) Less(i, j int) bool { return q[i].due < q[j].due }
-func (q queue) Swap(i, j int) {
-	q[i], q[j] = q[j], q[i]
-	q[i].idx = i
-	q[j].idx = j
+var errGone = errors.New("the server no longer holds it for this owner")
+
+// entries is a min-heap of entries by due time (the renewal queue) or, with
+// byDeadline, by deadline (the expiry heap). An entry keeps its position in
+// each: idx and xidx, -1 when it is not there.
+type entries struct {
+	es         []*entry
+	byDeadline bool
 }
-func (q *queue) Push(x any) {
+
+// key returns e's instant in q and where e keeps its position in q.
+func (q *entries) key(e *entry) (time.Duration, *int) {
+	if q.byDeadline {
+		return e.deadline, &e.xidx
+	}
+	return e.due, &e.idx
+}
+
+func (q *entries) Len() int { return len(q.es) }
+func (q *entries) Less(i, j int) bool {
+	a, _ := q.key(q.es[i])
+	b, _ := q.key(q.es[j])
+	return a < b
+}
+func (q *entries) Swap(i, j int) {
+	q.es[i], q.es[j] = q.es[j], q.es[i]
+	_, pi := q.key(q.es[i])
+	_, pj := q.key(q.es[j])
+	*pi, *pj = i, j
+}
+func (q *entries) Push(x any) {
 	e := x.(*entry)
-	e.idx = len(*q)
-	*q = append(*q, e)
+	_, p := q.key(e)
+	*p = len(q.es)
+	q.es = append(q.es, e)
 }
-func (q *queue) Pop() any {
-	old := *q
-	e := old[len(old)-1]
-	old[len(old)-1] = nil
-	*q = old[:len(old)-1]
-	e.idx = -1
+func (q *entries) Pop() any {
+	n := len(q.es) - 1
+	e := q.es[n]
+	q.es[n] = nil
+	q.es = q.es[:n]
+	_, p := q.key(e)
+	*p = -1
 	return e
+}
+
+// first returns the heap's first entry, nil when it is empty.
+func (q *entries) first() *entry {
+	if len(q.es) == 0 {
+		return nil
+	}
+	return q.es[0]
 }
 
 // send sends cmds in one pipelined round trip and reports, per command,

@@ -64,7 +64,7 @@ type testLease struct {
 func (l *testLease) Renewal() core.Renewal  { return l.r }
 func (l *testLease) What() string           { return l.what }
 func (l *testLease) Kind() (string, string) { return core.KindMutex, "" }
-func (l *testLease) Lost(err error)         { l.lost(err) }
+func (l *testLease) Lost(err error) func()  { return func() { l.lost(err) } }
 
 // leaseOf is the lease of key holding "me" for lease, renewed by renew.
 func leaseOf(key string, lease time.Duration, lost func(error)) *testLease {
@@ -76,7 +76,7 @@ func hold(t *testing.T, rc rueidis.Client, w *watchdog.Watchdog, key string, lea
 	t.Helper()
 	sent := time.Now()
 	require.NoError(t, rc.Do(context.Background(), rc.B().Set().Key(key).Value("me").Px(lease).Build()).Error())
-	return w.Add(leaseOf(key, lease, lost), sent, 0)
+	return w.Add(leaseOf(key, lease, lost), sent, 0, 0)
 }
 
 func exists(t *testing.T, rc rueidis.Client, key string) bool {
@@ -105,7 +105,7 @@ func TestRenewsManyLeasesInBatches(t *testing.T) {
 	}
 	for i := range n {
 		key := "k" + strconv.Itoa(i)
-		w.Add(leaseOf(key, lease, lost.fn(key)), sent, 0)
+		w.Add(leaseOf(key, lease, lost.fn(key)), sent, 0, 0)
 	}
 	// Three leases pass: only renewals keep the keys.
 	time.Sleep(3 * lease)
@@ -208,6 +208,7 @@ func TestNetworkFailureRetriedUntilDeadline(t *testing.T) {
 	assert.Equal(t, "k", got)
 	assert.GreaterOrEqual(t, time.Since(paused), lease/3, "reported only once the deadline passed")
 	assert.ErrorIs(t, lost.calls["k"][0], core.ErrLeaseLost)
+	assert.ErrorContains(t, lost.calls["k"][0], "the lease ran out", "said as what happened")
 }
 
 func TestCloseStopsRenewing(t *testing.T) {
@@ -220,7 +221,7 @@ func TestCloseStopsRenewing(t *testing.T) {
 	w.Close()
 	w.Close() // idempotent
 	assert.Zero(t, w.Len())
-	e := w.Add(leaseOf("x", time.Second, lost.fn("x")), time.Now(), 0)
+	e := w.Add(leaseOf("x", time.Second, lost.fn("x")), time.Now(), 0, 0)
 	w.Remove(e)
 	assert.Zero(t, w.Len(), "a closed watchdog registers nothing")
 }
@@ -271,4 +272,20 @@ func TestScriptFlushIsSurvived(t *testing.T) {
 	require.Eventually(t, func() bool { return w.Stats().Renewals.Load() >= before+2 }, 10*time.Second, time.Millisecond)
 	assert.Zero(t, lost.count("k"))
 	assert.True(t, exists(t, rc, "k"))
+}
+
+// BenchmarkAddRemove is what a watchdog lock and unlock cost the watchdog:
+// registering a lease in the renewal queue and the expiry heap, and
+// removing it, among b.N others registered.
+func BenchmarkAddRemove(b *testing.B) {
+	w := watchdog.New(nil, time.Hour, nil) // no renewal falls due
+	defer w.Close()
+	l := leaseOf("k", time.Hour, func(error) {})
+	for range 10000 {
+		w.Add(l, time.Now(), 0, 0)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		w.Remove(w.Add(l, time.Now(), 0, 0))
+	}
 }
