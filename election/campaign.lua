@@ -31,7 +31,8 @@ if redis.call('EXISTS', KEYS[1]) == 0 and (not head or head == ARGV[3]) then
     '#a:' .. ARGV[1], ARGV[6] .. '=' .. ds_end(now, ARGV[7], ARGV[2]),
     '#v', ARGV[8], '#s', ds_int(now))
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  redis.call('SET', KEYS[6], s, 'PX', ARGV[11])
+  redis.call('HSET', KEYS[6], 't', s) -- a hash: the ACL recipe has HGET, not GET
+  redis.call('PEXPIRE', KEYS[6], ARGV[11])
   redis.call(ARGV[10], ARGV[9], 'c')
   return {term, 1}
 end

@@ -5,5 +5,5 @@
 --        when nobody does.
 ds_kind(KEYS[1], 'election')
 local f = redis.call('HMGET', KEYS[1], '#t', '#v', '#s')
-if not f[1] then return {'0', redis.call('GET', KEYS[2]) or '0'} end
+if not f[1] then return {'0', redis.call('HGET', KEYS[2], 't') or '0'} end
 return {'1', f[1], f[2] or '', f[3] or '0', tostring(redis.call('PTTL', KEYS[1]))}
