@@ -134,7 +134,7 @@ func (r *report) print(w io.Writer) {
 				notes = append(notes, fmt.Sprintf("%d lock calls gave up, retried", res.retries))
 			}
 			if res.errors > 0 {
-				notes = append(notes, fmt.Sprintf("%d errors", res.errors))
+				notes = append(notes, fmt.Sprintf("%d errors (first: %s)", res.errors, res.firstErr))
 			}
 			if n := float64(len(res.lat)); n > 0 && res.msgs > 0 {
 				notes = append(notes, fmt.Sprintf("notifier %.2f msgs, %.2f wakes/op", float64(res.msgs)/n, float64(res.wakes)/n))
