@@ -299,7 +299,7 @@ func detach(ctx, base context.Context) (context.Context, context.CancelCauseFunc
 
 // Unlock releases one hold count of this side of the acquisition ctx
 // carries (pass the context Lock returned; its cancellation does not
-// matter), waking waiters as the package doc says. It returns nil if and
+// matter), waking waiters as docs/how-it-works.md says. It returns nil if and
 // only if the release was applied, by this call or by an earlier one whose
 // reply was lost, and ErrNotHeld if the acquisition was not held (released,
 // or its lease ended or was lost). Transient failures are retried for a few

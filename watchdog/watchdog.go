@@ -8,10 +8,11 @@
 // extended it, in pipelined batches of up to Config.BatchSize renewals, until
 // it is released: mutex, fair lock, read and write holds, permits of the
 // permit-expiring semaphore and leaderships. A lease with an explicit length
-// is never renewed. A renewal that finds the lease gone, or fails on the
-// network until the lease's deadline (its end by this process's clock, less
-// 1% + 2 ms), cancels the holder's context with a cause wrapping
-// distsync.ErrLeaseLost, before the server can grant it to anyone else.
+// is never renewed. A renewal that finds the lease gone cancels the holder's
+// context at once; one that fails on the network is retried until the
+// lease's deadline (its end by this process's clock, less 1% + 2 ms), so the
+// holder learns of the loss before the server can grant the lock to anyone
+// else. Either way the cause wraps distsync.ErrLeaseLost.
 //
 // How it works: docs/how-it-works.md#leases-and-the-watchdog.
 package watchdog
