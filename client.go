@@ -12,20 +12,8 @@
 // when the lease is lost. The README in the repository shows each primitive,
 // how to connect and what an ACL user needs; docs/primitives.md is the
 // reference of each primitive and docs/safety.md says what each deployment
-// guarantees.
-//
-// # Observing
-//
-// An Observer's hooks are called synchronously and never while distsync
-// holds a lock of its own, so a hook may call back into distsync. They run
-// on the goroutine that acquires or releases, on the watchdog's goroutine
-// (Renewed), on one the watchdog starts for the leases a renewal found lost
-// (Lost; Close waits for it at most a second), or on a timer's (Lost for an
-// explicit lease that ran out), and may be called concurrently: a hook must
-// be fast and must not block, since a slow Renewed delays the renewal of
-// every lease of the Client. A hook that panics is recovered and logged
-// through Options.Logger, and what distsync was doing goes on as if it had
-// returned.
+// guarantees. How it works (leases, the watchdog, waiting, closing):
+// docs/how-it-works.md.
 package distsync
 
 import (

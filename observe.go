@@ -12,8 +12,19 @@ import (
 // Observer receives what a Client's locks and semaphores do, for metrics
 // and traces: set it in Options.Observer (the module
 // github.com/distsync/distsync/otel adapts it to OpenTelemetry). Every hook
-// is optional, fast and non-blocking (see the package doc, "Observing"); a
-// Client without an Observer pays one nil check per event. Every granted
+// is optional; a Client without an Observer pays one nil check per event.
+//
+// Hooks are called synchronously and never while distsync holds a lock of
+// its own, so a hook may call back into distsync. They run on the goroutine
+// that acquires or releases, on the watchdog's goroutine (Renewed), on one
+// the watchdog starts for the leases a renewal found lost (Lost; Close waits
+// for it at most a second), or on a timer's (Lost for an explicit lease that
+// ran out), and may be called concurrently: a hook must be fast and must not
+// block, since a slow Renewed delays the renewal of every lease of the
+// Client. A hook that panics is recovered and logged through
+// Options.Logger, and what distsync was doing goes on as if it had returned.
+//
+// Every granted
 // acquisition of a lock or of a PermitSemaphore's permit (each permit is
 // one) ends in exactly one Released or Lost; a counting Semaphore's permits
 // belong to nobody, so only their acquisitions are reported.

@@ -87,6 +87,7 @@ var libraries = []library{
 	{"redsync", openRedsync, false, openRedsyncN, []string{"set"}},
 	{"redislock", openRedislock, false, nil, nil},
 	{"rueidislock", openRueidislock, false, nil, nil},
+	{"rueidislock-m1", openRueidislockM1, false, nil, nil},
 }
 
 // distsync: Client.Mutex with the Client's defaults (30 s watchdog lease).
@@ -249,7 +250,22 @@ func (r *rlLocker) close()         { r.rdb.Close() }
 type rlkLocker struct{ l rueidislock.Locker }
 
 func openRueidislock(addr string) (locker, error) {
-	l, err := rueidislock.NewLocker(rueidislock.LockerOption{ClientOption: rueidis.ClientOption{InitAddress: []string{addr}}})
+	return newRueidislock(rueidislock.LockerOption{ClientOption: rueidis.ClientOption{InitAddress: []string{addr}}})
+}
+
+// rueidislock-m1: NewLocker as its README configures one Redis instance
+// (KeyMajority 1: one key; NoLoopTracking: no invalidation of the client's
+// own writes), the other options at their defaults.
+func openRueidislockM1(addr string) (locker, error) {
+	return newRueidislock(rueidislock.LockerOption{
+		ClientOption:   rueidis.ClientOption{InitAddress: []string{addr}},
+		KeyMajority:    1,
+		NoLoopTracking: true,
+	})
+}
+
+func newRueidislock(opt rueidislock.LockerOption) (locker, error) {
+	l, err := rueidislock.NewLocker(opt)
 	if err != nil {
 		return nil, err
 	}

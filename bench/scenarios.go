@@ -19,6 +19,7 @@ type result struct {
 	lat        []time.Duration // latency of every operation
 	violations int64           // mutual exclusion violations seen
 	errors     int64           // operations that failed
+	firstErr   string          // the first of those failures
 	retries    int64           // acquisitions the library gave up on and the harness restarted
 	cmds, pubs int64           // server commands (PUBLISH among them) during the run
 	harness    int64           // commands the harness itself sent to observe (5, 6), left out of cmds
@@ -40,6 +41,9 @@ func (r *result) merge(o result) {
 	r.lat = append(r.lat, o.lat...)
 	r.violations += o.violations
 	r.errors += o.errors
+	if r.firstErr == "" {
+		r.firstErr = o.firstErr
+	}
 	r.retries += o.retries
 	r.cmds += o.cmds
 	r.pubs += o.pubs
@@ -133,6 +137,14 @@ func timed(r run, g int, pair bool, do op) result {
 	defer cancel()
 	lats := make([][]time.Duration, g)
 	var ops, errs atomic.Int64
+	var firstErr sync.Once
+	var errText string
+	fail := func(err error) {
+		errs.Add(1)
+		if err != nil {
+			firstErr.Do(func() { errText = err.Error() })
+		}
+	}
 	var wg sync.WaitGroup
 	start := time.Now()
 	deadline := start.Add(r.dur)
@@ -146,11 +158,11 @@ func timed(r run, g int, pair bool, do op) result {
 				t0 := time.Now()
 				t1, err := do(ctx, i)
 				if t1.IsZero() {
-					errs.Add(1)
+					fail(err)
 					return
 				}
 				if err != nil {
-					errs.Add(1)
+					fail(err)
 				}
 				t2 := time.Now()
 				if pair {
@@ -165,7 +177,7 @@ func timed(r run, g int, pair bool, do op) result {
 		}()
 	}
 	wg.Wait()
-	res := result{ops: ops.Load(), window: r.dur, errors: errs.Load()}
+	res := result{ops: ops.Load(), window: r.dur, errors: errs.Load(), firstErr: errText}
 	var sum, sq float64
 	for _, l := range lats {
 		res.lat = append(res.lat, l...)

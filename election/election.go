@@ -2,39 +2,23 @@
 // etcd's concurrency.Election in distsync's idiom: Campaign, Proclaim,
 // Resign, Leader and Observe.
 //
-//   - Each Campaign is a candidate of its own. Candidates queue in arrival
-//     order across processes, as the fair lock's waiters do (a
-//     list and the end of each candidate's wait window, under the
-//     election's hash tag, by the server's clock). A candidate that vanished
-//     while queued is dropped when its window ends, wherever it stands; one
-//     that paused past its window joins the tail again at its next attempt:
-//     it is never told it leads unless the server just made it the leader.
-//     A resign wakes the head candidate and nudges the next: a head that
-//     vanished delays the election by at most the Client's hand-off lease.
-//     When nobody queues, a resign wakes every candidate of the election,
-//     so one whose entry vanished tries again at once.
-//   - Leadership is a hold of the leader's key, with the Client's watchdog
-//     lease or the election's own (WithLease), renewed by the Client's one
-//     watchdog; an optional liveness check (WithLiveness), called at each
-//     renewal, makes a leader that cannot work resign. The context Campaign returns
-//     ends when leadership does: Resign (cause ErrReleased), a lost lease
-//     (ErrLeaseLost; the watchdog's deadline comes before the server's, so
-//     a leader learns it before a successor can be elected), a deposition
-//     (ForceResign; ErrLeaseLost, heard by push), Client.Close (a cause
-//     wrapping ErrClosed), and the end of the context Campaign was called
-//     with (distsync then resigns). A transient failure does not end a
-//     campaign: a repeated attempt returns the leadership an earlier one
-//     gave instead of electing twice.
-//   - The term is a fencing token: it strictly increases with each new
-//     leader of a name, across processes, so a deposed leader's writes can
-//     be refused downstream.
-//   - Every change (a new leader, a new value, nobody leads) is published on
-//     the election's change channel (sharded pub/sub on Cluster); a resign
-//     wakes the head candidate, only it, at once. Observers read the state
-//     when told, so they see the newest.
+// Each Campaign is a candidate of its own; candidates are served in arrival
+// order across processes, and a resign wakes the next at once. Leadership is
+// a hold renewed by the Client's watchdog, with the Client's lease or the
+// election's own (WithLease); an optional liveness check (WithLiveness), run
+// at each renewal, makes a leader that cannot work resign. The context
+// Campaign returns ends when leadership does: Resign (cause ErrReleased), a lost lease
+// (ErrLeaseLost, before a successor can be elected), a deposition by
+// ForceResign (ErrLeaseLost, heard by push), Client.Close (ErrClosed) and
+// the end of the context Campaign was called with (distsync then resigns).
+// A transient failure does not end a campaign and never elects twice. The
+// term is a fencing token: it strictly increases with each new leader of a
+// name, across processes, so a deposed leader's writes can be refused
+// downstream. Observe pushes every change, the newest to a slow
+// reader. Errors wrap package distsync's (ErrNoLeader, ErrNotHeld, ...):
+// test them with errors.Is.
 //
-// The errors it returns wrap those of package distsync (ErrNoLeader,
-// ErrNotHeld, ErrClosed, ...): test them with errors.Is.
+// How it works: docs/how-it-works.md#the-fair-lock-and-the-election.
 package election
 
 import (

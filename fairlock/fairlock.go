@@ -1,36 +1,22 @@
 // Package fairlock is a reentrant distributed lock on Redis that grants in
 // strict arrival order across processes, with Redisson's RFairLock
-// semantics and its known weaknesses fixed:
-//
-//   - Waiters queue in a list, each with the end of its wait window in a
-//     sorted set, both under the lock's hash tag; windows are computed from
-//     the server clock, not the clients'.
-//   - A release wakes only the head of the queue (one message addressed to
-//     that waiter), never all waiters.
-//   - A waiter that vanished (its process died while queued) is dropped when
-//     its window ends, wherever it stands, and the waiters behind it retry by
-//     then, so it cannot block the queue.
-//   - A waiter that gives up (its context ended, its wait budget was spent)
-//     leaves the queue at once, and wakes the next waiter if it was the head.
-//   - TryLock without a wait budget never queues.
-//   - A woken head keeps its place for the hand-off lease (a second): if it
-//     does not come back by then, it is dropped and the waiter after it,
-//     nudged by the same release, takes its turn.
+// semantics and its known weaknesses fixed: a release wakes only the head of
+// the queue, never all waiters; a waiter that vanished while queued is
+// dropped when its wait window (by the server's clock) ends, wherever it
+// stands, so it cannot block the queue; a waiter that gives up leaves the
+// queue at once; TryLock without a wait budget never queues.
 //
 // Holds are reentrant, renewed by the Client's watchdog and carry a fencing
 // token, and ownership travels in the context, all as for the mutex: each
 // successful Lock or TryLock is an acquisition whose context ends with the
 // hold (ErrReleased, ErrLeaseLost, ErrLeaseExpired, ErrClosed) and when the
-// context it was acquired on ends, which releases it; when the last
-// watchdog-renewed acquisition of a hold is unlocked, the lease falls to the
-// latest explicit lease left. Run the work the lock protects under the
-// returned context. Attempts are safe to repeat and a release is exact
-// (remembered by the server for 10 s): package mutex's doc and
-// docs/safety.md ("At the edges of a hold's life") say what that gives.
-// Uncontended, Lock, TryLock and Unlock are one round trip each.
+// context it was acquired on ends, which releases it. Run the work the lock
+// protects under the returned context. Attempts are safe to repeat and a
+// release is exact (docs/safety.md, "At the edges of a hold's life").
+// Uncontended, Lock, TryLock and Unlock are one round trip each. Errors wrap
+// package distsync's: test them with errors.Is.
 //
-// The errors it returns wrap those of package distsync (ErrNotHeld,
-// ErrNotAcquired, ErrLeaseLost, ErrClosed, ...): test them with errors.Is.
+// How it works: docs/how-it-works.md#the-fair-lock-and-the-election.
 package fairlock
 
 import (

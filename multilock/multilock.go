@@ -4,22 +4,17 @@
 // even redlocks), which may live on different Clients, different servers and
 // different Cluster hash slots.
 //
-// Members are acquired one after another in one global order, by their Redis
-// key (lockers with equal keys, the same name on different servers, in the
-// order given to New: give them in the same order everywhere), so two
-// multilocks over overlapping sets never deadlock each other: both take the
-// common members in the same order. Each member waits for what is left of
-// the common wait budget and costs what its own TryLock costs (one round
-// trip uncontended for a mutex). When a member cannot be acquired in time,
-// the members taken so far are released before TryLock returns.
+// Members are taken in one global order, by their Redis key (lockers with
+// equal keys in the order given to New: give them in the same order
+// everywhere), so two multilocks over overlapping sets never deadlock each
+// other. The wait budget is shared; when a member cannot be acquired in
+// time, those taken are released before TryLock returns. A hold's context is
+// cancelled as soon as any member's context ends (the cause wraps the
+// member's: ErrLeaseLost, or ErrLeaseExpired when an explicit lease ran out
+// on the first member), with ErrReleased after Unlock,
+// and when the context it was acquired on ends, which releases every member.
 //
-// A hold's context is cancelled as soon as any member's context ends: with a
-// cause wrapping ErrLeaseLost when a member's lease was lost,
-// ErrLeaseExpired when an explicit lease ran out on the first member,
-// ErrReleased after Unlock, and when the context it was acquired on ends,
-// in which case every member releases its acquisition. Unlock releases the
-// members in reverse acquisition order; a member that could not be released
-// is no longer renewed and expires after its lease.
+// How it works: docs/how-it-works.md#multilock.
 package multilock
 
 import (

@@ -1,68 +1,24 @@
 // Package mutex is a reentrant distributed mutex on Redis, with Redisson's
-// RLock semantics: a hash of owner -> hold count under one key, a lease
-// renewed by the Client's watchdog, waiters woken by pub/sub, and a fencing
-// token per hold.
+// RLock semantics and a fencing token per hold.
 //
-// Ownership travels in the context: Lock returns a context that carries the
-// owner, so locking again with it re-enters, and that is cancelled when the
-// hold ends. Two goroutines that share a *Mutex but not a context contend,
-// as with sync.Mutex. Run the work the lock protects under the returned
-// context.
+// Lock returns a context that carries the owner, so locking again with it
+// re-enters; two goroutines that share a *Mutex but not a context contend,
+// as with sync.Mutex. Each successful Lock, TryLock or ForceLock is an
+// acquisition whose context ends with it: at Unlock (cause ErrReleased),
+// when its lease is lost (ErrLeaseLost) or its explicit lease ends
+// (ErrLeaseExpired, a drift margin before the server's: its Deadline), at
+// Client.Close (ErrClosed), and when the context it was acquired on ends,
+// which releases it: a deadline there bounds the hold, not only the wait.
+// Run the protected work under it. A hold with no explicit lease is renewed
+// by the Client's watchdog. Nothing touches another owner's hold but
+// ForceLock, ForceUnlock and UnlockID, and each tells the replaced holder by
+// push (docs/safety.md#hand-overs). Waiters queue in arrival order and a release
+// wakes one of them. Uncontended, Lock, TryLock and Unlock are one round
+// trip each. Attempts survive lost replies and Unlock is exact
+// (docs/safety.md, "At the edges of a hold's life"). Errors wrap package
+// distsync's (ErrNotHeld, ErrNotAcquired, ...): test them with errors.Is.
 //
-// # Holds and their contexts
-//
-// Each successful Lock, TryLock or ForceLock is an acquisition, with an id,
-// a lease and a context of its own. The context ends when the acquisition
-// does: with cause ErrReleased at Unlock, ErrLeaseLost when the lease is
-// lost, ErrLeaseExpired when an explicit lease ends (a drift margin before
-// the server's count ends; that is its Deadline), a cause wrapping ErrClosed
-// at Client.Close, and when the context it was acquired on ends, in which
-// case distsync releases the acquisition rather than renew a lock nobody can
-// use: a deadline on that context bounds the hold, not only the wait. The
-// watchdog renews a hold while one of its acquisitions has no explicit
-// lease; when the last such is unlocked, the lease falls to the latest
-// explicit lease left. Nothing ever touches another owner's hold, except
-// ForceLock and ForceUnlock.
-//
-// # Lost requests and replies
-//
-// A transient failure (a dropped connection, a server restart or failover)
-// does not end a wait: each attempt carries the acquisition's id, so a
-// repeated one returns the grant an earlier one made instead of granting
-// twice, and an attempt whose outcome stays unknown gives back what it may
-// have granted. A release is exact and remembered by the server for 10 s:
-// an Unlock retried after a lost reply returns nil if and only if that
-// acquisition's release was applied (by either attempt), never releases
-// another acquisition's count, and of concurrent Unlocks of one acquisition
-// exactly one returns nil. docs/safety.md ("At the edges of a hold's life")
-// says what holds in each case, and which deployment guarantees what.
-//
-// # Waiting and hand-off
-//
-// Waiting works like sync.Mutex across processes: waiters queue on the
-// server in arrival order, and a release wakes only the oldest (one
-// PUBLISH: one wake-up per release, whatever the number of processes).
-// While that waiter has waited less than a millisecond (sync.Mutex's
-// starvation threshold), the release frees the lock and a running owner may
-// barge in; once it has waited longer, the release grants it the lock
-// directly, with a fresh fencing token and a lease of at most a second (the
-// hand-off lease) until its watchdog renews it, and tells it so: it holds
-// without another round trip, and the longest wait stays bounded. A waiter
-// that vanished keeps such a grant at most that second, and the waiter after
-// it sleeps at most that second. See docs/how-it-works.md#waiting.
-//
-// # Round trips
-//
-// Uncontended, Lock, TryLock and Unlock are one round trip each; the first
-// Lock or TryLock of a Client also starts, in the background, its
-// subscription to the Client's control channel, where a take-over from
-// elsewhere (ForceLock, ForceUnlock, UnlockID) tells a holder it was
-// replaced (a hold replaced before that learns it at its next renewal). A
-// re-entry is one round trip too: each acquisition has its own
-// record on the server, which is what lets HoldID name it to any process.
-//
-// The errors it returns wrap those of package distsync (ErrNotHeld,
-// ErrNotAcquired, ErrLeaseLost, ErrClosed, ...): test them with errors.Is.
+// How it works: docs/how-it-works.md#the-mutex.
 package mutex
 
 import (

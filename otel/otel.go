@@ -10,63 +10,12 @@
 // OpenTelemetry. For spans of the Redis commands themselves, hand distsync
 // a rueidisotel client through distsync.FromClient (see the README).
 //
-// # Metrics
-//
-// Durations are in seconds, said by each metric's unit, and a histogram of
-// how long something took is named *.duration, as OpenTelemetry's
-// conventions name them (db.client.operation.duration). Every metric but
-// the renewals' duration carries distsync.kind (a distsync.Kind, such as
-// mutex, rwlock or permitsemaphore); all but the renewals' carry
-// distsync.side (read or write) for a read-write lock, and distsync.name
-// with WithNameAttribute.
-//
-//   - distsync.acquire.duration (histogram, s): how long each acquisition
-//     took, until granted or given up; its count is the acquisitions.
-//     With distsync.outcome (acquired; not_acquired: the wait budget was
-//     spent, as a TryLock with no wait that finds the lock taken;
-//     canceled: the context ended first; error: anything else, with
-//     error.type), distsync.contended (whether the acquisition found the
-//     primitive held, so it waited or, with no wait, was turned away, or
-//     took it over) and distsync.take_over, true only on a ForceLock that
-//     replaced another owner's hold.
-//   - distsync.hold.duration (histogram, s): how long each acquisition was
-//     held, with distsync.end: released, not_held (the server no longer
-//     held it), release_failed (no release attempt got an answer), lost,
-//     expired (an explicit lease ran out) or closed (Client.Close).
-//   - distsync.held (up-down counter): acquisitions held now; a counting
-//     semaphore's permits, owned by nobody, are not counted.
-//   - distsync.leases.lost (counter): acquisitions that ended without a
-//     release, with distsync.cause: lost, expired or closed.
-//   - distsync.renewals (counter): watchdog renewals, with distsync.kind
-//     and distsync.outcome renewed or failed (failed on the network,
-//     retried until the lease's deadline, or found the lease gone).
-//   - distsync.renewal.duration (histogram, s): the round trip of each
-//     batch of renewals; a batch renews leases of every kind, so it has
-//     no distsync.kind.
-//
-// # Spans
-//
-// Each acquisition is a span "distsync.acquire <kind>", a child of the
-// context passed to Lock or Acquire, from the start of the call to the
-// grant or the end of the wait (the span's duration is the wait), with
-// distsync.kind, distsync.side, distsync.name, distsync.outcome,
-// distsync.contended, distsync.take_over (as on the metric) and, when
-// granted, distsync.token (the fencing token of a lock). An acquisition that was not
-// granted because the lock was taken (not_acquired) or its context ended
-// (canceled) is an outcome, not an error: a cron job's skip is no failure.
-// Only an error (a wrong kind, a closed Client, the network) sets the span's
-// status to Error, records the error and sets error.type.
-//
-// Each release of a lock or of a permit is a span "distsync.release
-// <kind>", a child of the context passed to Unlock (or Release), for the
-// release's round trips, with distsync.kind, distsync.side, distsync.name,
-// distsync.end, distsync.auto (distsync released it because its context
-// ended) and distsync.held_for (how long the acquisition was held, in
-// seconds: the span lasts only the release). A release that found the acquisition no longer held, or that
-// got no answer, is an error with error.type not_held or release_failed.
-//
-// The meter's and the tracer's instrumentation scope is ScopeName, with the
-// module's version (Version).
+// Each acquisition and each release is a span, and metrics count and time
+// acquisitions, holds, lost leases and renewals: NewObserver lists them, the
+// attribute keys say what each attribute means. An acquisition not granted
+// because the lock was taken or its context ended is an outcome, not an
+// error. The meter's and the tracer's instrumentation scope is ScopeName,
+// with the module's version (Version).
 package distsyncotel
 
 import (
@@ -136,7 +85,33 @@ func version(bi *debug.BuildInfo, ok bool) string {
 // repoPath is the path of the repository's root module.
 const repoPath = "github.com/distsync/distsync"
 
-// Attribute keys.
+// Attribute keys. Every metric but distsync.renewal.duration carries
+// KindKey; all but the renewals' carry SideKey for a read-write lock, and
+// NameKey with WithNameAttribute. Their values:
+//
+//   - KindKey: the primitive's kind, a distsync.Kind (mutex, rwlock,
+//     permitsemaphore, ...).
+//   - SideKey: a read-write lock's side, read or write.
+//   - NameKey: the primitive's name; always on spans.
+//   - OutcomeKey: of an acquisition, acquired; not_acquired (the wait budget
+//     was spent, as a TryLock with no wait that finds the lock taken);
+//     canceled (the context ended first); error (anything else, with
+//     ErrorTypeKey). Of a renewal, renewed or failed (failed on the
+//     network, retried until the lease's deadline, or found the lease gone).
+//   - ContendedKey: whether the acquisition found the primitive held, so it
+//     waited or, with no wait, was turned away, or took it over.
+//   - TakeOverKey: true only on a ForceLock that replaced another owner's
+//     hold.
+//   - TokenKey: a granted lock's fencing token, on its acquisition's span.
+//   - EndKey: how an acquisition ended: released, not_held (the server no
+//     longer held it), release_failed (no release attempt got an answer),
+//     lost, expired (an explicit lease ran out) or closed (Client.Close).
+//   - CauseKey: why an acquisition ended without a release: lost, expired
+//     or closed.
+//   - HeldForKey: on a release's span, how long the acquisition was held, in
+//     seconds (the span lasts only the release).
+//   - AutoKey: on a release's span, whether distsync released the
+//     acquisition because the context it was made on ended.
 const (
 	KindKey      = attribute.Key("distsync.kind")
 	SideKey      = attribute.Key("distsync.side")
@@ -193,9 +168,42 @@ type recorder struct {
 }
 
 // NewObserver returns an Observer that records distsync's metrics and
-// spans (see the package documentation). One Observer may serve several
-// Clients; their metrics add up. It returns an error when an instrument
-// cannot be made.
+// spans. One Observer may serve several Clients; their metrics add up. It
+// returns an error when an instrument cannot be made.
+//
+// Durations are in seconds, said by each metric's unit, and a histogram of
+// how long something took is named *.duration, as OpenTelemetry's
+// conventions name them (db.client.operation.duration). The metrics (the
+// attribute keys say which attributes each carries):
+//
+//   - distsync.acquire.duration (histogram, s): how long each acquisition
+//     took, until granted or given up; its count is the acquisitions. With
+//     OutcomeKey, ContendedKey and TakeOverKey.
+//   - distsync.hold.duration (histogram, s): how long each acquisition was
+//     held, with EndKey.
+//   - distsync.held (up-down counter): acquisitions held now; a counting
+//     semaphore's permits, owned by nobody, are not counted.
+//   - distsync.leases.lost (counter): acquisitions that ended without a
+//     release, with CauseKey.
+//   - distsync.renewals (counter): watchdog renewals, with KindKey and
+//     OutcomeKey.
+//   - distsync.renewal.duration (histogram, s): the round trip of each
+//     batch of renewals; a batch renews leases of every kind, so it has no
+//     KindKey.
+//
+// Each acquisition is a span "distsync.acquire <kind>", a child of the
+// context passed to Lock or Acquire, from the start of the call to the grant
+// or the end of the wait (the span's duration is the wait), with KindKey,
+// SideKey, NameKey, OutcomeKey, ContendedKey, TakeOverKey and, when granted,
+// TokenKey. Not being granted (not_acquired, canceled) is an outcome, not an
+// error: a cron job's skip is no failure. Only an error (a wrong kind, a
+// closed Client, the network) sets the span's status to Error, records the
+// error and sets ErrorTypeKey. Each release of a lock or of a permit is a
+// span "distsync.release <kind>", a child of the context passed to Unlock
+// (or Release), for the release's round trips, with KindKey, SideKey,
+// NameKey, EndKey, AutoKey and HeldForKey; a release that found the
+// acquisition no longer held, or that got no answer, is an error with
+// error.type not_held or release_failed.
 func NewObserver(opts ...Option) (*distsync.Observer, error) {
 	cfg := config{mp: otel.GetMeterProvider(), tp: otel.GetTracerProvider()}
 	for _, o := range opts {

@@ -1,83 +1,26 @@
 // Package redlock is the Redlock algorithm over N independent Redis masters,
-// done completely: the lock is asked of every master at once, each answer
-// bounded by a small per-master timeout; it is granted when a majority
-// (N/2+1) granted and the validity, lease − elapsed − drift, is still
-// positive; otherwise it is released on every master, including those that
-// did not answer. While the wait budget lasts, a refused Lock then waits on
-// every master as a registered waiter of its member, woken by the members'
-// own release notifications (push, not polling), and tries again when they
-// tell it; contenders that split the masters between them back off by a
-// random delay. Held, it is renewed by each master's Client watchdog and
-// counts as lost when fewer than a majority keep it.
+// done completely. A Lock composes one distsync.Locker of the same name per
+// master, each made by that master's own Client: mutexes, fair locks, the
+// read or write side of read-write locks.
 //
-// A Lock composes any distsync.Locker of the same name on N Clients, one per
-// master: mutexes, fair locks, the read or write side of read-write locks.
+// A lock is granted when at least Quorum (N/2+1) masters granted it and its
+// validity, lease − elapsed − drift, is still positive (Grant reports it);
+// otherwise whatever was granted is released on every master, including
+// those that did not answer. A refused Lock waits by push, as a waiter of
+// every member, never by polling. A hold is renewed by each master's Client
+// watchdog (lease 0) or ends at its validity deadline (lease > 0). Its
+// context ends with a cause wrapping ErrLeaseLost when fewer than Quorum
+// masters still hold it, with ErrReleased after Unlock, and when the context
+// it was acquired on ends, which releases every member. Unlock releases on
+// every master at once.
 //
-// # Rounds and waiting
-//
-// A round asks every master at once (Locker.TryLock with no wait, one round
-// trip for a mutex) and waits for the answers at most the per-master
-// timeout (WithMasterTimeout). It grants when at least Quorum masters
-// granted and lease − elapsed − drift is positive; otherwise what was
-// granted is released on every master, and a master that answers after its
-// round was decided has its grant released then.
-//
-// While the wait budget lasts, a refused TryLock then waits, without
-// polling, as a waiter of every member at once (Locker.TryLock with the rest
-// of the budget, each woken by its own master's release notifications and
-// queued there like any waiter: a mutex hands its lock to its oldest
-// waiter). Within a second of a refused round of its name in this process,
-// a Lock that may wait does so from the start: each member's first attempt
-// is then its round. A wait ends when every member answered, or the
-// per-master timeout (or 20 ms, when shorter) after its first grant. When a
-// quorum of members granted, the lock is granted with them, without another
-// round: its validity is counted from each member's grant, with the lease
-// that grant left on its master (a lock a mutex's release handed to its
-// waiter has a lease of a second until its watchdog renews it, so Grant
-// reports about a second of validity), and Elapsed is the time since the
-// earliest of those grants was asked for. Otherwise (some granted, not a
-// quorum, or too many members gave up) the next round follows at once and
-// re-enters the members granted while waiting, whose grants are then
-// released. When a round got some masters but not a quorum (contenders split
-// them) or its validity was not positive, the next wait starts after a
-// random delay (WithRetryDelay).
-//
-// # Holds and release
-//
-// A hold is renewed by each master's Client watchdog (lease 0, the
-// WithWatchdogLease lease) or expires at its validity deadline (lease > 0).
-// Its context is cancelled with a cause wrapping ErrLeaseLost when fewer
-// than Quorum masters still hold the lock (renewals failed or keys
-// vanished), with ErrReleased after Unlock, and when the context it was
-// acquired on ends, in which case every member releases its acquisition.
-// Unlock releases on every master at once, whether or not it granted, and
-// returns when every master that held it answered, or one per-master
-// timeout after Quorum of them confirmed (a member's release is bounded by
-// the member: 5 s for a mutex); releases still unanswered go on in the
-// background, and a master whose release failed is no longer renewed, so
-// its lease expires.
-//
-// # When it is worth it
-//
-// Redlock protects against the crash or partition of a minority of masters,
-// which a single master (or a master with asynchronously replicated replicas,
-// whose failover can hand one lock to two holders) does not. It costs N
-// servers and a round trip to each per acquisition (made in parallel, so
-// about one round trip of the slowest answering master).
-//
-// # What it does not protect against
-//
-// Like every lease-based lock it cannot stop a holder that is paused (GC,
-// swapping, a stopped VM) past its validity, or whose clock, or a master's,
-// jumps: both can make two holders believe they hold the lock. The defence is
-// a fencing token checked by the protected resource: take it from a member
-// (Members, then the member mutex's Token method) and have the resource refuse older tokens.
-//
-// A master that crashes without persisting the lock and restarts empty can
-// let a second holder in while the first still holds the others. Delay the
-// restart of a crashed master by at least one lease (the longest lease in
-// use, the watchdog lease for watchdog-renewed locks), or run it with
-// appendfsync always. docs/safety.md states what each deployment guarantees.
+// It survives the crash or partition of a minority of masters; it cannot
+// stop a holder paused past its validity or a clock that jumps (check a
+// member's fencing token: Members, then the member mutex's Token), nor a
+// master that restarts empty within a lease (delay its restart by the
+// longest lease in use, or run it with appendfsync always). docs/safety.md
+// says what each deployment guarantees, docs/primitives.md#redlock what it
+// costs. How it works: docs/how-it-works.md#redlock.
 package redlock
 
 import (

@@ -1,42 +1,25 @@
 // Package rwlock is a reentrant distributed read-write lock on Redis, with
 // Redisson's RReadWriteLock semantics and a few improvements: readers share
 // the lock, a writer excludes everyone, and both are reentrant with a hold
-// count per owner.
-//
-//   - A read lock is granted when no other owner holds the write lock; a
-//     write lock when no other owner holds the lock at all.
-//   - The writer may also take the read lock (a downgrade). When it then
-//     releases the write lock the lock becomes a read lock and waiting readers
-//     are woken.
-//   - A reader (not also the writer) asking for the write lock gets
-//     ErrUpgrade at once; Redisson blocks forever there (the reader waits for
-//     itself).
-//   - Each hold has its own lease, renewed by the Client's watchdog, so a
-//     crashed reader's hold expires alone and the other readers keep theirs.
-//   - Releasing the write lock wakes every waiter; a read release that frees
-//     the lock wakes one waiting writer (or, with none, the waiting readers).
-//     A woken writer keeps its turn for the hand-off lease (a second), then
-//     the waiter after it, nudged by the same release, may take it.
-//   - The default is reader preference, as in Redisson (sync.RWMutex prefers
-//     writers): readers enter whenever no writer holds the lock, which costs
-//     nothing and gives the most read throughput, but a continuous stream of
-//     overlapping readers can keep a writer out indefinitely. With
-//     PreferWriters, new readers queue behind a waiting writer, and the last
-//     reader's release hands the lock to a writer.
+// count per owner: a read lock is granted when no other owner holds the
+// write lock, a write lock when no other owner holds the lock at all. The
+// writer may also take the read lock (a downgrade); a
+// reader asking for the write lock gets ErrUpgrade at once, where Redisson
+// blocks forever. Each hold has its own lease, so a crashed reader's hold
+// expires alone. The default is reader preference, as in Redisson: a stream
+// of overlapping readers can keep a writer out indefinitely; with
+// PreferWriters, new readers queue behind a waiting writer.
 //
 // Ownership travels in the context, as for the mutex: Lock returns a context
 // that carries the owner (locking again with it re-enters) and that ends
 // with the hold (ErrReleased, ErrLeaseLost, ErrLeaseExpired, ErrClosed) and
 // when the context it was acquired on ends, which releases it. Run the work
-// the lock protects under the returned context. When the last
-// watchdog-renewed acquisition of a hold is unlocked, the lease falls to the
-// latest explicit lease left. Attempts are safe to repeat and a release is
-// exact (remembered by the server for 10 s): package mutex's doc and
-// docs/safety.md ("At the edges of a hold's life") say what that gives.
-// Uncontended, Lock, TryLock and Unlock are one round trip each.
+// the lock protects under the returned context. Attempts are safe to repeat
+// and a release is exact (docs/safety.md). Uncontended, Lock, TryLock and
+// Unlock are one round trip each. Errors wrap package distsync's: test them
+// with errors.Is.
 //
-// The errors it returns wrap those of package distsync (ErrNotHeld,
-// ErrNotAcquired, ErrLeaseLost, ErrClosed, ...): test them with errors.Is.
+// How it works: docs/how-it-works.md#the-read-write-lock.
 package rwlock
 
 import (
@@ -316,7 +299,7 @@ func detach(ctx, base context.Context) (context.Context, context.CancelCauseFunc
 
 // Unlock releases one hold count of this side of the acquisition ctx
 // carries (pass the context Lock returned; its cancellation does not
-// matter), waking waiters as the package doc says. It returns nil if and
+// matter), waking waiters as docs/how-it-works.md says. It returns nil if and
 // only if the release was applied, by this call or by an earlier one whose
 // reply was lost, and ErrNotHeld if the acquisition was not held (released,
 // or its lease ended or was lost). Transient failures are retried for a few

@@ -11,52 +11,16 @@
 // are set (TrySetPermits, AddPermits), as in Redisson; a wait that ends
 // before they are set returns an error wrapping ErrNotSet, beside
 // ErrNotAcquired or ctx.Err(), so that a semaphore nobody sized is told
-// apart from a full one.
+// apart from a full one. A release wakes as many waiters as permits became
+// available, not all of them; there is no fairness (a newcomer that finds
+// enough permits takes them). Acquisitions survive lost replies; a permit's
+// Release is exact, a Semaphore's Release is sent once and never repeated
+// (docs/safety.md, "At the edges of a hold's life"). A name is one kind:
+// a Semaphore refuses a PermitSemaphore's name, and the reverse, with
+// ErrWrongKind. Errors wrap package distsync's: test them with errors.Is.
 //
-// # Waking and fairness
-//
-// Waiters are woken by pub/sub, and a release wakes as many as permits
-// became available, not all of them. A Semaphore's release of k permits
-// wakes, on every Client, up to k waiters whose need the available permits
-// can satisfy, oldest first: a waiter needing n is not woken while fewer
-// than n are available, so it is never woken in vain by releases too small
-// for it and cannot absorb the wake-ups that waiters needing less could
-// use. A PermitSemaphore's release wakes one waiter per Client, and a
-// refused acquisition sleeps at most until the earliest held permit's lease
-// ends (the server tells it when), so a crashed holder's permit is taken
-// without anyone calling Release. There is no fairness: a newcomer that
-// finds enough permits takes them even when others wait, so under steady
-// contention a waiter needing many permits can be overtaken by waiters
-// needing few.
-//
-// # Lost requests and replies
-//
-// A transient failure (a dropped connection, a server restart) does not end
-// a wait: the attempt is repeated, and a repeated attempt takes nothing more
-// if an earlier one took the permits. An acquisition that fails after an
-// attempt whose outcome is unknown (its reply was lost, ctx ended while it
-// was on the wire, Client.Close meanwhile, too few replicas acknowledged it
-// with Options.ReplicaAck) gives back what it may have taken. A permit's
-// Release is exact, as a lock's Unlock; a Semaphore's Release is sent once
-// and never repeated, since a count that is not owned cannot be released
-// idempotently. docs/safety.md ("At the edges of a hold's life") says more.
-//
-// All keys of a semaphore share its name as hash tag:
-// "distsync:{name}" is a hash of the semaphore's kind ("semaphore" or
-// "permitsemaphore") and its available permits (an integer that may be
-// negative after AddPermits with a negative count), ":permits" the held
-// permits of a PermitSemaphore, ":waiters" and ":needs" (":pneeds" for a
-// PermitSemaphore) who waits for how many, and ":ch" is the channel
-// (":ch:<n>" for waiters needing n > 1). The hash is the semaphore's state
-// and has no expiry; Delete removes it.
-//
-// A name is one kind of primitive: a Semaphore refuses the name of a
-// PermitSemaphore, and the reverse, as both refuse a lock's or a latch's,
-// with an error wrapping ErrWrongKind, and leave the other's state as it
-// was.
-//
-// The errors it returns wrap those of package distsync (ErrNotHeld,
-// ErrNotAcquired, ErrLeaseLost, ErrClosed, ...): test them with errors.Is.
+// Keys: docs/primitives.md#semaphores. How it works:
+// docs/how-it-works.md#semaphores-and-the-latch.
 package semaphore
 
 import (

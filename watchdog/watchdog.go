@@ -3,34 +3,21 @@
 // statistics (Stats, in distsync.Client.Stats). The watchdog itself runs
 // inside the Client: nothing outside distsync can stop or feed it.
 //
-// # How renewal works
-//
-// A lock taken without an explicit lease (Lock, or TryLock with lease 0)
-// gets the watchdog lease, Config.Lease (30 s by default), and the Client's
-// one watchdog renews it until Unlock, as Redisson's lockWatchdogTimeout
-// does. Each lease is renewed Config.Interval (Lease/3 by default) after the
-// request that last extended it was sent, so its schedule follows its own
-// deadline. Leases that fall due within a tenth of an interval are renewed
-// together, in pipelined batches of up to Config.BatchSize renewal scripts
-// (one round trip each), so 100 000 held leases cost a few round trips a
-// tick, not one timer or one round trip each; there is one goroutine per
-// Client, started with its first lease.
-//
-// A renewal that finds its lease gone or held by another owner marks the
-// lease lost at once. One that fails on the network is retried until the
+// A hold taken without an explicit lease gets Config.Lease (30 s by default)
+// and is renewed Config.Interval (Lease/3) after the request that last
+// extended it, in pipelined batches of up to Config.BatchSize renewals, until
+// it is released: mutex, fair lock, read and write holds, permits of the
+// permit-expiring semaphore and leaderships. A lease with an explicit length
+// is never renewed. A renewal that finds the lease gone cancels the holder's
+// context at once; one that fails on the network is retried until the
 // lease's deadline: the send of the last confirmed renewal plus the lease,
-// less a drift margin of 1% + 2 ms and Config.SafetyMargin, by this
-// process's clock. At the deadline a local timer ends the lease, whatever
-// its renewals are doing (one stuck on the network, one not sent at all):
-// lost means the holder's context is cancelled, at once, with a cause
-// wrapping distsync.ErrLeaseLost, and the loss is then logged through
-// log/slog. With Options.ReplicaAck, a renewal too few replicas
-// acknowledged counts as failed.
+// less 1% + 2 ms for clock drift and Config.SafetyMargin for scheduling
+// delay, by this process's clock. A local timer ends the hold at that
+// deadline whatever its renewals are doing, so the holder learns of the loss
+// before the server can grant the lock to anyone else. Either way the cause
+// wraps distsync.ErrLeaseLost.
 //
-// The watchdog renews every lease a Client holds without an explicit one:
-// mutex, fair lock, read and write holds, permits of the permit-expiring
-// semaphore and leaderships. A lease with an explicit length is never
-// renewed; it ends by itself (Extend moves its end).
+// How it works: docs/how-it-works.md#leases-and-the-watchdog.
 package watchdog
 
 import (
