@@ -225,7 +225,9 @@ func rwLoop(g int, writes float64, preferWriters bool) func(run) result {
 // The common case of each primitive (1f, 1r, 1w, 1p, 1s): g goroutines, each
 // on a name of its own, acquire and release until the window ends, as 1b
 // does with the mutex; the row's server cmd/op is the primitive's cost.
-// 9u is 1b for the Redlocks over 3 masters.
+// 9u is 1b for the Redlocks over 3 masters, 9s is 1a for them: one
+// acquisition at a time and nobody waiting, the pace 9's hand-overs, one
+// at a time too, are measured against.
 func init() {
 	scenarios = append(scenarios,
 		scenario{id: "1f", title: "fair lock uncontended, G=64", unit: "pairs/s", run: uncontendedOf(64, fairPair), distsyncOnly: true},
@@ -234,6 +236,7 @@ func init() {
 		scenario{id: "1p", title: "permit semaphore uncontended, G=64", unit: "pairs/s", run: uncontendedOf(64, permitPair), distsyncOnly: true},
 		scenario{id: "1s", title: "counting semaphore uncontended, G=64", unit: "pairs/s", run: uncontendedOf(64, countPair), distsyncOnly: true},
 		scenario{id: "9u", title: "Redlock over 3 masters, uncontended, G=64", unit: "pairs/s", run: uncontended(64), redlock: true},
+		scenario{id: "9s", title: "Redlock over 3 masters, uncontended, G=1", unit: "pairs/s", run: uncontended(1), redlock: true},
 	)
 }
 

@@ -302,8 +302,18 @@ func (r *report) targets(w io.Writer) {
 	if rw := get("9"); rw != nil {
 		d := rw.results[ds]
 		if rs, ok := peer(rw, "redsync"); ok && rs.rate() > 0 {
-			check(d.rate() >= rs.rate(), "9 Redlock contended over 3 masters: distsync %s acq/s = %.2fx redsync (%s), max wait %s (redsync %s); target >= 1x",
+			check(d.rate() >= rs.rate() && pct(d.lat, 1) < pct(rs.lat, 1), "9 Redlock contended over 3 masters: distsync %s acq/s = %.2fx redsync (%s), max wait %s (redsync %s); target >= 1x with a lower max wait",
 				num(d.rate()), d.rate()/rs.rate(), num(rs.rate()), dur(pct(d.lat, 1)), dur(pct(rs.lat, 1)))
+		}
+		if s := get("9s"); s != nil && s.results[ds].rate() > 0 {
+			// The contended Redlock hands over one acquisition at a time:
+			// its pace is at most the uncontended one at G=1.
+			fmt.Fprintf(w, "  info 9 vs 9s: distsync contended %s acq/s = %.2fx its uncontended G=1 pairs/s (%s)",
+				num(d.rate()), d.rate()/s.results[ds].rate(), num(s.results[ds].rate()))
+			if rs, ok := peer(s, "redsync"); ok && rs.rate() > 0 {
+				fmt.Fprintf(w, "; redsync's uncontended G=1 %s", num(rs.rate()))
+			}
+			fmt.Fprintln(w)
 		}
 	}
 	if rw := get("7w"); rw != nil {

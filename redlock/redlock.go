@@ -6,8 +6,9 @@
 // A lock is granted when at least Quorum (N/2+1) masters granted it and its
 // validity, lease − elapsed − drift, is still positive (Grant reports it);
 // otherwise whatever was granted is released on every master, including
-// those that did not answer. A refused Lock waits by push, as a waiter of
-// every member, never by polling. A hold is renewed by each master's Client
+// those that did not answer. A refused Lock waits by push, never by
+// polling, on one master, the leader, so that contenders' votes do not split
+// between masters. A hold is renewed by each master's Client
 // watchdog (lease 0) or ends at its validity deadline (lease > 0). Its
 // context ends with a cause wrapping ErrLeaseLost when fewer than Quorum
 // masters still hold it, with ErrReleased after Unlock, and when the context
@@ -43,7 +44,8 @@ const (
 	// for: lease × 0.01 + 2 ms.
 	DefaultDriftFactor   = 0.01
 	DefaultDriftConstant = 2 * time.Millisecond
-	// DefaultRetryMin and DefaultRetryMax bound the random delay between rounds.
+	// DefaultRetryMin and DefaultRetryMax bound the random delay after a
+	// round that split the masters (WithRetryDelay).
 	DefaultRetryMin = 50 * time.Millisecond
 	DefaultRetryMax = 250 * time.Millisecond
 	// MinMasterTimeout is the least default per-master timeout; the default is
@@ -102,12 +104,12 @@ func WithWatchdogLease(d time.Duration) Option {
 	}
 }
 
-// WithRetryDelay bounds the random delay before another round after a round
-// in which some masters granted but fewer than a quorum (contenders split the
-// masters), or the validity was not positive: uniform in [min, max]. Default
-// 50 ms to 250 ms. The randomness keeps contenders from splitting the masters
-// again and again. A round refused by every master waits for the members'
-// release notifications instead (see TryLock).
+// WithRetryDelay bounds the random delay before another wait after a round
+// in which the leader granted but fewer than a quorum did (contenders that
+// follow another leader split the masters), or the validity was not
+// positive: uniform in [min, max]. Default 50 ms to 250 ms. The randomness
+// keeps contenders from splitting the masters again and again. A round the
+// leader refused queues on it at once instead (see the package doc).
 func WithRetryDelay(min, max time.Duration) Option {
 	return func(o *options) {
 		if min <= 0 || max < min {
@@ -132,35 +134,44 @@ type Lock struct {
 const contention = time.Second
 
 // refusals holds, per name (its key), when a round of it was last refused
-// in this process (core.Mono), for Locks made anew for each acquisition (as
-// redsync's NewMutex is). Names refused more than contention ago are
-// forgotten whenever the map grows past a thousand.
+// in this process (core.Mono) and the leader that round found, for Locks
+// made anew for each acquisition (as redsync's NewMutex is). Names refused
+// more than contention ago are forgotten whenever the map grows past a
+// thousand.
 var refusals = struct {
 	sync.Mutex
-	at map[string]time.Duration
-}{at: map[string]time.Duration{}}
+	at map[string]refusal
+}{at: map[string]refusal{}}
 
-// contended reports whether a round of l's name was refused less than
-// contention before now.
-func (l *Lock) contended(now time.Duration) bool {
-	refusals.Lock()
-	defer refusals.Unlock()
-	at, ok := refusals.at[l.key]
-	return ok && now-at < contention
+type refusal struct {
+	at     time.Duration
+	leader int
 }
 
-// refuse records a refused round of l's name at now.
-func (l *Lock) refuse(now time.Duration) {
+// contended reports whether a round of l's name was refused less than
+// contention before now, and the leader it found.
+func (l *Lock) contended(now time.Duration) (int, bool) {
+	refusals.Lock()
+	defer refusals.Unlock()
+	r, ok := refusals.at[l.key]
+	if !ok || now-r.at >= contention || r.leader >= len(l.lockers) {
+		return 0, false
+	}
+	return r.leader, true
+}
+
+// refuse records a refused round of l's name at now, and its leader.
+func (l *Lock) refuse(now time.Duration, leader int) {
 	refusals.Lock()
 	defer refusals.Unlock()
 	if len(refusals.at) >= 1000 {
-		for k, at := range refusals.at {
-			if now-at >= contention {
+		for k, r := range refusals.at {
+			if now-r.at >= contention {
 				delete(refusals.at, k)
 			}
 		}
 	}
-	refusals.at[l.key] = now
+	refusals.at[l.key] = refusal{now, leader}
 }
 
 var _ distsync.Locker = (*Lock)(nil)
@@ -288,14 +299,15 @@ func (l *Lock) lock(in context.Context, wait, lease time.Duration) (context.Cont
 			l.drop(w, timeout)
 		}
 	}()
-	if wait != 0 && ctx.Err() == nil && l.contended(core.Mono(began)) {
-		// Contended lately: a Lock that may wait waits at once, as a
-		// waiter of every member (each member's first attempt is its
-		// round), which saves the round a waiter would mostly see refused.
-		// Uncontended, the round comes first: it waits for every master's
-		// answer up to the per-master timeout, where a wait adopts the
-		// members that granted within 20 ms of the first.
-		w = l.await(ctx, wait, lease, timeout)
+	if wait != 0 && ctx.Err() == nil {
+		if lead, ok := l.contended(core.Mono(began)); ok {
+			// Contended lately: a Lock that may wait queues at once on
+			// the leader its name's last refused round found, which saves
+			// the round a waiter would mostly see refused. Uncontended,
+			// the round comes first: it waits for every master's answer
+			// up to the per-master timeout.
+			w = l.follow(ctx, lead, wait, lease, timeout)
+		}
 	}
 	for rounds := 1; ; rounds++ {
 		// The first round is made even on a context that is done: its
@@ -332,7 +344,8 @@ func (l *Lock) lock(in context.Context, wait, lease time.Duration) (context.Cont
 				Elapsed: elapsed, Validity: validity, Deadline: start.Add(vlease - drift),
 			}), nil
 		}
-		l.refuse(core.Mono(time.Now()))
+		lead := leader(r)
+		l.refuse(core.Mono(time.Now()), lead)
 		// Refused: release on every master that granted. A master that
 		// failed or answered late gives back what it may have granted on
 		// its own (an acquisition cut short is undone by the member).
@@ -362,9 +375,13 @@ func (l *Lock) lock(in context.Context, wait, lease time.Duration) (context.Cont
 				return in, l.errorf(fmt.Errorf("%w: %s (%d rounds in %v)", distsync.ErrNotAcquired, why, rounds, time.Since(began).Round(time.Millisecond)))
 			}
 		}
-		if acquired > 0 {
-			// Split with other contenders, or too slow: back off at random
-			// before queueing again, so that the split is not repeated.
+		if r.members[lead] != nil {
+			// Granted the leader but no quorum: split with contenders that
+			// follow another leader (they see other masters reachable), or
+			// too slow. Back off at random before queueing again, so that
+			// the split is not repeated. A round refused by the leader
+			// queues on it at once: its holder or its queue's head is
+			// granted the other masters next.
 			delay := l.opt.retryMin
 			if d := l.opt.retryMax - l.opt.retryMin; d > 0 {
 				delay += rand.N(d + 1)
@@ -384,17 +401,16 @@ func (l *Lock) lock(in context.Context, wait, lease time.Duration) (context.Cont
 				continue // the last round, at the end of the budget
 			}
 		}
-		w = l.await(ctx, left, lease, timeout)
+		w = l.follow(ctx, lead, left, lease, timeout)
 	}
 }
 
-// patience bounds how long a wait holds the members granted to it without a
-// quorum before the next round: a release hands over every master within
-// about a round trip, so a longer silence means that another contender got
-// the rest.
+// patience bounds how long a wait granted a quorum waits for the other
+// members' answers: a release frees every master within about a round trip,
+// so a longer silence means that a master is slow or held by another.
 const patience = 20 * time.Millisecond
 
-// waited is what one wait (await) was granted: each member's context, nil
+// waited is what one wait (follow) was granted: each member's context, nil
 // where not granted, the cancellation of the context each member waited on
 // (nil once cancelled), and what each grant promised.
 type waited struct {
@@ -403,28 +419,64 @@ type waited struct {
 	infos   []*core.GrantInfo
 }
 
-// await waits as a registered waiter of every member at once (each its own
-// Locker.TryLock with budget wait, woken by its master's notifications), on
-// behalf of the owner ctx carries, until every member answered, or
-// min(timeout, patience) after the first grant (a release hands over all its
-// masters together; a quorum is then usually there, and a member that has
-// not granted by then is held by another contender, or down), or so many
-// members gave up (their budget ran out, their Client closed) that no quorum
-// can come, or ctx ended. The members it was granted stay held: the lock
-// adopts them (adoptable) or drops them after the next round, which
-// re-enters them. A member that grants after await returned is released by
-// the goroutine that asked it.
-func (l *Lock) await(ctx context.Context, wait, lease, timeout time.Duration) *waited {
+// leaderSlice bounds each wait on the leader (follow): at its end a round
+// asks every master again, so a leader that went down is noticed and the
+// next reachable master leads. The waiters of a lock held that long end
+// their slices in the order they queued, and queue again in that order.
+const leaderSlice = 2 * time.Second
+
+// leader returns the member whose queue orders the waiters: the first
+// that answered the round r, granted or refused (0 when none did).
+func leader(r roundResult) int {
+	for i, err := range r.errs {
+		if err == nil || errors.Is(err, distsync.ErrNotAcquired) {
+			return i
+		}
+	}
+	return 0
+}
+
+// follow waits in one order, the leader member's: as a registered waiter of
+// the leader alone (Locker.TryLock with the budget wait, at most
+// leaderSlice, woken by its master's notifications and queued in its order:
+// a mutex hands its lock to its oldest waiter), on behalf of the owner ctx
+// carries. Once the leader granted, it asks every other member at once with
+// a wait of one per-master timeout: every contender queues on the leader, so
+// the others are free, or about to be released by the previous holder, and
+// the masters' votes do not split. It returns when every member answered, or
+// min(timeout, patience) after a quorum granted, or when so many failed
+// that no quorum can come, or ctx ended; a leader that refuses or fails
+// ends it at once (the round that follows tells why). The members it was granted stay held: the lock adopts them
+// (adoptable) or drops them after the next round, which re-enters them. A
+// member that grants after follow returned is released by the goroutine
+// that asked it.
+func (l *Lock) follow(ctx context.Context, lead int, wait, lease, timeout time.Duration) *waited {
 	n := len(l.lockers)
 	w := &waited{members: make([]context.Context, n), cancels: make([]context.CancelFunc, n), infos: make([]*core.GrantInfo, n)}
+	ask := func(i int) context.Context {
+		c, cancel := context.WithCancel(ctx)
+		w.cancels[i], w.infos[i] = cancel, &core.GrantInfo{}
+		return core.WithGrantInfo(c, w.infos[i])
+	}
+	slice := leaderSlice
+	if wait >= 0 {
+		slice = min(wait, slice)
+	}
+	m, err := l.lockers[lead].TryLock(ask(lead), slice, lease)
+	if err != nil {
+		w.cancels[lead]()
+		w.cancels[lead] = nil
+		return w // the round that follows tells why
+	}
+	w.members[lead] = m
 	ctxs := make([]context.Context, n)
 	for i := range ctxs {
-		ctxs[i], w.cancels[i] = context.WithCancel(ctx)
-		w.infos[i] = &core.GrantInfo{}
-		ctxs[i] = core.WithGrantInfo(ctxs[i], w.infos[i])
+		if i != lead {
+			ctxs[i] = ask(i)
+		}
 	}
-	q := l.ask(ctxs, w.cancels, wait, lease)
-	got, failed := 0, 0
+	q := l.ask(ctxs, w.cancels, timeout, lease)
+	got, failed := 1, 0
 	take := func(a answer) {
 		if a.err != nil {
 			failed++
@@ -435,13 +487,13 @@ func (l *Lock) await(ctx context.Context, wait, lease, timeout time.Duration) *w
 		w.members[a.i] = a.ctx
 		got++
 	}
-	var quiet <-chan time.Time // runs from the first grant
+	var quiet <-chan time.Time // runs from the quorum's grant
 wait:
 	for got+failed < n && failed <= n-l.quorum {
 		select {
 		case a := <-q.answers:
 			take(a)
-			if got == 1 && quiet == nil {
+			if got >= l.quorum && quiet == nil {
 				t := time.NewTimer(min(timeout, patience))
 				defer t.Stop()
 				quiet = t.C
@@ -471,6 +523,9 @@ type question struct {
 func (l *Lock) ask(ctxs []context.Context, cancels []context.CancelFunc, wait, lease time.Duration) *question {
 	q := &question{answers: make(chan answer, len(l.lockers))}
 	for i, lk := range l.lockers {
+		if ctxs[i] == nil {
+			continue // not asked
+		}
 		cancel := cancels[i] // the caller may clear cancels[i] once it called it
 		l.pending.Add(1)
 		go func() {

@@ -460,9 +460,10 @@ func waitingOn(t *testing.T, ls []distsync.Locker) []int {
 // server.
 const handOffTiming = "a release's hand-off to a Redlock waiter comes too late on three embedded servers (2 of 3 members granted, a full lease instead of the handed one)"
 
-// A refused Lock waits as a registered waiter of every member and is woken by
-// the members' release notifications: with a retry delay of an hour it would
-// not be granted before the test's deadline.
+// A refused Lock waits as a registered waiter of the leader member alone and
+// is woken by its release notification (with a retry delay of an hour it
+// would not be granted before the test's deadline); the other members are
+// asked once the leader granted.
 func TestWaitsByPush(t *testing.T) {
 	t.Parallel()
 	servers := startMasters(t, 3)
@@ -490,23 +491,27 @@ func TestWaitsByPush(t *testing.T) {
 				got <- result{c, err}
 			}()
 			require.Eventually(t, func() bool {
-				return assert.ObjectsAreEqual([]int{1, 1, 1}, waitingOn(t, members))
-			}, 30*time.Second, time.Millisecond, "the waiter registered on every master")
+				return assert.ObjectsAreEqual([]int{1, 0, 0}, waitingOn(t, members))
+			}, 30*time.Second, time.Millisecond, "the waiter registered on the leader alone")
 			require.NoError(t, holder.Unlock(held))
 
 			r := <-got
 			require.NoError(t, r.err)
 			g, err := waiter.Grant(r.ctx)
 			require.NoError(t, err)
-			assert.Equal(t, 2, g.Rounds, "the refused round, then the wait its members' notifications ended")
+			assert.Equal(t, 2, g.Rounds, "the refused round, then the wait the leader's notification ended")
 			assert.Equal(t, 3, g.Acquired)
 			assert.Positive(t, g.Validity)
-			if m, ok := members[0].(*mutex.Mutex); ok {
+			if _, ok := members[0].(*mutex.Mutex); ok {
 				// The wait's grants are the hold: no round re-entered them.
-				n, err := m.HoldCount(waiter.Members(r.ctx)[0])
-				require.NoError(t, err)
-				assert.Equal(t, 1, n)
-				assert.LessOrEqual(t, g.Validity, time.Second, "a handed lock's lease is a second until its watchdog renews it")
+				for i, mctx := range waiter.Members(r.ctx) {
+					n, err := members[i].(*mutex.Mutex).HoldCount(mctx)
+					require.NoError(t, err)
+					assert.Equal(t, 1, n)
+				}
+				// The leader's handed lease is a second until its watchdog
+				// renews it; the two others were granted the full lease.
+				assert.Greater(t, g.Validity, time.Second, "the quorum whose leases end last counts")
 			}
 			waiter.WaitPending()
 			assert.Equal(t, []int{0, 0, 0}, waitingOn(t, members), "no waiter entry left")
@@ -538,10 +543,10 @@ func TestWaitBudget(t *testing.T) {
 	assert.Empty(t, withKey(t, servers, holder.Key()))
 }
 
-// Contenders that split the masters between them give back what they got and
-// try again: a waiter granted one master while two others are held by two
-// other owners does not keep it, and is granted the lock once one of them
-// lets go.
+// Contenders that split the masters between them give back what they got: a
+// waiter granted one master while two others are held by two other owners
+// does not keep it, queues on the leader, and is granted the lock once the
+// leader's holder lets go.
 func TestSplitMasters(t *testing.T) {
 	t.Parallel()
 	servers := startMasters(t, 3)
@@ -565,8 +570,8 @@ func TestSplitMasters(t *testing.T) {
 		wctx, err = waiter.Lock(ctx)
 		got <- err
 	}()
-	// Master 2 is free: the waiter takes it, finds no quorum, gives it back,
-	// again and again; an owner that waits for master 2 gets it in between.
+	// Master 2 is free: the waiter takes it, finds no quorum and gives it
+	// back; an owner that waits for master 2 gets it.
 	m2, err := direct[2].TryLock(context.Background(), 30*time.Second, 0)
 	require.NoError(t, err, "the waiter does not keep a minority of the masters")
 	require.NoError(t, direct[2].Unlock(m2))
@@ -582,19 +587,28 @@ func TestSplitMasters(t *testing.T) {
 	assert.Empty(t, withKey(t, servers, waiter.Key()))
 }
 
+// heldWithWaiter returns a Redlock over servers holding the test's name, and
+// a waiter Redlock of it on Clients of its own, with its members, that never
+// retries after a random delay (it would be of an hour).
+func heldWithWaiter(t *testing.T, servers []*redistest.Server) (holder *redlock.Lock, held context.Context, waiter *redlock.Lock, members []distsync.Locker) {
+	t.Helper()
+	name := dstest.Name(t)
+	holder = newRedlock(t, clientsOn(t, servers), name, patient)
+	members = lockers(t, dstest.Kinds[0], clientsOn(t, servers), name)
+	waiter, err := redlock.New(members, patient, redlock.WithRetryDelay(time.Hour, time.Hour))
+	require.NoError(t, err)
+	held, err = holder.Lock(context.Background())
+	require.NoError(t, err)
+	return holder, held, waiter, members
+}
+
 // A blocking TryLock with an explicit lease granted by its members' waits
 // ends at the validity deadline counted from their grants.
 func TestWaitsByPushExplicitLease(t *testing.T) {
 	t.Parallel()
 	servers := startMasters(t, 3)
 	redistest.RequireReal(t, servers[0], handOffTiming)
-	name := dstest.Name(t)
-	holder := newRedlock(t, clientsOn(t, servers), name, patient)
-	members := lockers(t, dstest.Kinds[0], clientsOn(t, servers), name)
-	waiter, err := redlock.New(members, patient, redlock.WithRetryDelay(time.Hour, time.Hour))
-	require.NoError(t, err)
-	held, err := holder.Lock(context.Background())
-	require.NoError(t, err)
+	holder, held, waiter, members := heldWithWaiter(t, servers)
 
 	const lease = 700 * time.Millisecond // shorter than the hand-off lease
 	got := make(chan context.Context, 1)
@@ -604,17 +618,18 @@ func TestWaitsByPushExplicitLease(t *testing.T) {
 		got <- c
 	}()
 	require.Eventually(t, func() bool {
-		return assert.ObjectsAreEqual([]int{1, 1, 1}, waitingOn(t, members))
-	}, 30*time.Second, time.Millisecond, "the waiter registered on every master")
-	released := time.Now()
+		return assert.ObjectsAreEqual([]int{1, 0, 0}, waitingOn(t, members))
+	}, 30*time.Second, time.Millisecond, "the waiter registered on the leader alone")
 	require.NoError(t, holder.Unlock(held))
 	c := <-got
+	taken := time.Now()
 	require.NotNil(t, c)
 	g, err := waiter.Grant(c)
 	require.NoError(t, err)
 	assert.Equal(t, 2, g.Rounds)
 	assert.LessOrEqual(t, g.Validity, lease)
-	assert.True(t, g.Deadline.Before(released.Add(lease)), "the validity ends before any member's lease could")
+	// Every member's grant was asked for before TryLock returned.
+	assert.True(t, g.Deadline.Before(taken.Add(lease)), "the validity ends before any member's lease could")
 	deadline, ok := c.Deadline()
 	require.True(t, ok, "an explicit lease's hold ends at its deadline")
 	assert.Equal(t, g.Deadline, deadline)
@@ -626,7 +641,7 @@ func TestWaitsByPushExplicitLease(t *testing.T) {
 		10*time.Second, 5*time.Millisecond, "the members' explicit leases are not renewed")
 }
 
-// Closing the waiter's Clients while it waits on every master ends the wait
+// Closing the waiter's Clients while it waits on the leader ends the wait
 // with ErrClosed, and leaves no lock behind once the holder lets go (a
 // release that handed a master to the vanished waiter keeps it at most the
 // hand-off lease).
@@ -648,8 +663,8 @@ func TestCloseWhileWaiting(t *testing.T) {
 		got <- err
 	}()
 	require.Eventually(t, func() bool {
-		return assert.ObjectsAreEqual([]int{1, 1, 1}, waitingOn(t, members))
-	}, 30*time.Second, time.Millisecond, "the waiter registered on every master")
+		return assert.ObjectsAreEqual([]int{1, 0, 0}, waitingOn(t, members))
+	}, 30*time.Second, time.Millisecond, "the waiter registered on the leader")
 	for _, c := range clients {
 		c.Close()
 	}
@@ -658,4 +673,81 @@ func TestCloseWhileWaiting(t *testing.T) {
 	require.NoError(t, holder.Unlock(held))
 	require.Eventually(t, func() bool { return len(withKey(t, servers, holder.Key())) == 0 },
 		10*time.Second, 5*time.Millisecond, "no master keeps the lock")
+}
+
+// Waiters queue on one master, the leader (the first that answered their
+// round), so its order decides who is granted next: the masters' votes do
+// not split between waiters that each head another master's queue. Waiters
+// that queued one after another are granted in that order, each by its
+// leader's notification (a retry delay of an hour would outlast the test).
+func TestWaitersFollowTheLeader(t *testing.T) {
+	t.Parallel()
+	servers := startMasters(t, 3)
+	holder, held, first, counter := heldWithWaiter(t, servers)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const n = 3
+	waiters := []*redlock.Lock{first}
+	got := make([]chan context.Context, n)
+	for i := range got {
+		if i > 0 {
+			waiters = append(waiters, newRedlock(t, clientsOn(t, servers), dstest.Name(t), patient, redlock.WithRetryDelay(time.Hour, time.Hour)))
+		}
+		got[i] = make(chan context.Context, 1)
+		go func() {
+			c, err := waiters[i].Lock(ctx)
+			assert.NoError(t, err)
+			got[i] <- c
+		}()
+		require.Eventually(t, func() bool {
+			return assert.ObjectsAreEqual([]int{i + 1, 0, 0}, waitingOn(t, counter))
+		}, 30*time.Second, time.Millisecond, "waiter %d queued on the leader alone", i)
+	}
+	require.NoError(t, holder.Unlock(held))
+	for i, w := range waiters {
+		c := <-got[i] // the next in the leader's queue; the others still wait
+		require.NotNil(t, c)
+		assert.Equal(t, []int{n - 1 - i, 0, 0}, waitingOn(t, counter), "waiter %d holds, the later ones wait", i)
+		g, err := w.Grant(c)
+		require.NoError(t, err)
+		assert.Equal(t, 3, g.Acquired)
+		require.NoError(t, w.Unlock(c))
+	}
+	for _, w := range waiters {
+		w.WaitPending()
+	}
+	assert.Empty(t, withKey(t, servers, holder.Key()))
+}
+
+// A waiter whose first master is down queues on the next master that
+// answers its round, and is granted by it and the third.
+func TestLeaderDown(t *testing.T) {
+	t.Parallel()
+	servers := startMasters(t, 3)
+	redistest.RequireProcess(t, servers[0])
+	holder, held, waiter, members := heldWithWaiter(t, servers)
+	servers[0].Kill()
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	got := make(chan context.Context, 1)
+	go func() {
+		c, err := waiter.Lock(ctx)
+		assert.NoError(t, err)
+		got <- c
+	}()
+	require.Eventually(t, func() bool {
+		return assert.ObjectsAreEqual([]int{1, 0}, waitingOn(t, members[1:]))
+	}, 30*time.Second, time.Millisecond, "the waiter queued on master 1 alone")
+	require.NoError(t, holder.Unlock(held))
+	c := <-got
+	require.NotNil(t, c)
+	g, err := waiter.Grant(c)
+	require.NoError(t, err)
+	assert.Equal(t, 2, g.Acquired)
+	assert.Nil(t, waiter.Members(c)[0])
+	require.NoError(t, waiter.Unlock(c))
+	waiter.WaitPending()
+	assert.Empty(t, withKey(t, servers, holder.Key()))
 }
