@@ -82,7 +82,6 @@ func footprint(addr string, admin rueidis.Client, holds, waiters, names int, pre
 	admin.Do(ctx, admin.B().Flushall().Sync().Build())
 
 	// Waiters, and how fast they drain.
-	base = used()
 	rel, errs = holdAll(names, func(i int) (func() error, error) { return lockOne(holder, prefix+":w:"+strconv.Itoa(i)) })
 	res.errors += errs
 	held := used()

@@ -74,6 +74,8 @@ func TestFenceNeverLapses(t *testing.T) {
 	t.Parallel()
 	s := redistest.Start(t)
 	redistest.RequireReal(t, s)
+	// The deprecated FenceTTL, set on purpose: it must lapse nothing now.
+	//lint:ignore SA1019 the test shows the deprecated option is ignored
 	c := dstest.ClientOn(t, s, func(o *distsync.Options) { o.FenceTTL = 50 * time.Millisecond })
 	rc := s.Client(t)
 	m, err := c.Mutex("never-lapses")
