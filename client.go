@@ -126,17 +126,19 @@ type Options struct {
 // WithSpin returns ctx carrying s: the waits of the calls made with it (a
 // Lock, TryLock, Acquire or Await, and what their contexts re-enter) poll
 // with s's back-off instead of subscribing, whatever Options.Spin says, as
-// Redisson's getSpinLock does for one lock; Spin{} makes them subscribe. It
-// returns ErrInvalidArgument for a negative Min or Max, or Min above Max.
-// Min defaults to 1 ms when Max is set.
-func WithSpin(ctx context.Context, s Spin) (context.Context, error) {
+// Redisson's getSpinLock does for one lock; Spin{} makes them subscribe.
+// Min defaults to 1 ms when Max is set. For a negative Min or Max, or Min
+// above Max, the calls made with the returned context return
+// ErrInvalidArgument instead of waiting (as context.WithValue, WithSpin
+// itself returns no error).
+func WithSpin(ctx context.Context, s Spin) context.Context {
 	if s.Min < 0 || s.Max < 0 || (s.Max > 0 && s.Min > s.Max) {
-		return ctx, fmt.Errorf("%w: Spin %+v", ErrInvalidArgument, s)
+		return core.WithSpin(ctx, core.Spin{Err: fmt.Errorf("%w: Spin %+v", ErrInvalidArgument, s)})
 	}
 	if s.Max > 0 && s.Min == 0 {
 		s.Min = time.Millisecond
 	}
-	return core.WithSpin(ctx, core.Spin{Min: s.Min, Max: s.Max}), nil
+	return core.WithSpin(ctx, core.Spin{Min: s.Min, Max: s.Max})
 }
 
 // Spin is the back-off of waiters that do not subscribe (Options.Spin and

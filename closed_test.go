@@ -67,7 +67,7 @@ func everyCallAfterClose(t *testing.T, c *distsync.Client) {
 	require.NoError(t, err)
 	mm, err := c.Mutex(name + "-ml")
 	require.NoError(t, err)
-	ml, err := multilock.New(mm)
+	ml, err := multilock.New([]distsync.Locker{mm})
 	require.NoError(t, err)
 	rm, err := c.Mutex(name + "-rl")
 	require.NoError(t, err)

@@ -98,7 +98,7 @@ var contractKinds = append(plainKinds(), []contractKind{
 			return nil, err
 		}
 		return []distsync.Locker{m, f}, nil
-	}, compose: func(ls []distsync.Locker) (distsync.Locker, error) { return multilock.New(ls...) }},
+	}, compose: func(ls []distsync.Locker) (distsync.Locker, error) { return multilock.New(ls) }},
 	{name: "redlock", masters: 3, except: composedExcept, members: func(cs []*distsync.Client, name string) ([]distsync.Locker, error) {
 		var ls []distsync.Locker
 		for _, c := range cs {

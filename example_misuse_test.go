@@ -22,10 +22,7 @@ func ExampleWithSpin() {
 	if err != nil {
 		panic(err)
 	}
-	ctx, err := distsync.WithSpin(context.Background(), distsync.Spin{Min: time.Millisecond, Max: 50 * time.Millisecond})
-	if err != nil {
-		panic(err)
-	}
+	ctx := distsync.WithSpin(context.Background(), distsync.Spin{Min: time.Millisecond, Max: 50 * time.Millisecond})
 	held, err := m.TryLock(ctx, time.Second, 0)
 	if err != nil {
 		panic(err)

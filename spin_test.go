@@ -83,10 +83,8 @@ func channels(t *testing.T, c *distsync.Client, prefix string) []string {
 func TestSpinPerCall(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	spinning, err := distsync.WithSpin(ctx, distsync.Spin{Max: 20 * time.Millisecond})
-	require.NoError(t, err)
-	subscribing, err := distsync.WithSpin(ctx, distsync.Spin{})
-	require.NoError(t, err)
+	spinning := distsync.WithSpin(ctx, distsync.Spin{Max: 20 * time.Millisecond})
+	subscribing := distsync.WithSpin(ctx, distsync.Spin{})
 	for _, tc := range []struct {
 		name      string
 		client    *distsync.Client
@@ -118,8 +116,17 @@ func TestSpinPerCall(t *testing.T) {
 			require.NoError(t, <-got, "the waiter gets the lock")
 		})
 	}
+	// A bad Spin is the error of the calls made with it, with or without
+	// a wait, and nothing is held.
+	m, err := dstest.Client(t).Mutex(dstest.Name(t) + "-bad")
+	require.NoError(t, err)
 	for _, bad := range []distsync.Spin{{Min: -1}, {Max: -1}, {Min: time.Second, Max: time.Millisecond}} {
-		_, err := distsync.WithSpin(ctx, bad)
-		assert.ErrorIs(t, err, distsync.ErrInvalidArgument, "%+v", bad)
+		for _, wait := range []time.Duration{0, time.Second} {
+			_, err := m.TryLock(distsync.WithSpin(ctx, bad), wait, 0)
+			assert.ErrorIs(t, err, distsync.ErrInvalidArgument, "%+v, wait %v", bad, wait)
+		}
 	}
+	locked, err := m.IsLocked(ctx)
+	require.NoError(t, err)
+	assert.False(t, locked)
 }

@@ -89,7 +89,7 @@ func TestSyncLockerRefused(t *testing.T) {
 	require.NoError(t, err)
 	m, err := c.Mutex(name + "-mutex")
 	require.NoError(t, err)
-	both, err := multilock.New(m, rw.Read())
+	both, err := multilock.New([]distsync.Locker{m, rw.Read()})
 	require.NoError(t, err)
 
 	for what, l := range map[string]distsync.Locker{

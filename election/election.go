@@ -271,9 +271,10 @@ func (e *Election) live(jctx, lctx context.Context, renewed <-chan struct{}) {
 }
 
 // spin is the back-off of the waits made with ctx: the call's own
-// (distsync.WithSpin), else the Client's; Max 0 when they subscribe.
+// (distsync.WithSpin), else the Client's; Max 0 when they subscribe. An
+// invalid one is the Client's here (Campaign's wait returns its error).
 func (e *Election) spin(ctx context.Context) core.Spin {
-	if s, ok := core.SpinOf(ctx); ok {
+	if s, ok := core.SpinOf(ctx); ok && s.Err == nil {
 		return s
 	}
 	return e.c.Spin

@@ -431,9 +431,7 @@ func TestObserveNobodyLeadsCarriesTheLastTerm(t *testing.T) {
 	require.NoError(t, e.Resign(l))
 	assert.Equal(t, election.State{Term: t1}, <-e.Observe(ctx), "started after the leader of term %d resigned", t1)
 
-	sctx, err := distsync.WithSpin(ctx, distsync.Spin{Max: 2 * time.Second})
-	require.NoError(t, err)
-	obs := e.Observe(sctx)
+	obs := e.Observe(distsync.WithSpin(ctx, distsync.Spin{Max: 2 * time.Second}))
 	require.Equal(t, election.State{Term: t1}, <-obs)
 	l, t2, err := e.Campaign(ctx, "b")
 	require.NoError(t, err)

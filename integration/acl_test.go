@@ -276,7 +276,7 @@ func exercise(t *testing.T, opts distsync.Options) {
 	require.NoError(t, err)
 	m2, err := b.Mutex("acl-multi-2")
 	require.NoError(t, err)
-	ml, err := multilock.New(m1, m2)
+	ml, err := multilock.New([]distsync.Locker{m1, m2})
 	require.NoError(t, err)
 	mctx, err := ml.Lock(ctx)
 	require.NoError(t, err)

@@ -820,7 +820,7 @@ func TestMultilockMemberReplyLost(t *testing.T) {
 		l := k.make(t, c, name)
 		ls, members, rivals = append(ls, l), append(members, l), append(rivals, k.make(t, other, name))
 	}
-	ml, err := multilock.New(members...)
+	ml, err := multilock.New(members)
 	require.NoError(t, err)
 	ctx := context.Background()
 	held, err := ml.TryLock(ctx, 0, 0) // the server gets the scripts

@@ -1125,7 +1125,7 @@ func TestComposedUnlockEndsContextFirst(t *testing.T) {
 	t.Parallel()
 	s := redistest.Shared(t)
 	compose := map[string]func(ls []distsync.Locker) (distsync.Locker, error){
-		"multilock": func(ls []distsync.Locker) (distsync.Locker, error) { return multilock.New(ls...) },
+		"multilock": func(ls []distsync.Locker) (distsync.Locker, error) { return multilock.New(ls) },
 		// One master: a redlock's members are one name on distinct masters.
 		"redlock": func(ls []distsync.Locker) (distsync.Locker, error) { return redlock.New(ls[:1]) },
 	}

@@ -31,7 +31,7 @@ func Example() {
 
 	order, _ := orders.Mutex("example-order-1")
 	sku, _ := stock.Mutex("example-sku-42")
-	both, err := multilock.New(order, sku)
+	both, err := multilock.New([]distsync.Locker{order, sku})
 	if err != nil {
 		panic(err)
 	}

@@ -55,7 +55,7 @@ type hold struct{ compose.Hold }
 // ErrInvalidArgument when lockers is empty or contains a nil Locker, also a
 // nil pointer such as the *mutex.Mutex that Client.Mutex returns with an
 // error (refused here rather than met by a panic later).
-func New(lockers ...distsync.Locker) (*Lock, error) {
+func New(lockers []distsync.Locker) (*Lock, error) {
 	if err := errors.Join(compose.CheckLockers(lockers)...); err != nil {
 		return nil, fmt.Errorf("multilock: %w", err)
 	}

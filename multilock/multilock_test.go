@@ -29,7 +29,7 @@ func newMutex(t testing.TB, c *distsync.Client, name string) *mutex.Mutex {
 
 func newMulti(t testing.TB, lockers ...distsync.Locker) *multilock.Lock {
 	t.Helper()
-	l, err := multilock.New(lockers...)
+	l, err := multilock.New(lockers)
 	require.NoError(t, err)
 	return l
 }
@@ -212,15 +212,15 @@ func TestCancelWhileWaitingReleasesTaken(t *testing.T) {
 
 func TestInvalidInput(t *testing.T) {
 	t.Parallel()
-	_, err := multilock.New()
+	_, err := multilock.New(nil)
 	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
 	c := dstest.Client(t)
 	a := newMutex(t, c, dstest.Name(t))
-	_, err = multilock.New(a, nil)
+	_, err = multilock.New([]distsync.Locker{a, nil})
 	assert.ErrorIs(t, err, distsync.ErrInvalidArgument)
 	bad, err := c.Mutex("bad{name}") // a nil *mutex.Mutex, with an error
 	require.ErrorIs(t, err, distsync.ErrInvalidName)
-	_, err = multilock.New(a, bad)
+	_, err = multilock.New([]distsync.Locker{a, bad})
 	assert.ErrorIs(t, err, distsync.ErrInvalidArgument, "a typed nil is refused, not a panic")
 	ml := newMulti(t, a)
 	_, err = ml.TryLock(context.Background(), -time.Second, 0)

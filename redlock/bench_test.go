@@ -30,7 +30,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	for i, c := range clients {
 		distinct = append(distinct, lockers(b, dstest.Kinds[0], []*distsync.Client{c}, name+"-multi-"+string(rune('a'+i)))...)
 	}
-	ml, err := multilock.New(distinct...)
+	ml, err := multilock.New(distinct)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	slowML, err := multilock.New(slow(distinct, rtt)...)
+	slowML, err := multilock.New(slow(distinct, rtt))
 	if err != nil {
 		b.Fatal(err)
 	}

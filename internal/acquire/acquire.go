@@ -95,6 +95,10 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	spin, spun := core.SpinOf(ctx) // a call's own (distsync.WithSpin)
+	if spun && spin.Err != nil {
+		return spin.Err
+	}
 	start := time.Now()
 	if w.Track != nil {
 		w.Track.start = start
@@ -125,10 +129,8 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 			core.Retry(context.WithoutCancel(ctx), core.ReleaseTimeout, w.Leave)
 		}
 	}
-	if w.Budget != 0 {
-		if s, ok := core.SpinOf(ctx); ok { // a call's own (distsync.WithSpin)
-			w.Spin = s
-		}
+	if w.Budget != 0 && spun {
+		w.Spin = spin
 	}
 	if w.Budget != 0 && w.Spin.Max <= 0 {
 		// On a channel this Client already listens to (others wait), join

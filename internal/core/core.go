@@ -59,8 +59,12 @@ const (
 )
 
 // Spin is the back-off of waiters that do not subscribe: the first retry
-// after Min, each next one after twice as long, at most Max.
-type Spin struct{ Min, Max time.Duration }
+// after Min, each next one after twice as long, at most Max. Err, when set,
+// is why the Spin a call asked for is invalid: its waits return it.
+type Spin struct {
+	Min, Max time.Duration
+	Err      error
+}
 
 type spinKey struct{}
 
