@@ -38,7 +38,7 @@ import (
 )
 
 // MinLease is the shortest lease: an explicit lease (TryLock, TryAcquire),
-// an Extend and Options.Lease below it return ErrInvalidArgument. A holder
+// an Extend and a Watchdog.Lease below it return ErrInvalidArgument. A holder
 // stops trusting a lease a margin before the server ends it (1% + 2 ms, for
 // clock drift), and what is left must still cover the grant's round trip, so
 // a shorter lease would be refused as late, which looks like contention.
@@ -50,8 +50,6 @@ const (
 	DefaultPrefix       = "distsync:"
 	DefaultLease        = watchdog.DefaultLease
 	DefaultWaiterWindow = 30 * time.Second
-	// Deprecated: fencing counters no longer lapse (Options.FenceTTL).
-	DefaultFenceTTL = time.Hour
 )
 
 // Options configure a Client. The zero value of each field means its default.
@@ -79,24 +77,12 @@ type Options struct {
 	// and a brace in the prefix would put every name in one Cluster slot
 	// (ErrInvalidArgument).
 	Prefix string
-	// Lease is the watchdog lease: locks taken without an explicit lease
-	// hold it and the watchdog renews it every Lease/3. Default 30 s; at
-	// least MinLease. It is Watchdog.Lease, kept here because it is the
-	// setting most callers change; setting both to different values is an
-	// error.
-	Lease time.Duration
 	// Watchdog sets the lease watchdog: its lease, renewal interval and
 	// batch size (package watchdog says how renewal works).
 	Watchdog watchdog.Config
 	// WaiterWindow is how long a waiter stays registered beyond the lease it
 	// was told, and its longest sleep when no lease bounds it. Default 30 s.
 	WaiterWindow time.Duration
-	// FenceTTL is ignored: fencing tokens come from one counter per hash
-	// slot, which never lapses (docs/how-it-works.md#fencing-tokens). A
-	// negative value is still refused.
-	//
-	// Deprecated: counters no longer lapse; leave it unset.
-	FenceTTL time.Duration
 	// ReplicaAck, when Replicas > 0, makes every acquisition and renewal
 	// wait (Redis WAIT, at most Timeout) until that many replicas
 	// acknowledged it: an acquisition too few acknowledged is undone and
@@ -221,18 +207,10 @@ func FromClient(rc rueidis.Client, opts Options) (*Client, error) {
 
 func (o *Options) check() error {
 	var errs []error
-	for what, d := range map[string]time.Duration{"Lease": o.Lease, "WaiterWindow": o.WaiterWindow, "FenceTTL": o.FenceTTL} {
-		if d < 0 {
-			errs = append(errs, fmt.Errorf("%w: negative %s %v", ErrInvalidArgument, what, d))
-		}
+	if o.WaiterWindow < 0 {
+		errs = append(errs, fmt.Errorf("%w: negative WaiterWindow %v", ErrInvalidArgument, o.WaiterWindow))
 	}
 	w := o.Watchdog
-	switch {
-	case o.Lease != 0 && w.Lease != 0 && o.Lease != w.Lease:
-		errs = append(errs, fmt.Errorf("%w: Lease %v and Watchdog.Lease %v differ", ErrInvalidArgument, o.Lease, w.Lease))
-	case w.Lease == 0:
-		w.Lease = o.Lease
-	}
 	if w.Lease < 0 {
 		errs = append(errs, fmt.Errorf("%w: negative Watchdog.Lease %v", ErrInvalidArgument, w.Lease))
 	}
@@ -271,7 +249,7 @@ func newClient(rc rueidis.Client, opts Options) *Client {
 		Client:       rc,
 		ID:           clientName(opts.ClientName) + "/" + randomID(),
 		Prefix:       opts.Prefix,
-		Lease:        max(opts.Lease, opts.Watchdog.Lease),
+		Lease:        opts.Watchdog.Lease,
 		WaiterWindow: opts.WaiterWindow,
 		AckReplicas:  opts.ReplicaAck.Replicas,
 		AckTimeout:   opts.ReplicaAck.Timeout,

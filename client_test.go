@@ -59,14 +59,12 @@ func TestClientsHaveDistinctIDs(t *testing.T) {
 
 func TestInvalidOptions(t *testing.T) {
 	for _, o := range []distsync.Options{
-		{Lease: -time.Second},
-		{Lease: time.Millisecond},
+		{Watchdog: watchdog.Config{Lease: -time.Second}},
+		{Watchdog: watchdog.Config{Lease: time.Millisecond}},
 		{WaiterWindow: -1},
-		{FenceTTL: -1},
 		{DB: -1},
 		{ReplicaAck: distsync.ReplicaAck{Replicas: -1}},
 		{Prefix: "{app}:"},
-		{Lease: time.Minute, Watchdog: watchdog.Config{Lease: time.Hour}},
 		{Watchdog: watchdog.Config{Lease: time.Millisecond}},
 		{Watchdog: watchdog.Config{Interval: 16 * time.Second}},
 		{Watchdog: watchdog.Config{Lease: time.Second, Interval: time.Second}},

@@ -199,7 +199,7 @@ func TestObserverReleasedWhenContextEnds(t *testing.T) {
 }
 
 func TestObserverLostLease(t *testing.T) {
-	c, r := observed(t, func(o *distsync.Options) { o.Lease = 300 * time.Millisecond })
+	c, r := observed(t, func(o *distsync.Options) { o.Watchdog.Lease = 300 * time.Millisecond })
 	m, err := c.Mutex(dstest.Name(t))
 	require.NoError(t, err)
 	held, err := m.Lock(context.Background())
@@ -227,7 +227,7 @@ func TestObserverRenewed(t *testing.T) {
 	// A lease long enough that a renewal on a loaded machine (load 7-9 on
 	// 2 cores) still answers within its interval: with 300 ms, 2 runs in
 	// 15 saw a renewal time out there and counted it Failed.
-	c, r := observed(t, func(o *distsync.Options) { o.Lease = 1500 * time.Millisecond })
+	c, r := observed(t, func(o *distsync.Options) { o.Watchdog.Lease = 1500 * time.Millisecond })
 	m1, err := c.Mutex(dstest.Name(t) + "-1")
 	require.NoError(t, err)
 	m2, err := c.Mutex(dstest.Name(t) + "-2")
@@ -357,7 +357,7 @@ func TestObserverPanicsAreRecovered(t *testing.T) {
 	}
 	c := dstest.Client(t, func(o *distsync.Options) {
 		o.Observer = hooks
-		o.Lease = 300 * time.Millisecond
+		o.Watchdog.Lease = 300 * time.Millisecond
 		o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	})
 	m, err := c.Mutex(dstest.Name(t))

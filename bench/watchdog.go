@@ -13,6 +13,7 @@ import (
 	"github.com/redis/rueidis/rueidislock"
 
 	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/watchdog"
 )
 
 // wdResult is what holding n leases at once cost one library.
@@ -103,7 +104,7 @@ func cpuTime() time.Duration {
 // (about one renewal interval).
 func watchdogDistsync(addr string, admin rueidis.Client, n int, lease time.Duration, prefix string) wdResult {
 	res := wdResult{lib: "distsync", n: n, interval: lease / 3}
-	c, err := distsync.New(distsync.Options{Addrs: []string{addr}, Lease: lease})
+	c, err := distsync.New(distsync.Options{Addrs: []string{addr}, Watchdog: watchdog.Config{Lease: lease}})
 	if err != nil {
 		res.skipped = err.Error()
 		return res

@@ -113,7 +113,7 @@ type config struct {
 }
 
 // WithLease gives the election's leaderships a lease of their own instead
-// of the Client's watchdog lease (Options.Lease, 30 s by default): a leader
+// of the Client's watchdog lease (Options.Watchdog.Lease, 30 s by default): a leader
 // whose process dies is succeeded within lease, and the watchdog renews a
 // live leader's every lease/3 (its safety margin is at most lease/4). It is
 // at least distsync.MinLease, or Client.Election returns
@@ -587,7 +587,7 @@ func (e *Election) observe(ctx, jctx context.Context, out chan<- State) {
 		}
 		backoff.Reset()
 		if !st.Leader && st.Term < last.Term {
-			// The term counter was forgotten (FenceTTL): nobody leads
+			// The last term was forgotten (an hour after it began): nobody leads
 			// since the last leader this observer read.
 			st.Term = last.Term
 		}

@@ -145,7 +145,7 @@ func TestForceResignEndsLeadershipByPush(t *testing.T) {
 	t.Parallel()
 	name := dstest.Name(t)
 	lease := time.Minute // a renewal would come after 20 s
-	leader := newElection(t, dstest.Client(t, func(o *distsync.Options) { o.Lease = lease }), name)
+	leader := newElection(t, dstest.Client(t, func(o *distsync.Options) { o.Watchdog.Lease = lease }), name)
 	other := newElection(t, dstest.Client(t), name)
 	ctx := context.Background()
 	l, term, err := leader.Campaign(ctx, "old")
@@ -184,7 +184,7 @@ func TestDeletedKeyEndsLeadershipByPush(t *testing.T) {
 	t.Parallel()
 	name := dstest.Name(t)
 	lease := time.Minute // a renewal would come after 20 s
-	lc := dstest.Client(t, func(o *distsync.Options) { o.Lease = lease })
+	lc := dstest.Client(t, func(o *distsync.Options) { o.Watchdog.Lease = lease })
 	redistest.RequireReal(t, redistest.Shared(t), "client-side caching's invalidation messages (RESP3)")
 	leader := newElection(t, lc, name)
 	ctx := context.Background()
@@ -337,7 +337,7 @@ func TestWrongKind(t *testing.T) {
 func TestVanishedHeadCandidate(t *testing.T) {
 	t.Parallel()
 	name := dstest.Name(t)
-	long := func(o *distsync.Options) { o.Lease, o.WaiterWindow = time.Minute, time.Minute }
+	long := func(o *distsync.Options) { o.Watchdog.Lease, o.WaiterWindow = time.Minute, time.Minute }
 	c := dstest.Client(t, long)
 	e := newElection(t, c, name)
 	ctx := context.Background()

@@ -205,7 +205,7 @@ func TestVanishedWaiterSkipped(t *testing.T) {
 	t.Parallel()
 	// Short leases and, for the waiter that will vanish, a short window: it
 	// is dropped a lease plus a window after its last attempt.
-	c := dstest.Client(t, func(o *distsync.Options) { o.Lease = 900 * time.Millisecond })
+	c := dstest.Client(t, func(o *distsync.Options) { o.Watchdog.Lease = 900 * time.Millisecond })
 	doomed := dstest.Client(t, func(o *distsync.Options) { o.WaiterWindow = 300 * time.Millisecond })
 	name := dstest.Name(t)
 	f := newFair(t, c, name)

@@ -16,6 +16,7 @@ import (
 	"github.com/distsync/distsync/internal/redistest"
 	"github.com/distsync/distsync/multilock"
 	"github.com/distsync/distsync/redlock"
+	"github.com/distsync/distsync/watchdog"
 )
 
 // aclRecipe is the README's ACL recipe for a distsync user, verbatim: keys
@@ -50,7 +51,7 @@ func TestACLRecipe(t *testing.T) {
 		redistest.RequireReal(t, s, "ACL users: the embedded server has none")
 		admin := s.Client(t)
 		setUser(t, admin)
-		opts := distsync.Options{Addrs: []string{s.Addr()}, Username: "distsync", Password: "CHANGE-ME", Lease: 300 * time.Millisecond}
+		opts := distsync.Options{Addrs: []string{s.Addr()}, Username: "distsync", Password: "CHANGE-ME", Watchdog: watchdog.Config{Lease: 300 * time.Millisecond}}
 		exercise(t, opts)
 		noDenials(t, admin)
 	})
@@ -63,7 +64,7 @@ func TestACLRecipe(t *testing.T) {
 			setUser(t, a)
 			admins = append(admins, a)
 		}
-		opts := distsync.Options{Addrs: cl.Addrs(), Username: "distsync", Password: "CHANGE-ME", Lease: 300 * time.Millisecond}
+		opts := distsync.Options{Addrs: cl.Addrs(), Username: "distsync", Password: "CHANGE-ME", Watchdog: watchdog.Config{Lease: 300 * time.Millisecond}}
 		exercise(t, opts)
 		noDenials(t, admins...)
 	})
@@ -147,7 +148,7 @@ func exercise(t *testing.T, opts distsync.Options) {
 	require.NoError(t, err)
 	held, err := m.Lock(ctx)
 	require.NoError(t, err)
-	time.Sleep(2 * opts.Lease)
+	time.Sleep(2 * opts.Watchdog.Lease)
 	require.NoError(t, held.Err(), "the watchdog must renew the lease")
 	_, err = m.Token(held)
 	require.NoError(t, err)
@@ -233,7 +234,7 @@ func exercise(t *testing.T, opts distsync.Options) {
 	require.NoError(t, err)
 	p, err := ps.Acquire(ctx)
 	require.NoError(t, err)
-	time.Sleep(2 * opts.Lease)
+	time.Sleep(2 * opts.Watchdog.Lease)
 	require.NoError(t, p.Context().Err(), "the watchdog must renew the permit")
 	psb, err := b.PermitSemaphore("acl-permits")
 	require.NoError(t, err)

@@ -27,7 +27,7 @@ func TestWaiterTakesCrashedHoldersLockAtLeaseEnd(t *testing.T) {
 		Waiting(context.Context) (int, error)
 	}
 	const rounds, lease, bound = 12, 100 * time.Millisecond, 3 * time.Second
-	short := func(o *distsync.Options) { o.Lease = lease }
+	short := func(o *distsync.Options) { o.Watchdog.Lease = lease }
 	ctx := context.Background()
 	for _, k := range lockKinds {
 		t.Run(k.name, func(t *testing.T) {

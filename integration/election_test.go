@@ -15,6 +15,7 @@ import (
 	"github.com/distsync/distsync/election"
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
+	"github.com/distsync/distsync/watchdog"
 )
 
 // The election's must-holds (issue 23), on a real server, with the fault
@@ -268,7 +269,7 @@ func TestElectionGivenUpCampaignLeavesNothing(t *testing.T) {
 func TestElectionOnCluster(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartCluster(t, 3, 0)
-	lease := func(o *distsync.Options) { o.Lease = time.Minute }
+	lease := func(o *distsync.Options) { o.Watchdog.Lease = time.Minute }
 	a, b := clusterClient(t, cl, lease), clusterClient(t, cl, lease)
 	ctx := context.Background()
 	for i := range 6 {
@@ -340,7 +341,7 @@ func TestElectionCutAndRestart(t *testing.T) {
 		redistest.RequireReal(t, s)
 		p := startCutProxy(t, s.Addr())
 		h := newHistory("election cut")
-		lease := func(o *distsync.Options) { o.Lease = time.Second }
+		lease := func(o *distsync.Options) { o.Watchdog.Lease = time.Second }
 		behind := electionOf(t, connect(t, distsync.Options{Addrs: []string{p.Addr()}}, lease), "cut")
 		other := electionOf(t, dstest.ClientOn(t, s, lease), "cut")
 		l, term, err := behind.Campaign(ctx, "behind the cut")
@@ -365,7 +366,7 @@ func TestElectionCutAndRestart(t *testing.T) {
 		s := redistest.Start(t, redistest.WithConfig("appendonly", "yes"), redistest.WithConfig("appendfsync", "always"))
 		redistest.RequireProcess(t, s)
 		h := newHistory("election restart")
-		lease := func(o *distsync.Options) { o.Lease = 2 * time.Second }
+		lease := func(o *distsync.Options) { o.Watchdog.Lease = 2 * time.Second }
 		leader := electionOf(t, dstest.ClientOn(t, s, lease), "restart")
 		cand := electionOf(t, dstest.ClientOn(t, s, lease), "restart")
 		l, term, err := leader.Campaign(ctx, "leader")
@@ -395,7 +396,7 @@ func TestElectionCutAndRestart(t *testing.T) {
 func TestElectionViaSentinel(t *testing.T) {
 	t.Parallel()
 	st := redistest.StartSentinel(t, 1, 1)
-	c, err := distsync.New(distsync.Options{Addrs: st.SentinelAddrs(), MasterName: st.MasterName(), Lease: time.Minute})
+	c, err := distsync.New(distsync.Options{Addrs: st.SentinelAddrs(), MasterName: st.MasterName(), Watchdog: watchdog.Config{Lease: time.Minute}})
 	require.NoError(t, err)
 	defer c.Close()
 	e := electionOf(t, c, "via-sentinel")

@@ -31,7 +31,7 @@ func TestFaultClusterFailover(t *testing.T) {
 	cl := redistest.StartCluster(t, 3, 1)
 	const lease = 2 * time.Second
 	log := slog.New(slog.NewTextHandler(logWriter{t}, nil))
-	edit := func(o *distsync.Options) { o.Lease, o.WaiterWindow, o.Logger = lease, lease, log }
+	edit := func(o *distsync.Options) { o.Watchdog.Lease, o.WaiterWindow, o.Logger = lease, lease, log }
 	clients := []*distsync.Client{clusterClient(t, cl, edit), clusterClient(t, cl, edit)}
 
 	// Names on every master: slot ranges are split evenly in StartCluster.

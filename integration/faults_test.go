@@ -23,6 +23,7 @@ import (
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/redistest"
 	"github.com/distsync/distsync/mutex"
+	"github.com/distsync/distsync/watchdog"
 )
 
 // Fault scenarios: each puts holders of one lock through a fault, records
@@ -51,7 +52,7 @@ func (w logWriter) Write(p []byte) (int, error) {
 func clientAt(t *testing.T, addr string, lease time.Duration, edit ...func(*distsync.Options)) *distsync.Client {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(logWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	return connect(t, distsync.Options{Addrs: []string{addr}, Lease: lease, WaiterWindow: lease, Logger: log}, edit...)
+	return connect(t, distsync.Options{Addrs: []string{addr}, Watchdog: watchdog.Config{Lease: lease}, WaiterWindow: lease, Logger: log}, edit...)
 }
 
 // connect returns a Client with options o adjusted by edit, closed at

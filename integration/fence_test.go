@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/core"
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
@@ -74,9 +73,7 @@ func TestFenceNeverLapses(t *testing.T) {
 	t.Parallel()
 	s := redistest.Start(t)
 	redistest.RequireReal(t, s)
-	// The deprecated FenceTTL, set on purpose: it must lapse nothing now.
-	//lint:ignore SA1019 the test shows the deprecated option is ignored
-	c := dstest.ClientOn(t, s, func(o *distsync.Options) { o.FenceTTL = 50 * time.Millisecond })
+	c := dstest.ClientOn(t, s)
 	rc := s.Client(t)
 	m, err := c.Mutex("never-lapses")
 	require.NoError(t, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
+	"github.com/distsync/distsync/watchdog"
 )
 
 // taker takes a lock (or leads) and returns its context, its fencing token
@@ -74,10 +75,10 @@ func TestLostLeaseEndsBeforeLeaseEndsUnderLoad(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			t.Parallel()
 			p := startCutProxy(t, s.Addr())
-			holder, key := k.take(t, connect(t, distsync.Options{Addrs: []string{p.Addr()}, Lease: lease}), k.name)
+			holder, key := k.take(t, connect(t, distsync.Options{Addrs: []string{p.Addr()}, Watchdog: watchdog.Config{Lease: lease}}), k.name)
 			// The successor's lease is not what is tested: long, so that
 			// nothing renews it before its grant's time is read.
-			successor, _ := k.take(t, dstest.ClientOn(t, s, func(o *distsync.Options) { o.Lease = successorLease }), k.name)
+			successor, _ := k.take(t, dstest.ClientOn(t, s, func(o *distsync.Options) { o.Watchdog.Lease = successorLease }), k.name)
 			ctx := context.Background()
 			overlaps, seen := 0, 0
 			least := time.Duration(1<<63 - 1) // the smallest lead of a context's end over its key's

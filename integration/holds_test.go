@@ -179,7 +179,7 @@ func TestMixedLeasesKeepTheirLifetimes(t *testing.T) {
 	for _, k := range lockKinds {
 		t.Run(k.name, func(t *testing.T) {
 			t.Parallel()
-			c := dstest.ClientOn(t, s, func(o *distsync.Options) { o.Lease = 3 * time.Second })
+			c := dstest.ClientOn(t, s, func(o *distsync.Options) { o.Watchdog.Lease = 3 * time.Second })
 			other := k.rival(t, dstest.ClientOn(t, s), dstest.Name(t))
 			l := k.make(t, c, dstest.Name(t))
 			ctx := context.Background()

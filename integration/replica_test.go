@@ -85,7 +85,7 @@ func TestReplicaAckRenewals(t *testing.T) {
 	startReplica(t, master)
 	const lease = 900 * time.Millisecond
 	c := dstest.ClientOn(t, master, func(o *distsync.Options) {
-		o.Lease = lease
+		o.Watchdog.Lease = lease
 		o.ReplicaAck = distsync.ReplicaAck{Replicas: 1, Timeout: 200 * time.Millisecond}
 	})
 	m, err := c.Mutex("acked-renewals")

@@ -136,7 +136,7 @@ func TestWakeUpReachesLiveWaiter(t *testing.T) {
 	for _, k := range waitKinds {
 		t.Run(k.name, func(t *testing.T) {
 			t.Parallel()
-			slow := func(o *distsync.Options) { o.Lease, o.WaiterWindow = long, long }
+			slow := func(o *distsync.Options) { o.Watchdog.Lease, o.WaiterWindow = long, long }
 			holder := dstest.ClientOn(t, s, slow)
 			live := dstest.ClientOn(t, s, slow)
 			doomed := dstest.ClientOn(t, s, slow, func(o *distsync.Options) { o.WaiterWindow = 2 * long })
@@ -176,7 +176,7 @@ func TestSiblingWaiterGivingUp(t *testing.T) {
 	for _, k := range waitKinds {
 		t.Run(k.name, func(t *testing.T) {
 			t.Parallel()
-			slow := func(o *distsync.Options) { o.Lease, o.WaiterWindow = long, long }
+			slow := func(o *distsync.Options) { o.Watchdog.Lease, o.WaiterWindow = long, long }
 			holder := dstest.ClientOn(t, s, slow)
 			c := dstest.ClientOn(t, s, slow)
 			name := dstest.Name(t) + uuid.NewString() // a test left waiters

@@ -128,8 +128,8 @@ func TestCompositionAcrossClients(t *testing.T) {
 func TestLostMemberCancelsHold(t *testing.T) {
 	t.Parallel()
 	const lease = time.Second
-	c1 := dstest.Client(t, func(o *distsync.Options) { o.Lease = lease })
-	c2 := dstest.Client(t, func(o *distsync.Options) { o.Lease = lease })
+	c1 := dstest.Client(t, func(o *distsync.Options) { o.Watchdog.Lease = lease })
+	c2 := dstest.Client(t, func(o *distsync.Options) { o.Watchdog.Lease = lease })
 	name := dstest.Name(t)
 	a, b := newMutex(t, c1, name+"-a"), newMutex(t, c2, name+"-b")
 	ml := newMulti(t, a, b)

@@ -21,7 +21,7 @@ import (
 func TestForceLock(t *testing.T) {
 	t.Parallel()
 	name := dstest.Name(t)
-	lease := func(o *distsync.Options) { o.Lease = time.Minute } // renewals every 20 s
+	lease := func(o *distsync.Options) { o.Watchdog.Lease = time.Minute } // renewals every 20 s
 	old := newMutex(t, dstest.Client(t, lease), name)
 	taker := newMutex(t, dstest.Client(t, lease), name)
 	waiter := newMutex(t, dstest.Client(t, lease), name)

@@ -95,7 +95,7 @@ func TestWatchdogKeepsLockAlive(t *testing.T) {
 	t.Parallel()
 	redistest.RequireReal(t, redistest.Shared(t), redistest.RenewalsOnTime)
 	const lease = 900 * time.Millisecond
-	c := dstest.Client(t, func(o *distsync.Options) { o.Lease = lease })
+	c := dstest.Client(t, func(o *distsync.Options) { o.Watchdog.Lease = lease })
 	m := newMutex(t, c, dstest.Name(t))
 	ctx := context.Background()
 	held, err := m.Lock(ctx)
@@ -116,7 +116,7 @@ func TestWatchdogKeepsLockAlive(t *testing.T) {
 func TestDeletedKeyCancelsHolder(t *testing.T) {
 	t.Parallel()
 	const lease = 3 * time.Second
-	c := dstest.Client(t, func(o *distsync.Options) { o.Lease = lease })
+	c := dstest.Client(t, func(o *distsync.Options) { o.Watchdog.Lease = lease })
 	m := newMutex(t, c, dstest.Name(t))
 	held, err := m.Lock(context.Background())
 	require.NoError(t, err)

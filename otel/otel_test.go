@@ -316,7 +316,7 @@ func TestScopeAndUnits(t *testing.T) {
 }
 
 func TestRenewalsAndLostLease(t *testing.T) {
-	c, tel := client(t, func(o *distsync.Options) { o.Lease = 300 * time.Millisecond })
+	c, tel := client(t, func(o *distsync.Options) { o.Watchdog.Lease = 300 * time.Millisecond })
 	m, err := c.Mutex(dstest.Name(t))
 	require.NoError(t, err)
 	held, err := m.Lock(context.Background())

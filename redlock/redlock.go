@@ -91,7 +91,7 @@ func WithDrift(factor float64, constant time.Duration) Option {
 }
 
 // WithWatchdogLease tells the Lock the watchdog lease of its members' Clients
-// (distsync.Options.Lease, default 30 s), which Locker does not expose: a lock
+// (distsync.Options.Watchdog.Lease, default 30 s), which Locker does not expose: a lock
 // taken with lease 0 gets that lease on each master, and the validity is
 // computed from it. Set it whenever the Clients use another Lease; a value
 // larger than the real lease overstates the validity.

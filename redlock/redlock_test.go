@@ -245,7 +245,7 @@ func TestValidityExceeded(t *testing.T) {
 	// The round lasts the per-master timeout (one master does not answer),
 	// longer than the lease: the validity is negative.
 	const lease, timeout = 200 * time.Millisecond, 400 * time.Millisecond
-	clients := clientsOn(t, servers, func(o *distsync.Options) { o.Lease = lease })
+	clients := clientsOn(t, servers, func(o *distsync.Options) { o.Watchdog.Lease = lease })
 	l := newRedlock(t, clients, dstest.Name(t), redlock.WithMasterTimeout(timeout), redlock.WithWatchdogLease(lease))
 	pauseMaster(t, servers[0])
 	ctx := context.Background()
@@ -275,7 +275,7 @@ func TestMajorityLostCancelsHolder(t *testing.T) {
 		redistest.RequireProcess(t, s)
 	}
 	const lease = time.Second
-	clients := clientsOn(t, servers, func(o *distsync.Options) { o.Lease = lease })
+	clients := clientsOn(t, servers, func(o *distsync.Options) { o.Watchdog.Lease = lease })
 	l := newRedlock(t, clients, dstest.Name(t), redlock.WithWatchdogLease(lease), patient)
 	held, err := l.Lock(context.Background())
 	require.NoError(t, err)
@@ -303,7 +303,7 @@ func TestMinorityLossKeepsHold(t *testing.T) {
 	t.Parallel()
 	servers := startMasters(t, 5)
 	const lease = 2 * time.Second
-	clients := clientsOn(t, servers, func(o *distsync.Options) { o.Lease = lease })
+	clients := clientsOn(t, servers, func(o *distsync.Options) { o.Watchdog.Lease = lease })
 	l := newRedlock(t, clients, dstest.Name(t), redlock.WithWatchdogLease(lease), redlock.WithMasterTimeout(lease/2))
 	held, err := l.Lock(context.Background())
 	require.NoError(t, err)

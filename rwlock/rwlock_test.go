@@ -191,7 +191,7 @@ func TestUpgradeRefused(t *testing.T) {
 func TestCrashedReaderExpiresAlone(t *testing.T) {
 	t.Parallel()
 	const lease = time.Second
-	short := func(o *distsync.Options) { o.Lease = lease }
+	short := func(o *distsync.Options) { o.Watchdog.Lease = lease }
 	alive, crashed := dstest.Client(t, short), dstest.Client(t, short)
 	name := dstest.Name(t)
 	rw := newRW(t, alive, name)
@@ -337,7 +337,7 @@ func TestReleaseWakesByNotification(t *testing.T) {
 func TestWatchdogKeepsHoldsAlive(t *testing.T) {
 	t.Parallel()
 	const lease = 900 * time.Millisecond
-	c := dstest.Client(t, func(o *distsync.Options) { o.Lease = lease })
+	c := dstest.Client(t, func(o *distsync.Options) { o.Watchdog.Lease = lease })
 	rw := newRW(t, c, dstest.Name(t))
 	ctx := context.Background()
 	w, err := rw.Write().Lock(ctx)

@@ -47,7 +47,7 @@ func held(t *testing.T, s *semaphore.PermitSemaphore) int64 {
 func TestCrashedHolderPermitReturnsToWaiter(t *testing.T) {
 	// Not parallel: it reads the process-wide wake-up counters.
 	const lease = 500 * time.Millisecond
-	holder := dstest.Client(t, func(o *distsync.Options) { o.Lease = lease })
+	holder := dstest.Client(t, func(o *distsync.Options) { o.Watchdog.Lease = lease })
 	// The waiter's fallback sleep is half an hour: only the lease end the
 	// server reported can wake it in time.
 	waiter := dstest.Client(t, func(o *distsync.Options) { o.WaiterWindow = time.Hour })
@@ -183,7 +183,7 @@ func TestWatchdogKeepsPermit(t *testing.T) {
 	t.Parallel()
 	redistest.RequireReal(t, redistest.Shared(t), redistest.RenewalsOnTime)
 	const lease = 900 * time.Millisecond
-	c := dstest.Client(t, func(o *distsync.Options) { o.Lease = lease })
+	c := dstest.Client(t, func(o *distsync.Options) { o.Watchdog.Lease = lease })
 	s := setPermits(t, c, 1)
 	ctx := context.Background()
 	p, err := s.Acquire(ctx)
@@ -202,7 +202,7 @@ func TestWatchdogKeepsPermit(t *testing.T) {
 func TestLostPermitCancelsHolder(t *testing.T) {
 	t.Parallel()
 	const lease = 3 * time.Second
-	c := dstest.Client(t, func(o *distsync.Options) { o.Lease = lease })
+	c := dstest.Client(t, func(o *distsync.Options) { o.Watchdog.Lease = lease })
 	s := setPermits(t, c, 1)
 	ctx := context.Background()
 	p, err := s.Acquire(ctx)
@@ -337,7 +337,7 @@ func TestAcquireN(t *testing.T) {
 // holder on another Client learns at its next renewal.
 func TestReleaseID(t *testing.T) {
 	t.Parallel()
-	holder := dstest.Client(t, func(o *distsync.Options) { o.Lease = 300 * time.Millisecond })
+	holder := dstest.Client(t, func(o *distsync.Options) { o.Watchdog.Lease = 300 * time.Millisecond })
 	other := dstest.Client(t)
 	name := dstest.Name(t)
 	s := newPermitSem(t, holder, name)

@@ -77,7 +77,7 @@ func (c *cli) demo(args []string) error {
 	if own {
 		opts.Prefix = "distsync:demo:" + randomHex(4) + ":"
 	}
-	opts.Lease = *lease
+	opts.Watchdog.Lease = *lease
 	if !cf.verbose {
 		// The tour tells of lost leases itself.
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

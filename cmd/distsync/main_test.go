@@ -204,7 +204,7 @@ func TestInspectUnknownKeys(t *testing.T) {
 
 func TestUnlockForce(t *testing.T) {
 	t.Parallel()
-	c := dstest.Client(t, func(o *distsync.Options) { o.Lease = 300 * time.Millisecond })
+	c := dstest.Client(t, func(o *distsync.Options) { o.Watchdog.Lease = 300 * time.Millisecond })
 	name := dstest.Name(t)
 
 	code, out, errOut := invoke(t, "", "unlock", "--force", "--yes", name)

@@ -175,7 +175,7 @@ func (c *cli) runCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	o.Lease = rf.lease.d
+	o.Watchdog.Lease = rf.lease.d
 	client, err := connect(o)
 	if err != nil {
 		return err

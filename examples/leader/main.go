@@ -32,6 +32,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 
 	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/watchdog"
 )
 
 // childEnv marks a worker's own process.
@@ -83,7 +84,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func runWorker(cfg config, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	c, err := distsync.New(distsync.Options{Addrs: []string{cfg.redis}, RESP2: os.Getenv(childEnv+"_RESP2") == "1", Lease: cfg.lease})
+	c, err := distsync.New(distsync.Options{Addrs: []string{cfg.redis}, RESP2: os.Getenv(childEnv+"_RESP2") == "1", Watchdog: watchdog.Config{Lease: cfg.lease}})
 	if err != nil {
 		fmt.Fprintln(stderr, "worker:", err)
 		return 1

@@ -36,6 +36,7 @@ import (
 
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/semaphore"
+	"github.com/distsync/distsync/watchdog"
 	"github.com/redis/rueidis"
 )
 
@@ -168,7 +169,7 @@ func stayOf(cfg config, car int) time.Duration {
 }
 
 func clientOptions(addr string, resp2 bool, lease time.Duration) distsync.Options {
-	return distsync.Options{Addrs: []string{addr}, RESP2: resp2, Lease: lease}
+	return distsync.Options{Addrs: []string{addr}, RESP2: resp2, Watchdog: watchdog.Config{Lease: lease}}
 }
 
 // runCar is a car's own process (-multi): it writes its events to stdout.

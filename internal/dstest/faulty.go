@@ -8,6 +8,7 @@ import (
 
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/redistest"
+	"github.com/distsync/distsync/watchdog"
 )
 
 // FaultyClient returns a Client on s whose commands pass through a Faulty
@@ -15,7 +16,7 @@ import (
 // cleanup.
 func FaultyClient(tb testing.TB, s *redistest.Server, lease time.Duration) (*distsync.Client, *Faulty) {
 	tb.Helper()
-	return FaultyClientWith(tb, s, distsync.Options{Lease: lease})
+	return FaultyClientWith(tb, s, distsync.Options{Watchdog: watchdog.Config{Lease: lease}})
 }
 
 // FaultyClientWith is FaultyClient with opts (their connection fields are
