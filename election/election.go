@@ -204,18 +204,18 @@ func (e *Election) Campaign(ctx context.Context, value string) (context.Context,
 	if spin.Max <= 0 {
 		sub, _ = e.c.Notifier.Subscribe(ctx, e.obs, "")
 	}
-	cctx, owner := e.c.Owner(core.NewOwner(ctx))
 	cand := &candidate{e: e, value: value}
 	if e.cfg.live != nil {
 		cand.renewed = make(chan struct{}, 1)
 	}
-	lctx, err := acquire.Hold(cctx, &lock, cand, owner, core.Forever, 0)
-	if err != nil {
+	lctx, err := acquire.Surface{Lock: &lock, H: cand}.Acquire(core.NewOwner(ctx), core.Forever, 0)
+	if err != nil { // wrapped by cand.Errorf
 		if sub != nil {
 			sub.Close()
 		}
-		return ctx, 0, e.errorf(err)
+		return ctx, 0, err
 	}
+	owner, _ := e.c.OwnerOf(lctx)
 	term, err := e.c.Token(lctx, e.key)
 	if err != nil { // lost already
 		if sub != nil {

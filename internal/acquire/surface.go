@@ -8,7 +8,7 @@ import (
 	"github.com/distsync/distsync/internal/core"
 )
 
-// Surface is the method set the lock-like primitives share, around Hold:
+// Surface is the method set the lock-like primitives share, around Acquire:
 // the mutex, the fair lock and both sides of the read-write lock call it
 // from their own (documented) methods, so that each primitive's folder holds
 // only what differs: its scripts and its semantics.
@@ -29,19 +29,29 @@ func (s Surface) TryLock(ctx context.Context, wait, lease time.Duration) (contex
 }
 
 // Acquire acquires for the owner ctx carries (a new one when it carries
-// none), waiting at most wait and holding for lease (see Hold). On error it
-// returns ctx as it was given.
+// none), waiting at most wait (< 0: until ctx is done) and holding for
+// lease (0: the watchdog lease, renewed): see attempt.hold. A grant refused
+// because its reply came after its lease could have ended is given back,
+// and a new acquisition tried within what is left of wait (as AgainIfLate
+// does). It returns the acquisition's context; on error, ctx as it was
+// given.
 func (s Surface) Acquire(in context.Context, wait, lease time.Duration) (context.Context, error) {
 	c := s.H.Core()
 	if err := c.Closed(); err != nil {
 		return in, s.H.Errorf(err)
 	}
 	ctx, owner := c.Owner(in)
-	lctx, err := Hold(ctx, s.Lock, s.H, owner, wait, lease)
-	if err != nil {
-		return in, s.H.Errorf(err)
+	c.WatchControl() // a take-over from elsewhere ends the hold by push
+	for l := newLate(wait); ; {
+		a := &attempt{l: s.Lock, h: s.H, c: c, owner: owner, lease: lease}
+		lctx, err := a.hold(ctx, l.left)
+		if err == nil {
+			return lctx, nil
+		}
+		if !l.again(ctx, err) {
+			return in, s.H.Errorf(err)
+		}
 	}
-	return lctx, nil
 }
 
 // Unlock releases the acquisition ctx carries (core.Acq.Unlock).
