@@ -12,13 +12,12 @@ import (
 )
 
 // Lock is what the acquisitions of one kind of lock-like primitive share,
-// for Surface.Acquire: a script that grants an acquisition of a hold under
-// a hash of holds, waited for by Do and recorded by Holds.Grant. The mutex, the fair
-// lock and both sides of the read-write lock acquire through it: each keeps
-// one per kind, and its handles implement Handle, so that a handle costs no
-// copy of what its kind shares.
+// for Handle.Acquire: a script that grants an acquisition of a hold under
+// a hash of holds, waited for by Do and recorded by Holds.Grant. The mutex,
+// the fair lock, both sides of the read-write lock and the election acquire
+// through it: each keeps one per kind, which its Handles point to.
 type Lock struct {
-	// Script grants or refuses. Its keys are Handle.Keys; its arguments are
+	// Script grants or refuses. Its keys are Ops.Keys; its arguments are
 	// owner, lease ms, waiter id, waiter window ms, fencing counter lifetime
 	// ms, acquisition id, mode ('w' renewed by the watchdog, 'e' an explicit
 	// lease), then Handle.Extra. It replies {token, hold count} when it
@@ -43,33 +42,72 @@ type Lock struct {
 // with the Client's id and a ':'.
 func WaiterID(owner, id string) string { return owner + ":" + id }
 
-// Handle is one named lock of a Lock's kind: the primitive's handle, under
-// a type of the primitive's package that its API does not show. Holds keep
-// it (core.Holdable) for as long as they live.
-type Handle interface {
-	core.Holdable
-	Core() *core.Core
-	// Key is the hold's key in Holds.
-	Key() string
+// Handle describes one named lock of a Lock's kind: what acquiring,
+// holding and renewing need of it. A primitive makes it with the primitive
+// and calls its methods (surface.go) from its own documented ones; holds
+// keep it (as core.Holdable) for as long as they live.
+type Handle struct {
+	Lock *Lock
+	Core *core.Core
+	// Kind is the primitive's kind (a core Kind constant), Side a
+	// read-write lock's side (core.SideRead, SideWrite; else ""), Name its
+	// name: what the observer is told.
+	Kind, Side, Name string
+	// What names the lock in logs (`mutex "orders"`); ErrPrefix starts its
+	// errors (Errorf).
+	What, ErrPrefix string
+	// Key is the hold's key in Holds; Hash the hash whose marker ('#k')
+	// tells the primitive's kind.
+	Key, Hash string
 	// Channel is where releases notify this Client's waiters.
-	Channel() string
+	Channel string
+	// Extra are the script's arguments after the mode.
+	Extra []string
+	// Renewed, when > 0, is the lease the watchdog renews holds to, rather
+	// than the Client's watchdog lease.
+	Renewed time.Duration
+	// Ops is what the primitive does its own way.
+	Ops Ops
+}
+
+// Made returns h when it was made, and otherwise (a primitive no Client
+// made, such as its zero value) the Handle describe makes.
+func Made(h *Handle, describe func() Handle) *Handle {
+	if h.Lock == nil {
+		d := describe()
+		return &d
+	}
+	return h
+}
+
+// Ops are the behaviours of a Handle that differ between primitives.
+type Ops interface {
 	// Keys returns the script's keys for acquisition id.
 	Keys(id string) []string
-	// Extra returns the script's arguments after the mode.
-	Extra() []string
+	// Release releases acquisition id of owner on the server once,
+	// remembering the release for life (core.Holdable.Release).
+	Release(ctx context.Context, owner, id string, life time.Duration) (int64, error)
 	// Leave removes waiter (its owner, or WaiterID with PerAcquisition),
 	// which gave up waiting for acquisition id, and gives back what a
 	// release may have handed it (with Handoff).
 	Leave(ctx context.Context, waiter, id string) error
-	// Errorf wraps an error with the primitive and its name.
-	Errorf(err error) error
+	// Renewal is what the watchdog runs to renew owner's hold
+	// (core.Holdable.Renewal).
+	Renewal(owner string) core.Renewal
 }
 
-// Renewed is a Handle whose holds the watchdog renews to a lease of their
-// own rather than to the Client's watchdog lease (0: the Client's).
-type Renewed interface {
-	Renewed() time.Duration
+// held is a Handle as core.Holdable: what holds keep.
+type held struct{ h *Handle }
+
+func (h held) What() string           { return h.h.What }
+func (h held) Kind() (string, string) { return h.h.Kind, h.h.Side }
+func (h held) Name() string           { return h.h.Name }
+
+func (h held) Release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
+	return h.h.Ops.Release(ctx, owner, id, life)
 }
+
+func (h held) Renewal(owner string) core.Renewal { return h.h.Ops.Renewal(owner) }
 
 // CodeFinished is the reply code of an attempt whose acquisition was
 // released or given up before it arrived.
@@ -78,19 +116,18 @@ const CodeFinished = -2
 // ErrFinished is the error of an attempt refused with CodeFinished.
 var ErrFinished = errors.New("acquisition given up before the attempt arrived")
 
-// attempt is one acquisition of a lock h of kind l for owner: the id its
+// attempt is one acquisition of a lock h for owner: the id its
 // attempts carry, their arguments, and what they learnt. Its methods are
 // the steps of the acquisition: hold runs it, try is one attempt (Do's
 // Attempt), handed takes a grant a release handed the waiter (Wait.Handed),
 // leave gives up waiting (Wait.Leave) and giveBack returns what may have
 // been granted (core.Undo).
 type attempt struct {
-	l       *Lock
-	h       Handle
+	h       *Handle
 	c       *core.Core
 	owner   string
 	id      string
-	waiter  string        // owner, or WaiterID with l.PerAcquisition
+	waiter  string        // owner, or WaiterID with PerAcquisition
 	lease   time.Duration // the explicit lease (0: renewed)
 	renewed time.Duration // the lease the watchdog renews to
 	args    []string
@@ -114,7 +151,7 @@ type attempt struct {
 // after ctx ended or the Client closed, what may have been granted is given
 // back (core.Undo), and the error returned. A grant refused because its
 // reply came after its lease could have ended is given back, and the error
-// is a core.LateGrant (Surface.Acquire then tries a new acquisition).
+// is a core.LateGrant (Handle.Acquire then tries a new acquisition).
 func (a *attempt) hold(ctx context.Context, wait time.Duration) (context.Context, error) {
 	c, h := a.c, a.h
 	if err := c.Track(); err != nil {
@@ -123,25 +160,24 @@ func (a *attempt) hold(ctx context.Context, wait time.Duration) (context.Context
 	defer c.Untrack()
 	a.id = core.NewAcqID()
 	a.renewed = c.Lease
-	if r, ok := h.(Renewed); ok && r.Renewed() > 0 {
-		a.renewed = r.Renewed()
+	if h.Renewed > 0 {
+		a.renewed = h.Renewed
 	}
 	mode, leaseArg := "w", core.Ms(a.renewed)
 	if a.lease > 0 {
 		mode, leaseArg = "e", core.Ms(a.lease)
 	}
-	a.args = append([]string{a.owner, leaseArg, "", core.Ms(c.WaiterWindow), "", a.id, mode}, h.Extra()...)
-	a.keys = h.Keys(a.id)
+	a.args = append([]string{a.owner, leaseArg, "", core.Ms(c.WaiterWindow), "", a.id, mode}, h.Extra...)
+	a.keys = h.Ops.Keys(a.id)
 	t := &a.t
-	t.Name = h.Name()
-	t.Kind, t.Side = h.Kind()
+	t.Kind, t.Side, t.Name = h.Kind, h.Side, h.Name
 	a.waiter = a.owner
-	if a.l.PerAcquisition {
+	if h.Lock.PerAcquisition {
 		a.waiter = WaiterID(a.owner, a.id)
 	}
-	w := WaitFor(c, h.Channel(), a.waiter, wait, a.leave)
+	w := WaitFor(c, h.Channel, a.waiter, wait, a.leave)
 	w.Bound = c.HandoffLease // a waiter nudged as the next in line
-	if a.l.Handoff {
+	if h.Lock.Handoff {
 		w.Handed = a.handed
 	}
 	w.Track = t
@@ -151,7 +187,7 @@ func (a *attempt) hold(ctx context.Context, wait time.Duration) (context.Context
 		return nil, err
 	}
 	lctx, _, err := c.Holds.Grant(ctx, core.Grant{
-		Key: h.Key(), Owner: a.owner, Lock: h, ID: a.id, Token: a.token, SentAt: t.SentAt(),
+		Key: h.Key, Owner: a.owner, Lock: held{h}, ID: a.id, Token: a.token, SentAt: t.SentAt(),
 		Lease: a.lease, Renewed: a.renewed, ServerLease: a.serverLease, Unknown: t.Unknown(),
 	})
 	if err != nil {
@@ -180,7 +216,7 @@ func (a *attempt) try(actx context.Context, waiter string) (bool, time.Duration,
 		args = append([]string(nil), a.args...)
 		args[2] = waiter
 	}
-	res, err := a.c.TryAcquire(actx, a.l.Script, a.keys, args)
+	res, err := a.c.TryAcquire(actx, a.h.Lock.Script, a.keys, args)
 	if err != nil {
 		return false, 0, t.Sent(sent, false, err)
 	}
@@ -188,7 +224,7 @@ func (a *attempt) try(actx context.Context, waiter string) (bool, time.Duration,
 	case res[0] == CodeFinished:
 		return false, 0, ErrFinished
 	case res[0] < 0:
-		if err := a.l.Codes[res[0]]; err != nil {
+		if err := a.h.Lock.Codes[res[0]]; err != nil {
 			return false, 0, err
 		}
 		return false, 0, fmt.Errorf("unexpected reply %v", res)
@@ -248,12 +284,12 @@ func (a *attempt) handed(data string) bool {
 }
 
 // leave removes the waiter, which gave up, and gives back what a release
-// may have handed it (Handle.Leave).
-func (a *attempt) leave(ctx context.Context) error { return a.h.Leave(ctx, a.waiter, a.id) }
+// may have handed it (Ops.Leave).
+func (a *attempt) leave(ctx context.Context) error { return a.h.Ops.Leave(ctx, a.waiter, a.id) }
 
 // giveBack gives back what the acquisition may have been granted (core.Undo).
 func (a *attempt) giveBack() {
-	a.c.Undo(a.h.What(), a.id, a.lease, func(ctx context.Context, id string, life time.Duration) (int64, error) {
-		return a.h.Release(ctx, a.owner, id, life)
+	a.c.Undo(a.h.What, a.id, a.lease, func(ctx context.Context, id string, life time.Duration) (int64, error) {
+		return a.h.Ops.Release(ctx, a.owner, id, life)
 	})
 }
