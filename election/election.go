@@ -204,18 +204,18 @@ func (e *Election) Campaign(ctx context.Context, value string) (context.Context,
 	if spin.Max <= 0 {
 		sub, _ = e.c.Notifier.Subscribe(ctx, e.obs, "")
 	}
-	cctx, owner := e.c.Owner(core.NewOwner(ctx))
-	cand := &candidate{e: e, value: value}
+	cand := &candidate{e: e}
 	if e.cfg.live != nil {
 		cand.renewed = make(chan struct{}, 1)
 	}
-	lctx, err := acquire.Hold(cctx, &lock, cand, owner, core.Forever, 0)
-	if err != nil {
+	lctx, err := e.describe(cand, value).Acquire(core.NewOwner(ctx), core.Forever, 0)
+	if err != nil { // wrapped by Errorf
 		if sub != nil {
 			sub.Close()
 		}
-		return ctx, 0, e.errorf(err)
+		return ctx, 0, err
 	}
+	owner, _ := e.c.OwnerOf(lctx)
 	term, err := e.c.Token(lctx, e.key)
 	if err != nil { // lost already
 		if sub != nil {
@@ -652,31 +652,26 @@ func (e *Election) errorf(err error) error {
 // lock is what every campaign shares.
 var lock = acquire.Lock{Script: campaignScript}
 
-// candidate is one campaign of an election, as acquire.Handle (and
-// core.Holdable): the election and the value the candidate will announce.
+// candidate is one campaign of an election, as acquire.Ops (and its
+// Handle's core.Holdable).
 type candidate struct {
 	e       *Election
-	value   string
 	renewed chan struct{} // told of each renewal, for the liveness check; nil without one
 }
 
-// Renewed is the leadership lease (acquire.Renewed).
-func (h *candidate) Renewed() time.Duration { return h.e.lease() }
-
-func (h *candidate) Core() *core.Core       { return h.e.c }
-func (h *candidate) Key() string            { return h.e.key }
-func (h *candidate) What() string           { return fmt.Sprintf("election %q", h.e.name) }
-func (h *candidate) Kind() (string, string) { return core.KindElection, "" }
-func (h *candidate) Name() string           { return h.e.name }
-func (h *candidate) Channel() string        { return h.e.wake }
-func (h *candidate) Errorf(e error) error   { return h.e.errorf(e) }
+// describe returns the campaign of cand as an acquire.Handle: the
+// candidate will announce value, and holds the leadership lease.
+func (e *Election) describe(cand *candidate, value string) *acquire.Handle {
+	what := fmt.Sprintf("election %q", e.name)
+	return &acquire.Handle{
+		Lock: &lock, Core: e.c, Kind: core.KindElection, Name: e.name, What: what, ErrPrefix: what,
+		Key: e.key, Hash: e.key, Channel: e.wake, Renewed: e.lease(), Ops: cand,
+		Extra: []string{value, e.obs, e.c.PublishCmd(), lastTermMs},
+	}
+}
 
 func (h *candidate) Keys(string) []string {
 	return []string{h.e.key, h.e.cands, h.e.wins, h.e.fence, h.e.done, h.e.last}
-}
-
-func (h *candidate) Extra() []string {
-	return []string{h.value, h.e.obs, h.e.c.PublishCmd(), lastTermMs}
 }
 
 // lastTermMs is how long an election remembers its last leader's term

@@ -63,24 +63,15 @@ type FairLock struct {
 	deadlines string // waiter id -> end of its wait window
 	fence     string // the fencing counter of the name's slot (core.Core.FenceKey)
 	channel   string // wake-ups, addressed to one waiter
+	h         acquire.Handle
 }
 
 // lock is what every fair lock's acquisitions share.
 var lock = acquire.Lock{Script: lockScript, PerAcquisition: true}
 
-// handle is a FairLock as acquire.Handle (and core.Holdable), out of the
-// FairLock's API.
+// handle is a FairLock as acquire.Ops (and its Handle's core.Holdable):
+// what it does its own way when acquired, held and renewed, out of its API.
 type handle FairLock
-
-func (h *handle) Core() *core.Core     { return h.c }
-func (h *handle) Key() string          { return h.key }
-func (h *handle) What() string         { return (*FairLock)(h).what() }
-func (h *handle) Name() string         { return h.name }
-func (h *handle) Channel() string      { return h.channel }
-func (h *handle) Extra() []string      { return nil }
-func (h *handle) Errorf(e error) error { return (*FairLock)(h).errorf(e) }
-
-func (h *handle) Kind() (string, string) { return core.KindFairLock, "" }
 
 func (h *handle) Keys(id string) []string {
 	return []string{h.key, h.queue, h.deadlines, h.fence, (*FairLock)(h).mark(id)}
@@ -98,9 +89,20 @@ func (h *handle) Renewal(owner string) core.Renewal {
 	return core.Renewal{Script: renewScript, Keys: []string{h.key}, Args: []string{owner, core.Ms(h.c.Lease)}}
 }
 
-// s is the FairLock's share of the lock-like primitives' methods.
-func (f *FairLock) s() acquire.Surface {
-	return acquire.Surface{Lock: &lock, H: (*handle)(core.OrZero(f))}
+// describe returns the FairLock as an acquire.Handle, made once
+// (newFairLock).
+func (f *FairLock) describe() acquire.Handle {
+	return acquire.Handle{
+		Lock: &lock, Core: f.c, Kind: core.KindFairLock, Name: f.name, What: f.what(),
+		ErrPrefix: fmt.Sprintf("fairlock %q", f.name), Key: f.key, Hash: f.key, Channel: f.channel, Ops: (*handle)(f),
+	}
+}
+
+// s is the FairLock's Handle, whose methods are the lock-like primitives'
+// share.
+func (f *FairLock) s() *acquire.Handle {
+	f = core.OrZero(f)
+	return acquire.Made(&f.h, f.describe)
 }
 
 func init() {
@@ -121,6 +123,7 @@ func newFairLock(c *core.Core, name string) (*FairLock, error) {
 		fence:     c.FenceKey(name),
 		channel:   c.Key(name, "ch"),
 	}
+	f.h = f.describe()
 	return f, nil
 }
 
@@ -251,6 +254,4 @@ func (f *FairLock) Token(ctx context.Context) (int64, error) { return f.s().Toke
 
 func (f *FairLock) what() string { return fmt.Sprintf("fair lock %q", f.name) }
 
-func (f *FairLock) errorf(err error) error {
-	return fmt.Errorf("fairlock %q: %w", f.name, err)
-}
+func (f *FairLock) errorf(err error) error { return f.s().Errorf(err) }

@@ -18,12 +18,6 @@ var (
 	forceLock = acquire.Lock{Script: forceLockScript, PerAcquisition: true}
 )
 
-// forceHandle is the handle of a ForceLock: the mutex's, and the prefix of
-// the control channels its script tells the replaced holder's Client on.
-type forceHandle struct{ *handle }
-
-func (h forceHandle) Extra() []string { return []string{h.c.ControlPrefix()} }
-
 // ForceLock takes the lock whoever holds it, in one round trip and without
 // waiting (rueidislock's ForceWithContext): an acquisition as Lock's, of a
 // new hold whose fencing token is larger than the replaced hold's. The
@@ -38,5 +32,9 @@ func (m *Mutex) ForceLock(ctx context.Context) (context.Context, error) {
 		return ctx, m.errorf(err)
 	}
 	m.c.WatchControl()
-	return acquire.Surface{Lock: &forceLock, H: forceHandle{(*handle)(m)}}.Acquire(ctx, 0, 0)
+	// The mutex's handle, with the prefix of the control channels the
+	// script tells the replaced holder's Client on.
+	h := *m.s()
+	h.Lock, h.Extra = &forceLock, []string{m.c.ControlPrefix()}
+	return h.Acquire(ctx, 0, 0)
 }

@@ -72,7 +72,8 @@ type Mutex struct {
 	name  string
 	key   string // the lock hash; the other keys are derived from it (core.SubKeys)
 	fence string // the fencing counter of the name's slot (core.Core.FenceKey)
-	ch    string // Channel, made once
+	ch    string // the channel of this Client's waiters, made once
+	h     acquire.Handle
 }
 
 // The suffixes of a mutex's other keys, after its key and ':'.
@@ -86,22 +87,9 @@ const (
 // lock is what every mutex's acquisitions share.
 var lock = acquire.Lock{Script: lockScript, Handoff: true, PerAcquisition: true}
 
-// handle is a Mutex as acquire.Handle (and core.Holdable): what acquiring,
-// holding and renewing need of it, out of the Mutex's API.
+// handle is a Mutex as acquire.Ops (and its Handle's core.Holdable): what
+// it does its own way when acquired, held and renewed, out of its API.
 type handle Mutex
-
-func (h *handle) Core() *core.Core     { return h.c }
-func (h *handle) Key() string          { return h.key }
-func (h *handle) What() string         { return (*Mutex)(h).what() }
-func (h *handle) Name() string         { return h.name }
-func (h *handle) Extra() []string      { return nil }
-func (h *handle) Errorf(e error) error { return (*Mutex)(h).errorf(e) }
-
-func (h *handle) Kind() (string, string) { return core.KindMutex, "" }
-
-// Channel is where releases tell this Client's waiters: the mutex's
-// channel, ':', the Client id.
-func (h *handle) Channel() string { return h.ch }
 
 // Keys are those of lock.lua for acquisition id.
 func (h *handle) Keys(id string) []string {
@@ -126,9 +114,20 @@ func (h *handle) Renewal(owner string) core.Renewal {
 	return core.Renewal{Script: renewScript, Keys: []string{h.key}, Args: []string{owner, core.Ms(h.c.Lease)}}
 }
 
-// s is the Mutex's share of the lock-like primitives' methods.
-func (m *Mutex) s() acquire.Surface {
-	return acquire.Surface{Lock: &lock, H: (*handle)(core.OrZero(m))}
+// describe returns the Mutex as an acquire.Handle, made once (newMutex).
+func (m *Mutex) describe() acquire.Handle {
+	what := m.what()
+	return acquire.Handle{
+		Lock: &lock, Core: m.c, Kind: core.KindMutex, Name: m.name, What: what, ErrPrefix: what,
+		Key: m.key, Hash: m.key, Channel: m.ch, Ops: (*handle)(m),
+	}
+}
+
+// s is the Mutex's Handle, whose methods are the lock-like primitives'
+// share.
+func (m *Mutex) s() *acquire.Handle {
+	m = core.OrZero(m)
+	return acquire.Made(&m.h, m.describe)
 }
 
 func init() {
@@ -141,7 +140,9 @@ func newMutex(c *core.Core, name string) (*Mutex, error) {
 		return nil, err
 	}
 	key := c.Key(name, "")
-	return &Mutex{c: c, name: name, key: key, fence: c.FenceKey(name), ch: key + ":" + channel + ":" + c.ID}, nil
+	m := &Mutex{c: c, name: name, key: key, fence: c.FenceKey(name), ch: key + ":" + channel + ":" + c.ID}
+	m.h = m.describe()
+	return m, nil
 }
 
 // Name returns the mutex's name.
@@ -288,6 +289,4 @@ func msOrZero(d time.Duration) string {
 
 func (m *Mutex) what() string { return fmt.Sprintf("mutex %q", m.name) }
 
-func (m *Mutex) errorf(err error) error {
-	return fmt.Errorf("mutex %q: %w", m.name, err)
-}
+func (m *Mutex) errorf(err error) error { return m.s().Errorf(err) }

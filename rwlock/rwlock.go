@@ -85,7 +85,12 @@ type Option func(*RWLock)
 // taking the read lock are never held back (that would deadlock). Use the
 // same setting on every handle of a name: it is the readers that defer. The
 // default, reader preference, can starve writers (see the package doc).
-func PreferWriters() Option { return func(rw *RWLock) { rw.prefer = true } }
+func PreferWriters() Option {
+	return func(rw *RWLock) {
+		rw.prefer = true
+		rw.read.h.Extra, rw.write.h.Extra = preferWriters, preferWriters
+	}
+}
 
 // RWLock is a handle on one named read-write lock: Read and Write return its
 // two lockers. It is cheap, holds no connection and is safe for concurrent
@@ -126,6 +131,7 @@ func newRWLock(c *core.Core, name string) (*RWLock, error) {
 	}
 	rw.read = Side{rw: rw, side: "r", key: rw.leases, waiters: rw.rwait}
 	rw.write = Side{rw: rw, side: "w", key: rw.hash, waiters: rw.wwait}
+	rw.read.h, rw.write.h = rw.read.describe(), rw.write.describe()
 	return rw, nil
 }
 
@@ -151,6 +157,7 @@ type Side struct {
 	side    string // "r" or "w", the prefix of its holds in Redis
 	key     string
 	waiters string
+	h       acquire.Handle
 }
 
 // Shared reports whether several owners may hold this side at once: true
@@ -164,18 +171,10 @@ var (
 	writeLock = acquire.Lock{Script: writeLockScript, Codes: codes, PerAcquisition: true}
 )
 
-// handle is a Side as acquire.Handle (and core.Holdable), out of the Side's
+// handle is a Side as acquire.Ops (and its Handle's core.Holdable): what
+// it does its own way when acquired, held and renewed, out of the Side's
 // API.
 type handle Side
-
-func (h *handle) Core() *core.Core     { return h.rw.c }
-func (h *handle) Key() string          { return h.key }
-func (h *handle) What() string         { return (*Side)(h).what() }
-func (h *handle) Name() string         { return h.rw.name }
-func (h *handle) Channel() string      { return h.rw.channel }
-func (h *handle) Errorf(e error) error { return (*Side)(h).errorf(e) }
-
-func (h *handle) Kind() (string, string) { return core.KindRWLock, (*Side)(h).sideName() }
 
 func (h *handle) Keys(id string) []string {
 	rw := h.rw
@@ -184,14 +183,6 @@ func (h *handle) Keys(id string) []string {
 
 // The lock scripts' last argument: whether the handle prefers writers.
 var preferWriters, preferReaders = []string{"1"}, []string{"0"}
-
-// Extra is the handle's writer preference.
-func (h *handle) Extra() []string {
-	if h.rw.prefer {
-		return preferWriters
-	}
-	return preferReaders
-}
 
 func (h *handle) Release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
 	return (*Side)(h).release(ctx, owner, id, life)
@@ -206,14 +197,30 @@ func (h *handle) Renewal(owner string) core.Renewal {
 	return core.Renewal{Script: renewScript, Keys: []string{rw.hash, rw.leases}, Args: []string{h.side + ":" + owner, core.Ms(rw.c.Lease)}}
 }
 
-// s is the Side's share of the lock-like primitives' methods.
-func (l *Side) s() acquire.Surface {
-	l = l.ok()
+// describe returns the Side as an acquire.Handle, made once (newRWLock;
+// PreferWriters sets its Extra).
+func (l *Side) describe() acquire.Handle {
+	rw := l.rw
 	k := &readLock
 	if l.side == "w" {
 		k = &writeLock
 	}
-	return acquire.Surface{Lock: k, H: (*handle)(l)}
+	extra := preferReaders // the script's last argument: the writer preference
+	if rw.prefer {
+		extra = preferWriters
+	}
+	return acquire.Handle{
+		Lock: k, Core: rw.c, Kind: core.KindRWLock, Side: l.sideName(), Name: rw.name, What: l.what(),
+		ErrPrefix: fmt.Sprintf("rwlock %q (%s)", rw.name, l.sideName()),
+		Key:       l.key, Hash: rw.hash, Channel: rw.channel, Extra: extra, Ops: (*handle)(l),
+	}
+}
+
+// s is the Side's Handle, whose methods are the lock-like primitives'
+// share.
+func (l *Side) s() *acquire.Handle {
+	l = l.ok()
+	return acquire.Made(&l.h, l.describe)
 }
 
 // Name returns the lock's name.
@@ -454,9 +461,7 @@ func (l *Side) ok() *Side {
 
 func (l *Side) what() string { return fmt.Sprintf("%s lock %q", l.sideName(), l.rw.name) }
 
-func (l *Side) errorf(err error) error {
-	return fmt.Errorf("rwlock %q (%s): %w", l.rw.name, l.sideName(), err)
-}
+func (l *Side) errorf(err error) error { return l.s().Errorf(err) }
 
 func (l *Side) sideName() string {
 	if l.side == "w" {

@@ -147,7 +147,12 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 		}
 	}()
 	for {
-		ok, retry, err := attempt(ctx, try, waiter)
+		// One attempt, on a context that ends with ctx or after
+		// core.ReleaseTimeout, whichever is first.
+		stats.Attempts.Add(1)
+		actx, cancel := context.WithTimeout(ctx, core.ReleaseTimeout)
+		ok, retry, err := try(actx, waiter)
+		cancel()
 		if !ok && err == nil && w.Track != nil {
 			w.Track.contended = true
 		}
@@ -307,13 +312,4 @@ func notAcquired(budget time.Duration, lastErr error) error {
 		return fmt.Errorf("%w (waited %v; last attempt: %w)", core.ErrNotAcquired, budget, lastErr)
 	}
 	return fmt.Errorf("%w (waited %v)", core.ErrNotAcquired, budget)
-}
-
-// attempt runs one try on a context that ends with ctx or after
-// core.ReleaseTimeout, whichever is first.
-func attempt(ctx context.Context, try Attempt, waiter string) (bool, time.Duration, error) {
-	stats.Attempts.Add(1)
-	actx, cancel := context.WithTimeout(ctx, core.ReleaseTimeout)
-	defer cancel()
-	return try(actx, waiter)
 }

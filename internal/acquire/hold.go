@@ -12,13 +12,12 @@ import (
 )
 
 // Lock is what the acquisitions of one kind of lock-like primitive share,
-// for Hold: a script that grants an acquisition of a hold under a hash of
-// holds, waited for by Do and recorded by Holds.Grant. The mutex, the fair
-// lock and both sides of the read-write lock acquire through it: each keeps
-// one per kind, and its handles implement Handle, so that a handle costs no
-// copy of what its kind shares.
+// for Handle.Acquire: a script that grants an acquisition of a hold under
+// a hash of holds, waited for by Do and recorded by Holds.Grant. The mutex,
+// the fair lock, both sides of the read-write lock and the election acquire
+// through it: each keeps one per kind, which its Handles point to.
 type Lock struct {
-	// Script grants or refuses. Its keys are Handle.Keys; its arguments are
+	// Script grants or refuses. Its keys are Ops.Keys; its arguments are
 	// owner, lease ms, waiter id, waiter window ms, fencing counter lifetime
 	// ms, acquisition id, mode ('w' renewed by the watchdog, 'e' an explicit
 	// lease), then Handle.Extra. It replies {token, hold count} when it
@@ -43,33 +42,72 @@ type Lock struct {
 // with the Client's id and a ':'.
 func WaiterID(owner, id string) string { return owner + ":" + id }
 
-// Handle is one named lock of a Lock's kind: the primitive's handle, under
-// a type of the primitive's package that its API does not show. Holds keep
-// it (core.Holdable) for as long as they live.
-type Handle interface {
-	core.Holdable
-	Core() *core.Core
-	// Key is the hold's key in Holds.
-	Key() string
+// Handle describes one named lock of a Lock's kind: what acquiring,
+// holding and renewing need of it. A primitive makes it with the primitive
+// and calls its methods (surface.go) from its own documented ones; holds
+// keep it (as core.Holdable) for as long as they live.
+type Handle struct {
+	Lock *Lock
+	Core *core.Core
+	// Kind is the primitive's kind (a core Kind constant), Side a
+	// read-write lock's side (core.SideRead, SideWrite; else ""), Name its
+	// name: what the observer is told.
+	Kind, Side, Name string
+	// What names the lock in logs (`mutex "orders"`); ErrPrefix starts its
+	// errors (Errorf).
+	What, ErrPrefix string
+	// Key is the hold's key in Holds; Hash the hash whose marker ('#k')
+	// tells the primitive's kind.
+	Key, Hash string
 	// Channel is where releases notify this Client's waiters.
-	Channel() string
+	Channel string
+	// Extra are the script's arguments after the mode.
+	Extra []string
+	// Renewed, when > 0, is the lease the watchdog renews holds to, rather
+	// than the Client's watchdog lease.
+	Renewed time.Duration
+	// Ops is what the primitive does its own way.
+	Ops Ops
+}
+
+// Made returns h when it was made, and otherwise (a primitive no Client
+// made, such as its zero value) the Handle describe makes.
+func Made(h *Handle, describe func() Handle) *Handle {
+	if h.Lock == nil {
+		d := describe()
+		return &d
+	}
+	return h
+}
+
+// Ops are the behaviours of a Handle that differ between primitives.
+type Ops interface {
 	// Keys returns the script's keys for acquisition id.
 	Keys(id string) []string
-	// Extra returns the script's arguments after the mode.
-	Extra() []string
+	// Release releases acquisition id of owner on the server once,
+	// remembering the release for life (core.Holdable.Release).
+	Release(ctx context.Context, owner, id string, life time.Duration) (int64, error)
 	// Leave removes waiter (its owner, or WaiterID with PerAcquisition),
 	// which gave up waiting for acquisition id, and gives back what a
 	// release may have handed it (with Handoff).
 	Leave(ctx context.Context, waiter, id string) error
-	// Errorf wraps an error with the primitive and its name.
-	Errorf(err error) error
+	// Renewal is what the watchdog runs to renew owner's hold
+	// (core.Holdable.Renewal).
+	Renewal(owner string) core.Renewal
 }
 
-// Renewed is a Handle whose holds the watchdog renews to a lease of their
-// own rather than to the Client's watchdog lease (0: the Client's).
-type Renewed interface {
-	Renewed() time.Duration
+// held is a Handle as core.Holdable: what holds keep.
+type held struct{ h *Handle }
+
+func (h held) What() string           { return h.h.What }
+func (h held) Kind() (string, string) { return h.h.Kind, h.h.Side }
+func (h held) Name() string           { return h.h.Name }
+
+func (h held) Release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
+	return h.h.Ops.Release(ctx, owner, id, life)
 }
+
+func (h held) Renewal(owner string) core.Renewal { return h.h.Ops.Renewal(owner) }
 
 // CodeFinished is the reply code of an attempt whose acquisition was
 // released or given up before it arrived.
@@ -78,161 +116,180 @@ const CodeFinished = -2
 // ErrFinished is the error of an attempt refused with CodeFinished.
 var ErrFinished = errors.New("acquisition given up before the attempt arrived")
 
-// Hold acquires h, a lock of kind l, for owner, which ctx carries, waiting
-// at most wait (< 0: until ctx is done) and holding for lease (0: the
-// watchdog lease, renewed). It returns the acquisition's context (see
-// core.Holds.Grant).
+// attempt is one acquisition of a lock h for owner: the id its
+// attempts carry, their arguments, and what they learnt. Its methods are
+// the steps of the acquisition: hold runs it, try is one attempt (Do's
+// Attempt), handed takes a grant a release handed the waiter (Wait.Handed),
+// leave gives up waiting (Wait.Leave) and giveBack returns what may have
+// been granted (core.Undo).
+type attempt struct {
+	h       *Handle
+	c       *core.Core
+	owner   string
+	id      string
+	waiter  string        // owner, or WaiterID with PerAcquisition
+	lease   time.Duration // the explicit lease (0: renewed)
+	renewed time.Duration // the lease the watchdog renews to
+	args    []string
+	keys    []string
+
+	t           Track
+	token       int64
+	serverLease time.Duration // of a lock handed to this waiter
+	regSent     time.Time     // the send of the last refused attempt
+	regAt       int64         // and the server's ms when it ran
+}
+
+// hold runs the acquisition, with one id, waiting at most wait (< 0:
+// until ctx is done) and holding for a.lease (0: the watchdog lease,
+// renewed). It returns the acquisition's context (see core.Holds.Grant).
 //
 // Every attempt carries the acquisition's id, so attempts repeated after a
-// transient failure never grant twice. When Hold fails after an attempt
+// transient failure never grant twice. When hold fails after an attempt
 // whose outcome is unknown (its reply was lost, it timed out, ctx ended or
 // the Client closed while it was on the wire), or when the grant came back
 // after ctx ended or the Client closed, what may have been granted is given
 // back (core.Undo), and the error returned. A grant refused because its
-// reply came after its lease could have ended is given back, and a new
-// acquisition tried within what is left of wait (AgainIfLate).
-func Hold(ctx context.Context, l *Lock, h Handle, owner string, wait, lease time.Duration) (context.Context, error) {
-	h.Core().WatchControl() // a take-over from elsewhere ends the hold by push
-	return AgainIfLate(ctx, wait, func(wait time.Duration) (context.Context, error) {
-		return hold(ctx, l, h, owner, wait, lease)
-	})
-}
-
-// hold is one acquisition of Hold, with one id.
-func hold(ctx context.Context, l *Lock, h Handle, owner string, wait, lease time.Duration) (context.Context, error) {
-	c := h.Core()
+// reply came after its lease could have ended is given back, and the error
+// is a core.LateGrant (Handle.Acquire then tries a new acquisition).
+func (a *attempt) hold(ctx context.Context, wait time.Duration) (context.Context, error) {
+	c, h := a.c, a.h
 	if err := c.Track(); err != nil {
 		return nil, err
 	}
 	defer c.Untrack()
-	id := core.NewAcqID()
-	renewed := c.Lease
-	if r, ok := h.(Renewed); ok && r.Renewed() > 0 {
-		renewed = r.Renewed()
+	a.id = core.NewAcqID()
+	a.renewed = c.Lease
+	if h.Renewed > 0 {
+		a.renewed = h.Renewed
 	}
-	mode, leaseArg := "w", core.Ms(renewed)
-	if lease > 0 {
-		mode, leaseArg = "e", core.Ms(lease)
+	mode, leaseArg := "w", core.Ms(a.renewed)
+	if a.lease > 0 {
+		mode, leaseArg = "e", core.Ms(a.lease)
 	}
-	args := append([]string{owner, leaseArg, "", core.Ms(c.WaiterWindow), "", id, mode}, h.Extra()...)
-	keys := h.Keys(id)
-	// What the closures below share, in one allocation.
-	g := &struct {
-		t           Track
-		token       int64
-		serverLease time.Duration // of a lock handed to this waiter
-		regSent     time.Time     // the send of the last refused attempt
-		regAt       int64         // and the server's ms when it ran
-	}{t: Track{Name: h.Name()}}
-	t := &g.t
-	t.Kind, t.Side = h.Kind()
-	try := func(actx context.Context, waiter string) (bool, time.Duration, error) {
-		sent := time.Now()
-		a := args
-		if waiter != "" {
-			a = append([]string(nil), args...)
-			a[2] = waiter
-		}
-		res, err := c.TryAcquire(actx, l.Script, keys, a)
-		if err != nil {
-			return false, 0, t.Sent(sent, false, err)
-		}
-		switch {
-		case res[0] == CodeFinished:
-			return false, 0, ErrFinished
-		case res[0] < 0:
-			if err := l.Codes[res[0]]; err != nil {
-				return false, 0, err
-			}
-			return false, 0, fmt.Errorf("unexpected reply %v", res)
-		case res[0] == 0:
-			if len(res) > 2 {
-				g.regSent, g.regAt = sent, res[2]
-			}
-			return false, core.RetryAfter(res[1]), nil
-		}
-		g.token, g.serverLease = res[0], 0
-		if len(res) > 2 && res[2] == 1 {
-			t.takeOver = true // a ForceLock replaced a holder
-		}
-		return true, 0, t.Sent(sent, true, nil)
+	a.args = append([]string{a.owner, leaseArg, "", core.Ms(c.WaiterWindow), "", a.id, mode}, h.Extra...)
+	a.keys = h.Ops.Keys(a.id)
+	t := &a.t
+	t.Kind, t.Side, t.Name = h.Kind, h.Side, h.Name
+	a.waiter = a.owner
+	if h.Lock.PerAcquisition {
+		a.waiter = WaiterID(a.owner, a.id)
 	}
-	// handed takes a grant a release made to this waiter: "<acquisition
-	// id> <token> <server ms>". The lease it left is the hand-off lease (or
-	// the explicit lease when shorter), counted from the grant, which came
-	// after the last refusal: by this process's clock no earlier than that
-	// refusal's send plus the server time between the two, less the drift.
-	// When that lease is too long to take without a renewal (an explicit
-	// lease beyond the hand-off lease) or too close to its end, the waiter
-	// attempts once more instead, which confirms the grant and extends it.
-	handed := func(data string) bool {
-		f := strings.Fields(data)
-		if len(f) != 3 || f[0] != id || g.regSent.IsZero() {
-			return false
-		}
-		if c.AckReplicas > 0 {
-			// The releaser's grant was not acknowledged by replicas for this
-			// waiter: its attempt (a repeat of the handed grant, renewing
-			// it) runs with a WAIT that covers it.
-			return false
-		}
-		tok, err1 := strconv.ParseInt(f[1], 10, 64)
-		at, err2 := strconv.ParseInt(f[2], 10, 64)
-		if err1 != nil || err2 != nil {
-			return false
-		}
-		sl := c.HandoffLease
-		if lease > 0 {
-			if lease > sl {
-				return false
-			}
-			sl = lease
-		}
-		d := time.Duration(at-g.regAt) * time.Millisecond
-		from := g.regSent.Add(d - core.Drift(d.Abs()))
-		if !time.Now().Before(from.Add(sl - core.Drift(sl) - sl/3)) {
-			return false
-		}
-		g.token, g.serverLease = tok, sl
-		t.Sent(from, true, nil)
-		return true
-	}
-	undo := func() {
-		c.Undo(h.What(), id, lease, func(ctx context.Context, id string, life time.Duration) (int64, error) {
-			return h.Release(ctx, owner, id, life)
-		})
-	}
-	waiter := owner
-	if l.PerAcquisition {
-		waiter = WaiterID(owner, id)
-	}
-	w := WaitFor(c, h.Channel(), waiter, wait, func(lctx context.Context) error { return h.Leave(lctx, waiter, id) })
+	w := WaitFor(c, h.Channel, a.waiter, wait, a.leave)
 	w.Bound = c.HandoffLease // a waiter nudged as the next in line
-	if l.Handoff {
-		w.Handed = handed
+	if h.Lock.Handoff {
+		w.Handed = a.handed
 	}
 	w.Track = t
-	err := Do(ctx, w, try)
-	if err := t.Finish(ctx, err, undo); err != nil {
+	err := Do(ctx, w, a.try)
+	if err := t.Finish(ctx, err, a.giveBack); err != nil {
 		t.Report(ctx, c, 0, err)
 		return nil, err
 	}
 	lctx, _, err := c.Holds.Grant(ctx, core.Grant{
-		Key: h.Key(), Owner: owner, Lock: h, ID: id, Token: g.token, SentAt: t.SentAt(),
-		Lease: lease, Renewed: renewed, ServerLease: g.serverLease, Unknown: t.Unknown(),
+		Key: h.Key, Owner: a.owner, Lock: held{h}, ID: a.id, Token: a.token, SentAt: t.SentAt(),
+		Lease: a.lease, Renewed: a.renewed, ServerLease: a.serverLease, Unknown: t.Unknown(),
 	})
 	if err != nil {
-		undo()
+		a.giveBack()
 	} else {
-		promised := lease
+		promised := a.lease
 		if promised == 0 {
-			promised = renewed
+			promised = a.renewed
 		}
-		if g.serverLease > 0 && g.serverLease < promised {
-			promised = g.serverLease
+		if a.serverLease > 0 && a.serverLease < promised {
+			promised = a.serverLease
 		}
 		core.ReportGrant(ctx, t.SentAt(), promised)
 	}
-	t.Report(ctx, c, g.token, err)
+	t.Report(ctx, c, a.token, err)
 	return lctx, err
+}
+
+// try is one attempt (Attempt): it runs the kind's script with the
+// acquisition's keys and arguments and reads its reply.
+func (a *attempt) try(actx context.Context, waiter string) (bool, time.Duration, error) {
+	t := &a.t
+	sent := time.Now()
+	args := a.args
+	if waiter != "" {
+		args = append([]string(nil), a.args...)
+		args[2] = waiter
+	}
+	res, err := a.c.TryAcquire(actx, a.h.Lock.Script, a.keys, args)
+	if err != nil {
+		return false, 0, t.Sent(sent, false, err)
+	}
+	switch {
+	case res[0] == CodeFinished:
+		return false, 0, ErrFinished
+	case res[0] < 0:
+		if err := a.h.Lock.Codes[res[0]]; err != nil {
+			return false, 0, err
+		}
+		return false, 0, fmt.Errorf("unexpected reply %v", res)
+	case res[0] == 0:
+		if len(res) > 2 {
+			a.regSent, a.regAt = sent, res[2]
+		}
+		return false, core.RetryAfter(res[1]), nil
+	}
+	a.token, a.serverLease = res[0], 0
+	if len(res) > 2 && res[2] == 1 {
+		t.takeOver = true // a ForceLock replaced a holder
+	}
+	return true, 0, t.Sent(sent, true, nil)
+}
+
+// handed takes a grant a release made to this waiter: "<acquisition id>
+// <token> <server ms>". The lease it left is the hand-off lease (or the
+// explicit lease when shorter), counted from the grant, which came after
+// the last refusal: by this process's clock no earlier than that refusal's
+// send plus the server time between the two, less the drift. When that
+// lease is too long to take without a renewal (an explicit lease beyond the
+// hand-off lease) or too close to its end, the waiter attempts once more
+// instead, which confirms the grant and extends it.
+func (a *attempt) handed(data string) bool {
+	c := a.c
+	f := strings.Fields(data)
+	if len(f) != 3 || f[0] != a.id || a.regSent.IsZero() {
+		return false
+	}
+	if c.AckReplicas > 0 {
+		// The releaser's grant was not acknowledged by replicas for this
+		// waiter: its attempt (a repeat of the handed grant, renewing
+		// it) runs with a WAIT that covers it.
+		return false
+	}
+	tok, err1 := strconv.ParseInt(f[1], 10, 64)
+	at, err2 := strconv.ParseInt(f[2], 10, 64)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	sl := c.HandoffLease
+	if a.lease > 0 {
+		if a.lease > sl {
+			return false
+		}
+		sl = a.lease
+	}
+	d := time.Duration(at-a.regAt) * time.Millisecond
+	from := a.regSent.Add(d - core.Drift(d.Abs()))
+	if !time.Now().Before(from.Add(sl - core.Drift(sl) - sl/3)) {
+		return false
+	}
+	a.token, a.serverLease = tok, sl
+	a.t.Sent(from, true, nil)
+	return true
+}
+
+// leave removes the waiter, which gave up, and gives back what a release
+// may have handed it (Ops.Leave).
+func (a *attempt) leave(ctx context.Context) error { return a.h.Ops.Leave(ctx, a.waiter, a.id) }
+
+// giveBack gives back what the acquisition may have been granted (core.Undo).
+func (a *attempt) giveBack() {
+	a.c.Undo(a.h.What, a.id, a.lease, func(ctx context.Context, id string, life time.Duration) (int64, error) {
+		return a.h.Ops.Release(ctx, a.owner, id, life)
+	})
 }

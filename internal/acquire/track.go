@@ -98,19 +98,38 @@ func (t *Track) Report(ctx context.Context, c *core.Core, token int64, err error
 // help. Each run is a new acquisition, with an id of its own: the late one
 // is finished on the server.
 func AgainIfLate[T any](ctx context.Context, wait time.Duration, run func(wait time.Duration) (T, error)) (T, error) {
-	start := time.Now()
-	left := wait
-	for n := 0; ; n++ {
-		v, err := run(left)
-		if err == nil || !isLate(err) || ctx.Err() != nil || wait == 0 || n == lateAgain {
+	l := newLate(wait)
+	for {
+		v, err := run(l.left)
+		if !l.again(ctx, err) {
 			return v, err
 		}
-		if wait > 0 {
-			if left = wait - time.Since(start); left <= 0 {
-				return v, err
-			}
+	}
+}
+
+// late is AgainIfLate's count, for a loop that runs the acquisitions
+// itself: run one with left, and another while again says so.
+type late struct {
+	start      time.Time
+	wait, left time.Duration
+	n          int // new acquisitions run after late grants
+}
+
+func newLate(wait time.Duration) late { return late{start: time.Now(), wait: wait, left: wait} }
+
+// again reports whether, after an acquisition that ended with err, a new
+// one is to run (with left).
+func (l *late) again(ctx context.Context, err error) bool {
+	if err == nil || !isLate(err) || ctx.Err() != nil || l.wait == 0 || l.n == lateAgain {
+		return false
+	}
+	l.n++
+	if l.wait > 0 {
+		if l.left = l.wait - time.Since(l.start); l.left <= 0 {
+			return false
 		}
 	}
+	return true
 }
 
 // isLate reports whether err is a core.LateGrant (its target is allocated

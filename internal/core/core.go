@@ -361,9 +361,7 @@ func (c *Core) Unwait(ctx context.Context, key, waiter string) error {
 // round trip on loopback, and keeps pipelining under load. On a rueidis
 // client with auto-pipelining on, every script is pipelined.
 func (c *Core) Eval(ctx context.Context, s *Script, keys, args []string) rueidis.RedisResult {
-	pipe := c.inflight.Add(1) > 1
-	defer c.inflight.Add(-1)
-	return scriptResult(s.run(ctx, c.Client, keys, args, pipe))
+	return s.run(ctx, c, keys, args)
 }
 
 // EvalKind is Eval of s for a primitive of kind whose hash is hash: in the

@@ -5,17 +5,26 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/redis/rueidis"
 )
 
-// TryAcquire runs one attempt of a script that may grant a hold, through
-// EvalAcquire, and returns its reply of at least two integers: {token, hold
-// count} when it granted, otherwise {0 or a negative code, detail, ...}. When replica
+// TryAcquire runs one attempt of a script that may grant a hold (with
+// replica acknowledgement, followed by a WAIT: see EvalAcquire) and returns
+// its reply of at least two integers: {token, hold count} when it granted,
+// otherwise {0 or a negative code, detail, ...}. When replica
 // acknowledgement is configured and too few replicas acknowledged a grant,
 // it returns the reply with an error wrapping ErrNotReplicated: the caller
 // must give the grant back (a failover could otherwise hand it to another
 // owner).
 func (c *Core) TryAcquire(ctx context.Context, s *Script, keys, args []string) ([]int64, error) {
-	r, ackErr := c.EvalAcquire(ctx, s, keys, args)
+	var r rueidis.RedisResult
+	var ackErr error
+	if c.AckReplicas > 0 {
+		r, ackErr = c.EvalAcquire(ctx, s, keys, args)
+	} else {
+		r = s.run(ctx, c, keys, args)
+	}
 	res, err := r.AsIntSlice()
 	if err != nil {
 		return nil, err

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// The calls of a lock by its key (acquire.Surface's, and the election's):
+// The calls of a lock by its key (acquire.Handle's, and the election's):
 // what the locks that keep a hash of owner -> hold count under one key (the
 // mutex, the fair lock) answer about themselves (LockExists, HoldCount,
 // LockTTL, Token, Waiting), and the holder's Release and Extend of the

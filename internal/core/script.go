@@ -95,9 +95,14 @@ func (s *Script) Exec(ctx context.Context, c rueidis.Client, keys, args []string
 	return s.lua.Exec(ctx, c, keys, args)
 }
 
-// run is Exec with the EVALSHA (and the EVAL fallback) marked for the
-// auto-pipelined connection when pipe is true.
-func (s *Script) run(ctx context.Context, c rueidis.Client, keys, args []string, pipe bool) rueidis.RedisResult {
+// run runs the script on co's connection, as Exec does: EVALSHA, then
+// EVAL when the server does not have it. While other scripts of co are
+// running (co.inflight) it marks them for the auto-pipelined connection.
+// An error reply comes back translated (scriptErr).
+func (s *Script) run(ctx context.Context, co *Core, keys, args []string) rueidis.RedisResult {
+	pipe := co.inflight.Add(1) > 1
+	defer co.inflight.Add(-1)
+	c := co.Client
 	mark := func(cmd rueidis.Completed) rueidis.Completed {
 		if pipe {
 			return cmd.ToPipe()
@@ -108,7 +113,7 @@ func (s *Script) run(ctx context.Context, c rueidis.Client, keys, args []string,
 	if IsNoScript(r.Error()) {
 		r = c.Do(ctx, mark(s.Eval(c, keys, args)))
 	}
-	return r
+	return scriptResult(r)
 }
 
 // EvalSHA builds the EVALSHA command, for pipelines (DoMulti).
