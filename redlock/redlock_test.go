@@ -195,7 +195,11 @@ func TestMinorityOfMastersDown(t *testing.T) {
 	t.Logf("refused after %v: %v", took, err)
 	assert.Less(t, took, wait+timeout+2*time.Second, "within the wait budget and one round")
 	assert.Contains(t, err.Error(), "2 of 5 masters granted, 3 needed")
-	assert.Empty(t, withKey(t, servers, l.Key()), "no key left on the live masters")
+	// A grant that answers after its round was decided is released when it
+	// answers, in the background: within one per-master timeout (under
+	// load, the leader's grant came in after TryLock returned, 1 run in 2
+	// with -count=2).
+	assert.Eventually(t, func() bool { return len(withKey(t, servers, l.Key())) == 0 }, timeout, 10*time.Millisecond, "no key left on the live masters")
 }
 
 // pauseMaster pauses s until the test ends (or Resume), so that Clients
