@@ -33,7 +33,7 @@ import (
 
 	"github.com/distsync/distsync/internal/core"
 	"github.com/distsync/distsync/internal/notify"
-	engine "github.com/distsync/distsync/internal/watchdog"
+	"github.com/distsync/distsync/internal/renewal"
 	"github.com/distsync/distsync/watchdog"
 )
 
@@ -148,7 +148,7 @@ type ReplicaAck struct {
 type Client struct {
 	core     *core.Core
 	notifier *notify.Notifier
-	watchdog *engine.Watchdog
+	watchdog *renewal.Watchdog
 	owned    bool // the rueidis client is ours to close
 }
 
@@ -277,7 +277,7 @@ func newClient(rc rueidis.Client, opts Options) *Client {
 	sharded := rc.Mode() == rueidis.ClientModeCluster
 	c := &Client{
 		notifier: notify.New(rc, sharded, cfg.Log),
-		watchdog: engine.New(rc, cfg.Lease, cfg.Log),
+		watchdog: renewal.New(rc, cfg.Lease, cfg.Log),
 	}
 	c.watchdog.Tune(opts.Watchdog.Interval, opts.Watchdog.BatchSize)
 	if m := opts.Watchdog.SafetyMargin; m > 0 {

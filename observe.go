@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/distsync/distsync/internal/core"
-	engine "github.com/distsync/distsync/internal/watchdog"
+	"github.com/distsync/distsync/internal/renewal"
 )
 
 // Observer receives what a Client's locks and semaphores do, for metrics
@@ -179,7 +179,7 @@ func (a *observer) Lost(i core.LostInfo) {
 	}
 }
 
-func (a *observer) renewed(b engine.Batch) {
+func (a *observer) renewed(b renewal.Batch) {
 	defer a.guard("Renewed")
 	ri := RenewInfo{Leases: b.Leases, Latency: b.Latency, Failed: b.Failed, Lost: b.Lost, ByKind: make([]RenewKind, len(b.ByKind))}
 	for i, k := range b.ByKind {

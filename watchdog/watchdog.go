@@ -23,13 +23,13 @@ package watchdog
 import (
 	"time"
 
-	engine "github.com/distsync/distsync/internal/watchdog"
+	"github.com/distsync/distsync/internal/renewal"
 )
 
 // Defaults of Config.
 const (
 	DefaultLease         = 30 * time.Second
-	DefaultBatchSize int = engine.BatchSize
+	DefaultBatchSize int = renewal.BatchSize
 	// DefaultSafetyMargin: a process with a few goroutines more than CPUs
 	// runs a timer's goroutine some tens of milliseconds late.
 	DefaultSafetyMargin = 100 * time.Millisecond

@@ -1,4 +1,5 @@
-// Package watchdog renews every held lease of a Client from one goroutine.
+// Package renewal is a Client's lease watchdog: it renews every held lease
+// of the Client from one goroutine.
 //
 // Each registered lease is renewed lease/3 after the request that last
 // extended it was sent, so the schedule
@@ -21,7 +22,7 @@
 // own (and its goroutine at each firing), and leases that end together are
 // ended in one pass. An acquisition's Err asks Lapsed, which ends a lease
 // past its deadline at once, should the timer run late.
-package watchdog
+package renewal
 
 import (
 	"container/heap"

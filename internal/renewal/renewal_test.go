@@ -1,4 +1,4 @@
-package watchdog_test
+package renewal_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/distsync/distsync/internal/core"
 	"github.com/distsync/distsync/internal/redistest"
-	"github.com/distsync/distsync/internal/watchdog"
+	"github.com/distsync/distsync/internal/renewal"
 )
 
 func TestMain(m *testing.M) { redistest.Main(m) }
@@ -72,7 +72,7 @@ func leaseOf(key string, lease time.Duration, lost func(error)) *testLease {
 }
 
 // hold sets key with lease and registers it.
-func hold(t *testing.T, rc rueidis.Client, w *watchdog.Watchdog, key string, lease time.Duration, lost func(error)) core.Entry {
+func hold(t *testing.T, rc rueidis.Client, w *renewal.Watchdog, key string, lease time.Duration, lost func(error)) core.Entry {
 	t.Helper()
 	sent := time.Now()
 	require.NoError(t, rc.Do(context.Background(), rc.B().Set().Key(key).Value("me").Px(lease).Build()).Error())
@@ -92,7 +92,7 @@ func TestRenewsManyLeasesInBatches(t *testing.T) {
 	redistest.RequireReal(t, s, "2000 renewals every 200 ms outrun the embedded server's Lua")
 	rc := s.Client(t)
 	const lease, n = 600 * time.Millisecond, 2000
-	w := watchdog.New(rc, lease, nil)
+	w := renewal.New(rc, lease, nil)
 	defer w.Close()
 	lost := newLostLog()
 	cmds := make(rueidis.Commands, 0, n)
@@ -123,7 +123,7 @@ func TestRenewsManyLeasesInBatches(t *testing.T) {
 	// Leases registered together are renewed together: a round trip per
 	// tick (at most one batch each), not one per lease; plus one when the
 	// server first lacks the script (NOSCRIPT, resent with its source).
-	assert.LessOrEqual(t, trips, ticks*int64((n+watchdog.BatchSize-1)/watchdog.BatchSize)+1)
+	assert.LessOrEqual(t, trips, ticks*int64((n+renewal.BatchSize-1)/renewal.BatchSize)+1)
 	assert.Less(t, trips, renewals/100)
 }
 
@@ -132,7 +132,7 @@ func TestGoneLeaseIsLostAtOnce(t *testing.T) {
 	s := redistest.Start(t)
 	rc := s.Client(t)
 	const lease = 900 * time.Millisecond
-	w := watchdog.New(rc, lease, nil)
+	w := renewal.New(rc, lease, nil)
 	defer w.Close()
 	lost := newLostLog()
 	hold(t, rc, w, "kept", lease, lost.fn("kept"))
@@ -158,7 +158,7 @@ func TestRemovedLeaseIsNotRenewed(t *testing.T) {
 	s := redistest.Start(t)
 	rc := s.Client(t)
 	const lease = 300 * time.Millisecond
-	w := watchdog.New(rc, lease, nil)
+	w := renewal.New(rc, lease, nil)
 	defer w.Close()
 	lost := newLostLog()
 	e := hold(t, rc, w, "released", lease, lost.fn("released"))
@@ -177,7 +177,7 @@ func TestNetworkFailureRetriedUntilDeadline(t *testing.T) {
 	redistest.RequireReal(t, s)
 	rc := s.Client(t)
 	const lease = 1500 * time.Millisecond
-	w := watchdog.New(rc, lease, nil)
+	w := renewal.New(rc, lease, nil)
 	defer w.Close()
 	lost := newLostLog()
 
@@ -215,7 +215,7 @@ func TestCloseStopsRenewing(t *testing.T) {
 	t.Parallel()
 	s := redistest.Start(t)
 	rc := s.Client(t)
-	w := watchdog.New(rc, time.Second, nil)
+	w := renewal.New(rc, time.Second, nil)
 	lost := newLostLog()
 	hold(t, rc, w, "k", time.Second, lost.fn("k"))
 	w.Close()
@@ -233,7 +233,7 @@ func TestBlockedLostHoldsUpNothing(t *testing.T) {
 	s := redistest.Start(t)
 	rc := s.Client(t)
 	const lease = 300 * time.Millisecond
-	w := watchdog.New(rc, lease, nil)
+	w := renewal.New(rc, lease, nil)
 	defer w.Close() // after unblock, should the test fail early
 	called, unblock := make(chan struct{}), make(chan struct{})
 	defer close(unblock)
@@ -262,7 +262,7 @@ func TestScriptFlushIsSurvived(t *testing.T) {
 	s := redistest.Start(t)
 	rc := s.Client(t)
 	const lease = 900 * time.Millisecond
-	w := watchdog.New(rc, lease, nil)
+	w := renewal.New(rc, lease, nil)
 	defer w.Close()
 	lost := newLostLog()
 	hold(t, rc, w, "k", lease, lost.fn("k"))
@@ -278,7 +278,7 @@ func TestScriptFlushIsSurvived(t *testing.T) {
 // registering a lease in the renewal queue and the expiry heap, and
 // removing it, among b.N others registered.
 func BenchmarkAddRemove(b *testing.B) {
-	w := watchdog.New(nil, time.Hour, nil) // no renewal falls due
+	w := renewal.New(nil, time.Hour, nil) // no renewal falls due
 	defer w.Close()
 	l := leaseOf("k", time.Hour, func(error) {})
 	for range 10000 {
