@@ -552,8 +552,8 @@ func exactRelease(t *testing.T, h twoHolds) {
 
 // leaveOf matches the command by which a waiter of each primitive gives up.
 var leaveOf = map[string]func(cmd []string) bool{
-	"mutex": func(cmd []string) bool { // the release script, with its leave flag
-		return dstest.Script(kindNamed("mutex").release)(cmd) && cmd[len(cmd)-1] == "1"
+	"mutex": func(cmd []string) bool { // the release script, with its leave flag (before the window)
+		return dstest.Script(kindNamed("mutex").release)(cmd) && cmd[len(cmd)-2] == "1"
 	},
 	"fairlock":     dstest.Script("A waiter gives up (its context ended or its wait budget was spent): remove"),
 	"rwlock-write": dstest.Script("A waiter gives up (its context ended or its wait budget was spent): forget"),

@@ -2,6 +2,7 @@ package mutex_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -49,7 +50,7 @@ func backdate(t *testing.T, c *distsync.Client, m *mutex.Mutex, owner string, ag
 	now, err := rc.Do(ctx, rc.B().Time().Build()).AsStrSlice()
 	require.NoError(t, err)
 	sec, _ := strconv.ParseInt(now[0], 10, 64)
-	score := float64(sec*1000 - age.Milliseconds())
+	score := float64(sec*1000000 - age.Microseconds())
 	n, err := rc.Do(ctx, rc.B().Zadd().Key(m.Key()+":waiters").Xx().Ch().ScoreMember().ScoreMember(score, owner).Build()).AsInt64()
 	require.NoError(t, err)
 	require.Equal(t, int64(1), n, "waiter %s registered", owner)
@@ -94,12 +95,19 @@ func TestReleaseWakesOneWaiterAcrossProcesses(t *testing.T) {
 	held, err := m.Lock(barging)
 	require.NoError(t, err)
 	var got []<-chan context.Context
+	var order []string // the waiters in the order they came
 	for i, c := range cs {
 		got = append(got, waiting(t, barging, c, newMutex(t, c, name), int64(i+1)))
+		for _, id := range waiters(t, holder, m) {
+			if !slices.Contains(order, id) {
+				order = append(order, id)
+			}
+		}
 	}
-	order := waiters(t, holder, m)
 	for i, id := range order {
-		backdate(t, holder, m, id, time.Duration(len(order)-i)*time.Second) // keep the order, made explicit
+		// The order made explicit: two that registered within one
+		// millisecond (the queue's resolution) are in the order of their ids.
+		backdate(t, holder, m, id, time.Duration(len(order)-i)*time.Second)
 	}
 
 	before, w0 := snapshot(), wakes(cs)

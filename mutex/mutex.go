@@ -76,14 +76,22 @@ import (
 )
 
 var (
+	//go:embed grant.lua
+	grantLua string
 	//go:embed mx.lua
-	mxLua string
+	mxOnly string
+	// mxLua is the mutex's helpers as the scripts but unlock have them,
+	// after the shared library: the grant's (and core.FastLib, which it
+	// needs) and mx.lua's.
+	mxLua = core.FastLib + grantLua + mxOnly
 	//go:embed lockfast.lua
 	lockFast string
 	//go:embed lock.lua
 	lockLua string
 	//go:embed unlockfast.lua
 	unlockFast string
+	//go:embed handoff.lua
+	handoffLua string
 	//go:embed unlock.lua
 	unlockLua string
 	//go:embed renew.lua
@@ -92,7 +100,7 @@ var (
 	forceLua string
 
 	lockScript    = core.NewFastScript(lockFast, mxLua+lockLua)
-	unlockScript  = core.NewFastScript(unlockFast, mxLua+unlockLua)
+	unlockScript  = core.NewFastScript(unlockFast+core.FastLib+grantLua+handoffLua, mxOnly+unlockLua)
 	renewScript   = core.NewFastScript(renewLua, "")
 	forceScript   = core.NewScript(mxLua + forceLua)
 	waitingScript = core.NewScript(`
@@ -248,7 +256,7 @@ func (m *Mutex) run(ctx context.Context, owner, id string, life time.Duration, l
 	starve, hl := c.Tuned(ctx)
 	return c.Eval(ctx, unlockScript,
 		core.SubKeys(m.key, "", waiters, entries, done+id, fence),
-		[]string{owner, id, m.ch[:len(m.key)+1+len(channel)], c.PublishCmd(), core.Ms(life), msOrZero(starve), core.Ms(hl), core.Ms(c.FenceTTL), l},
+		[]string{owner, id, m.ch[:len(m.key)+1+len(channel)], c.PublishCmd(), core.Ms(life), msOrZero(starve), core.Ms(hl), core.Ms(c.FenceTTL), l, core.Ms(c.WaiterWindow)},
 	).AsInt64()
 }
 

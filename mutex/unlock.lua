@@ -3,7 +3,7 @@
 if ARGV[9] == '1' then mx_unwait(KEYS[2], KEYS[3], ARGV[1] .. ':' .. ARGV[2]) end
 local r, watch, last = ds_release_mark(KEYS[1], KEYS[4], ARGV[1], ARGV[2], ARGV[5], ul_ledger)
 if r == 1 then
-  mx_next(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[8], ARGV[3], ARGV[4], ARGV[6], ARGV[7])
+  mx_next(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[8], ARGV[3], ARGV[4], ARGV[6], ARGV[7], ARGV[10])
 elseif r == 0 and not watch then
   redis.call('PEXPIRE', KEYS[1], mx_int(last - ds_now_ms()))
 end
