@@ -359,3 +359,51 @@ func TestHandedExplicitLeaseIsConfirmed(t *testing.T) {
 	assert.LessOrEqual(t, ttl, time.Minute)
 	require.NoError(t, ma.Unlock(w))
 }
+
+// A grant to a waiter that vanished moves on within the hand-off lease,
+// whether the next waiter is nudged by the grant (it would sleep longer by
+// itself: the holder's lease is the watchdog's) or not (it tries again
+// within the hand-off lease anyway: the holder's explicit lease is shorter,
+// and the grant spares the message).
+func TestGrantToVanishedWaiterMovesOnWithinHandoffLease(t *testing.T) {
+	const hl = 300 * time.Millisecond
+	for _, tc := range []struct {
+		name   string
+		lease  time.Duration // the holder's (0: the watchdog's)
+		nudged bool
+	}{{"nudged", 0, true}, {"own timer", 250 * time.Millisecond, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			holder, gone, next := dstest.Client(t), dstest.Client(t), dstest.Client(t)
+			name := dstest.Name(t)
+			m, mg, mn := newMutex(t, holder, name), newMutex(t, gone, name), newMutex(t, next, name)
+			short := core.WithTuning(context.Background(), core.Tuning{StarveAfter: 0, HandoffLease: hl})
+			held, err := m.TryLock(short, 0, tc.lease)
+			require.NoError(t, err)
+			errc := make(chan error, 1)
+			go func() {
+				_, err := mg.Lock(short)
+				errc <- err
+			}()
+			waitForWaiters(t, holder, m, 1)
+			ghost := waiters(t, holder, m)[0]
+			gotNext := waiting(t, short, next, mn, 2)
+			backdate(t, holder, m, ghost, time.Second) // the vanished waiter is the oldest
+			dstest.Crash(gone)
+			require.ErrorIs(t, <-errc, distsync.ErrClosed)
+
+			nudges := acquire.Counters().Nudged.Load()
+			start := time.Now()
+			require.NoError(t, m.Unlock(held))
+			w := <-gotNext
+			// The bound is the hand-off lease; the margin covers a loaded
+			// machine. Without the nudge where it is needed the next waiter
+			// would sleep until the holder's watchdog lease (30 s) ended.
+			assert.Less(t, time.Since(start), hl+3*time.Second, "the next waiter holds within the hand-off lease")
+			assert.Equal(t, tc.nudged, acquire.Counters().Nudged.Load() > nudges, "nudged by the grant")
+			n, err := mn.HoldCount(w)
+			require.NoError(t, err)
+			assert.Equal(t, 1, n, "the next waiter holds")
+			require.NoError(t, mn.Unlock(w))
+		})
+	}
+}
