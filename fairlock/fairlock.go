@@ -58,10 +58,12 @@ var (
 	renewLua string
 	//go:embed forceunlock.lua
 	forceLua string
+	//go:embed fl.lua
+	flLua string
 
 	lockScript   = core.NewFastScript(core.FastLib+lockFast, core.QueueLib+lockLua)
-	unlockScript = core.NewFastScript(core.FastLib+unlockFast, core.QueueLib+unlockLua)
-	leaveScript  = core.NewScript(core.QueueLib + leaveLua)
+	unlockScript = core.NewFastScript(core.FastLib+unlockFast, core.QueueLib+flLua+unlockLua)
+	leaveScript  = core.NewScript(core.QueueLib + flLua + leaveLua)
 	renewScript  = core.NewFastScript(renewLua, "")
 	forceScript  = core.NewScript(core.QueueLib + forceLua)
 )
@@ -80,7 +82,8 @@ type FairLock struct {
 }
 
 // lock is what every fair lock's acquisitions share.
-var lock = acquire.Lock{Script: lockScript, PerAcquisition: true}
+// A release grants the lock to the head of the queue directly (fl.lua).
+var lock = acquire.Lock{Script: lockScript, Handoff: true, PerAcquisition: true, ModeInWaiter: true}
 
 // handle is a FairLock as acquire.Handle (and core.Holdable), out of the
 // FairLock's API.
@@ -104,8 +107,8 @@ func (h *handle) Release(ctx context.Context, owner, id string, life time.Durati
 	return (*FairLock)(h).release(ctx, owner, id, life)
 }
 
-func (h *handle) Leave(ctx context.Context, waiter, _ string) error {
-	return (*FairLock)(h).leave(ctx, waiter)
+func (h *handle) Leave(ctx context.Context, waiter, id string) error {
+	return (*FairLock)(h).leave(ctx, waiter, id)
 }
 
 func (h *handle) Renewal(owner string) core.Renewal {
@@ -168,11 +171,12 @@ func (f *FairLock) TryLock(ctx context.Context, wait, lease time.Duration) (cont
 	return f.s().TryLock(ctx, wait, lease)
 }
 
-// leave takes a waiter that gave up out of the queue.
-func (f *FairLock) leave(ctx context.Context, waiter string) error {
+// leave takes a waiter that gave up waiting for acquisition id out of the
+// queue, and gives back a grant a release may have handed it.
+func (f *FairLock) leave(ctx context.Context, waiter, id string) error {
 	return f.c.Eval(ctx, leaveScript,
-		[]string{f.key, f.queue, f.deadlines},
-		[]string{waiter, f.channel, f.c.PublishCmd(), f.handoff(ctx)}).Error()
+		[]string{f.key, f.queue, f.deadlines, f.mark(id), f.fence},
+		[]string{waiter, f.channel, f.c.PublishCmd(), f.handoff(ctx), core.Ms(core.ReleaseMemory), core.Ms(f.c.FenceTTL)}).Error()
 }
 
 // mark is the key of acquisition id's finished mark (ds_mark in lib.lua).
@@ -199,8 +203,8 @@ func (f *FairLock) Unlock(ctx context.Context) error { return f.s().Unlock(ctx) 
 // remembering it for life: see core.ReleaseFunc.
 func (f *FairLock) release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
 	return f.c.Eval(ctx, unlockScript,
-		[]string{f.key, f.queue, f.deadlines, f.mark(id)},
-		[]string{owner, id, f.channel, f.c.PublishCmd(), core.Ms(life), f.handoff(ctx)},
+		[]string{f.key, f.queue, f.deadlines, f.mark(id), f.fence},
+		[]string{owner, id, f.channel, f.c.PublishCmd(), core.Ms(life), f.handoff(ctx), core.Ms(f.c.FenceTTL)},
 	).AsInt64()
 }
 

@@ -36,6 +36,10 @@ type Lock struct {
 	// rather than as its owner: two waiting goroutines of one owner are two
 	// waiters, and one giving up leaves the other's registration.
 	PerAcquisition bool
+	// ModeInWaiter (with PerAcquisition) adds ':<mode><lease ms>' to the
+	// waiter id, so that a release can grant the acquisition from the id
+	// alone (fairlock/fl.lua).
+	ModeInWaiter bool
 }
 
 // WaiterID is the waiter id of acquisition id of owner, for the kinds whose
@@ -191,6 +195,9 @@ func hold(ctx context.Context, l *Lock, h Handle, owner string, wait, lease time
 	waiter := owner
 	if l.PerAcquisition {
 		waiter = WaiterID(owner, id)
+	}
+	if l.ModeInWaiter {
+		waiter += ":" + mode + leaseArg
 	}
 	w := WaitFor(c, h.Channel(), waiter, wait, func(lctx context.Context) error { return h.Leave(lctx, waiter, id) })
 	_, w.Bound = c.Tuned(ctx) // a waiter nudged as the next in line

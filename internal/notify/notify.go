@@ -307,11 +307,14 @@ func (n *Notifier) deliver(st *channel, msg string) {
 		for _, s := range st.subs {
 			switch {
 			case s.waiter == id && grant != "":
-				s.grant = grant
-				n.stats.Grants.Add(1)
-				if s.signal() {
+				// Counted even when a nudge's signal is still pending, as
+				// a wake-up is.
+				if s.grant == "" && !s.woken {
 					woke++
 				}
+				s.grant = grant
+				n.stats.Grants.Add(1)
+				s.signal()
 			case s.waiter == id:
 				// Counted even when a nudge's signal is still pending: the
 				// waiter is woken all the same (Take reports it).
@@ -402,14 +405,9 @@ func (s *Sub) Close() {
 	// A waiter that leaves without taking its wake-up (it gave up, or got
 	// what it waited for another way) passes it on, so that a message that
 	// woke only it ("n:1") still reaches a waiter that will try. A grant is
-	// not passed on: the leaving waiter's own give-back hands it on.
-	pending := false
-	select {
-	case <-s.c:
-		pending = true
-	default:
-	}
-	if s.woken || pending {
+	// not passed on: the leaving waiter's own give-back hands it on (or it
+	// holds by its own attempt); nor is a nudge.
+	if s.woken {
 		for _, o := range st.subs {
 			if o.wake() {
 				break
