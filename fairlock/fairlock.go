@@ -5,17 +5,20 @@
 //   - Waiters queue in a list, each with the end of its wait window in a
 //     sorted set, both under the lock's hash tag; windows are computed from
 //     the server clock, not the clients'.
-//   - A release wakes only the head of the queue (one message addressed to
-//     that waiter), never all waiters.
+//   - A release grants the lock to the head of the queue directly (a new
+//     hold with a fresh fencing token and the hand-off lease, a second, until
+//     its watchdog renews it) and tells it with one message addressed to it:
+//     the head holds when the message arrives, without another round trip.
 //   - A waiter that vanished (its process died while queued) is dropped when
 //     its window ends, wherever it stands, and the waiters behind it retry by
 //     then, so it cannot block the queue.
 //   - A waiter that gives up (its context ended, its wait budget was spent)
 //     leaves the queue at once, and wakes the next waiter if it was the head.
 //   - TryLock without a wait budget never queues.
-//   - A woken head keeps its place for the hand-off lease (a second): if it
-//     does not come back by then, it is dropped and the waiter after it,
-//     nudged by the same release, takes its turn.
+//   - A head that vanished keeps such a grant for the hand-off lease at
+//     most: the waiter after it, nudged by the same message, bounds its
+//     sleep by that lease and then takes the free lock. A waiter that gives
+//     up while a grant is on its way gives the grant back.
 //
 // Holds are reentrant, renewed by the Client's watchdog and carry a fencing
 // token, and ownership travels in the context, all as for the mutex: each
@@ -191,7 +194,7 @@ func (f *FairLock) handoff(ctx context.Context) string {
 
 // Unlock releases one hold count of the acquisition ctx carries (pass the
 // context Lock returned; its cancellation does not matter) and, when that
-// frees the lock, wakes the head of the queue alone. It returns nil if and
+// frees the lock, hands it to the head of the queue. It returns nil if and
 // only if the release was applied, by this call or by an earlier one whose
 // reply was lost, and ErrNotHeld if the acquisition was not held (released,
 // or its lease ended or was lost). Transient failures are retried for a few

@@ -39,17 +39,15 @@
 //
 // # Waiting and hand-off
 //
-// Waiting works like sync.Mutex across processes: waiters queue on the
-// server in arrival order, and a release wakes only the oldest (one
-// PUBLISH: one wake-up per release, whatever the number of processes).
-// While that waiter has waited less than a millisecond (sync.Mutex's
-// starvation threshold), the release frees the lock and a running owner may
-// barge in; once it has waited longer, the release grants it the lock
-// directly, with a fresh fencing token and a lease of at most a second (the
-// hand-off lease) until its watchdog renews it, and tells it so: it holds
-// without another round trip, and the longest wait stays bounded. A waiter
-// that vanished keeps such a grant at most that second, and the waiter after
-// it sleeps at most that second. See docs/how-it-works.md#waiting.
+// Waiters queue on the server in arrival order, and a release grants the
+// lock directly to the oldest: a new hold with a fresh fencing token and a
+// lease of at most a second (the hand-off lease) until its watchdog renews
+// it, told with one PUBLISH to that waiter's Client: it holds when the
+// message arrives, without another round trip, and a running owner never
+// barges in ahead of the queue. A waiter that vanished keeps such a grant at
+// most that second, and the waiter after it sleeps at most that second (the
+// grant nudges it unless it would try again within that second by itself).
+// See docs/how-it-works.md#waiting.
 //
 // # Round trips
 //
