@@ -1,10 +1,13 @@
 // Package fairlock is a reentrant distributed lock on Redis that grants in
 // strict arrival order across processes, with Redisson's RFairLock
-// semantics and its known weaknesses fixed: a release wakes only the head of
-// the queue, never all waiters; a waiter that vanished while queued is
+// semantics and its known weaknesses fixed: a release grants the lock to the
+// head of the queue directly (it holds when told, without another round
+// trip), never wakes all waiters; a waiter that vanished while queued is
 // dropped when its wait window (by the server's clock) ends, wherever it
-// stands, so it cannot block the queue; a waiter that gives up leaves the
-// queue at once; TryLock without a wait budget never queues.
+// stands, so it cannot block the queue, and a head that vanished keeps a
+// grant for the hand-off lease at most; a waiter that gives up leaves the
+// queue at once (giving back a grant on its way); TryLock without a wait
+// budget never queues.
 //
 // Holds are reentrant, renewed by the Client's watchdog and carry a fencing
 // token, and ownership travels in the context, all as for the mutex: each
@@ -44,10 +47,12 @@ var (
 	renewLua string
 	//go:embed forceunlock.lua
 	forceLua string
+	//go:embed fl.lua
+	flLua string
 
 	lockScript   = core.NewFastScript(core.FastLib+lockFast, core.QueueLib+lockLua)
-	unlockScript = core.NewFastScript(core.FastLib+unlockFast, core.QueueLib+unlockLua)
-	leaveScript  = core.NewScript(core.QueueLib + leaveLua)
+	unlockScript = core.NewFastScript(core.FastLib+unlockFast, core.QueueLib+flLua+unlockLua)
+	leaveScript  = core.NewScript(core.QueueLib + flLua + leaveLua)
 	renewScript  = core.NewFastScript(renewLua, "")
 	forceScript  = core.NewScript(core.QueueLib + forceLua)
 )
@@ -67,7 +72,8 @@ type FairLock struct {
 }
 
 // lock is what every fair lock's acquisitions share.
-var lock = acquire.Lock{Script: lockScript, PerAcquisition: true}
+// A release grants the lock to the head of the queue directly (fl.lua).
+var lock = acquire.Lock{Script: lockScript, Handoff: true, PerAcquisition: true, ModeInWaiter: true}
 
 // handle is a FairLock as acquire.Ops (and its Handle's core.Holdable):
 // what it does its own way when acquired, held and renewed, out of its API.
@@ -81,8 +87,8 @@ func (h *handle) Release(ctx context.Context, owner, id string, life time.Durati
 	return (*FairLock)(h).release(ctx, owner, id, life)
 }
 
-func (h *handle) Leave(ctx context.Context, waiter, _ string) error {
-	return (*FairLock)(h).leave(ctx, waiter)
+func (h *handle) Leave(ctx context.Context, waiter, id string) error {
+	return (*FairLock)(h).leave(ctx, waiter, id)
 }
 
 func (h *handle) Renewal(owner string) core.Renewal {
@@ -157,11 +163,12 @@ func (f *FairLock) TryLock(ctx context.Context, wait, lease time.Duration) (cont
 	return f.s().TryLock(ctx, wait, lease)
 }
 
-// leave takes a waiter that gave up out of the queue.
-func (f *FairLock) leave(ctx context.Context, waiter string) error {
+// leave takes a waiter that gave up waiting for acquisition id out of the
+// queue, and gives back a grant a release may have handed it.
+func (f *FairLock) leave(ctx context.Context, waiter, id string) error {
 	return f.c.Eval(ctx, leaveScript,
-		[]string{f.key, f.queue, f.deadlines},
-		[]string{waiter, f.channel, f.c.PublishCmd(), f.handoff(ctx)}).Error()
+		[]string{f.key, f.queue, f.deadlines, f.mark(id), f.fence},
+		[]string{waiter, f.channel, f.c.PublishCmd(), f.handoff(ctx), core.Ms(core.ReleaseMemory)}).Error()
 }
 
 // mark is the key of acquisition id's finished mark (ds_mark in lib.lua).
@@ -175,7 +182,7 @@ func (f *FairLock) handoff(context.Context) string {
 
 // Unlock releases one hold count of the acquisition ctx carries (pass the
 // context Lock returned; its cancellation does not matter) and, when that
-// frees the lock, wakes the head of the queue alone. It returns nil if and
+// frees the lock, hands it to the head of the queue. It returns nil if and
 // only if the release was applied, by this call or by an earlier one whose
 // reply was lost, and ErrNotHeld if the acquisition was not held (released,
 // or its lease ended or was lost). Transient failures are retried for a few
@@ -187,7 +194,7 @@ func (f *FairLock) Unlock(ctx context.Context) error { return f.s().Unlock(ctx) 
 // remembering it for life: see core.ReleaseFunc.
 func (f *FairLock) release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
 	return f.c.Eval(ctx, unlockScript,
-		[]string{f.key, f.queue, f.deadlines, f.mark(id)},
+		[]string{f.key, f.queue, f.deadlines, f.mark(id), f.fence},
 		[]string{owner, id, f.channel, f.c.PublishCmd(), core.Ms(life), f.handoff(ctx)},
 	).AsInt64()
 }

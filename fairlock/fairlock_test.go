@@ -310,10 +310,11 @@ func queue(t *testing.T, c *distsync.Client, f *fairlock.FairLock) []string {
 }
 
 // waiterOwners returns the owners of waiter ids: a waiter is one
-// acquisition of its owner, "<owner>:<acquisition id>".
+// acquisition of its owner, "<owner>:<acquisition id>:<mode><lease ms>".
 func waiterOwners(ids []string) []string {
 	owners := make([]string, len(ids))
-	for i, id := range ids {
+	for i, id := range ids { // '<owner>:<acquisition id>:<mode><lease ms>'
+		id = id[:strings.LastIndexByte(id, ':')]
 		owners[i] = id[:strings.LastIndexByte(id, ':')]
 	}
 	return owners
@@ -347,4 +348,69 @@ func queueGhost(t *testing.T, c *distsync.Client, f *fairlock.FairLock, d time.D
 		require.NoError(t, rc.Do(ctx, cmd).Error())
 	}
 	return ghost
+}
+
+// A release grants the lock to the head of the queue: the head holds when
+// the message arrives, without an attempt, under a newer fencing token.
+func TestReleaseGrantsHead(t *testing.T) {
+	// Not parallel: it reads the process-wide counters of the acquire loop.
+	holder, other := dstest.Client(t), dstest.Client(t)
+	name := dstest.Name(t)
+	f, fo := newFair(t, holder, name), newFair(t, other, name)
+	held, err := f.Lock(context.Background())
+	require.NoError(t, err)
+	tok0, err := f.Token(held)
+	require.NoError(t, err)
+	got := lockQueued(t, fo, 1)
+	stats := acquire.Counters()
+	attempts, handed := stats.Attempts.Load(), stats.Handed.Load()
+	require.NoError(t, f.Unlock(held))
+	h := <-got
+	assert.Equal(t, attempts, stats.Attempts.Load(), "no attempt after the release")
+	assert.Equal(t, handed+1, stats.Handed.Load(), "handed the lock")
+	tok, err := fo.Token(h)
+	require.NoError(t, err)
+	assert.Greater(t, tok, tok0)
+	ttl, err := fo.TTL(h)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, ttl, core.DefaultHandoffLease, "the hand-off's lease, until its renewal")
+	require.NoError(t, fo.Unlock(h))
+	assert.Empty(t, dstest.Keys(t, holder, f.Key()+"*"), "nothing left: the fencing counter is the slot's")
+}
+
+// A waiter that gives up while a release may be granting it the lock
+// leaves nothing held: its leave gives back a grant made meanwhile. The
+// release and the give-up race on purpose.
+func TestWaiterGivingUpWhileGrantedLeavesNothingHeld(t *testing.T) {
+	t.Parallel()
+	holder, wc := dstest.Client(t), dstest.Client(t)
+	name := dstest.Name(t)
+	f, fw := newFair(t, holder, name), newFair(t, wc, name)
+	for i := range 30 {
+		held, err := f.Lock(context.Background())
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		type result struct {
+			ctx context.Context
+			err error
+		}
+		res := make(chan result, 1)
+		go func() {
+			h, err := fw.Lock(ctx)
+			res <- result{h, err}
+		}()
+		waitForQueue(t, f, 1)
+		go cancel()
+		require.NoError(t, f.Unlock(held))
+		r := <-res
+		if r.err == nil {
+			require.NoError(t, fw.Unlock(r.ctx), "round %d", i)
+			continue
+		}
+		require.ErrorIs(t, r.err, context.Canceled, "round %d", i)
+		n, err := f.Holders(context.Background())
+		require.NoError(t, err)
+		assert.Zero(t, n, "round %d: the waiter that gave up holds nothing", i)
+		assert.Empty(t, queue(t, holder, f), "round %d: nor waits", i)
+	}
 }

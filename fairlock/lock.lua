@@ -25,4 +25,6 @@ if redis.call('EXISTS', KEYS[1]) == 0 and (not head or head == ARGV[3]) then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return {tok, 1}
 end
-return dsq_refuse(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[4], now)
+local r = dsq_refuse(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[4], now)
+r[3] = now -- for a grant that follows (acquire.Lock.Handoff)
+return r

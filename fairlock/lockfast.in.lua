@@ -3,16 +3,17 @@
 -- queue is empty.
 -- KEYS[1] H  KEYS[2] Q  KEYS[3] D (see lock.lua)  KEYS[4] the fencing counter (Core.FenceKey)
 -- KEYS[5] the acquisition's finished mark (ds_mark)
--- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] waiter id ('' when the caller
--- will not wait: it is then never queued)  ARGV[4] waiter window ms
+-- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] waiter id (fl.lua; '' when the
+-- caller will not wait: it is then never queued)  ARGV[4] waiter window ms
 -- ARGV[5] unused ('')  ARGV[6] acquisition id
 -- ARGV[7] 'w' (the watchdog renews it) or 'e' (an explicit lease)
 -- Reply: {token, hold count} when acquired or re-entered, or when this
 --        acquisition was granted before (a repeated attempt: its lease is
 --        then renewed from now, as a new grant's would be, so the caller
 --        may count it from this attempt's send);
---        {0, ms after which to try again} when refused; a queued waiter must
---        try again by then to keep its place;
+--        {0, ms after which to try again, server ms} when refused; a queued
+--        waiter must try again by then to keep its place, unless a release
+--        grants it the lock first (fl.lua);
 --        {-2, 0} when the acquisition was released or given up before.
 -- A re-entry never shortens the lease (see the mutex).
 --

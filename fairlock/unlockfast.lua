@@ -1,11 +1,13 @@
--- Release one acquisition, by its id; when it was the owner's last, delete
--- the lock and wake the head of the queue (one message, to that waiter
--- only). When the owner still holds but no acquisition left is renewed by
--- the watchdog, the lease falls to the latest explicit end left.
+-- Release one acquisition, by its id; when it was the owner's last, hand
+-- the lock to the head of the queue (fl_handon in fl.lua: one message, to
+-- that waiter only, which holds when it arrives). When the owner still
+-- holds but no acquisition left is renewed by the watchdog, the lease falls
+-- to the latest explicit end left.
 -- KEYS[1] H  KEYS[2] Q  KEYS[3] D  KEYS[4] the acquisition's finished mark
+-- KEYS[5] the fencing counter
 -- ARGV[1] owner  ARGV[2] acquisition id  ARGV[3] channel
 -- ARGV[4] publish command (PUBLISH or SPUBLISH)  ARGV[5] ms to remember the release
--- ARGV[6] the hand-off lease ms (dsq_wake)
+-- ARGV[6] the hand-off lease ms
 -- Reply: see ds_release (lib.lua): 1, 0, 2 released; -1 not held.
 --
 -- The common case comes first, before the helpers are defined: the owner's

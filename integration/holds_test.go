@@ -67,7 +67,7 @@ var lockKinds = []lockKind{
 		f, err := c.FairLock(name)
 		require.NoError(t, err)
 		return f
-	}, "Acquire or re-enter the fair lock", "wake the head of the queue (one message, to that waiter"},
+	}, "Acquire or re-enter the fair lock", "hand\n-- the lock to the head of the queue (fl_handon"},
 	{"rwlock-write", func(t *testing.T, c *distsync.Client, name string) lockish {
 		rw, err := c.RWLock(name)
 		require.NoError(t, err)

@@ -2,6 +2,7 @@ package mutex_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -58,7 +59,7 @@ func backdate(t *testing.T, c *distsync.Client, m *mutex.Mutex, owner string, ag
 	now, err := rc.Do(ctx, rc.B().Time().Build()).AsStrSlice()
 	require.NoError(t, err)
 	sec, _ := strconv.ParseInt(now[0], 10, 64)
-	score := float64(sec*1000 - age.Milliseconds())
+	score := float64(sec*1000000 - age.Microseconds())
 	n, err := rc.Do(ctx, rc.B().Zadd().Key(m.Key()+":waiters").Xx().Ch().ScoreMember().ScoreMember(score, owner).Build()).AsInt64()
 	require.NoError(t, err)
 	require.Equal(t, int64(1), n, "waiter %s registered", owner)
@@ -109,12 +110,19 @@ func TestReleaseWakesOneWaiterAcrossProcesses(t *testing.T) {
 	held, err := m.Lock(ctx)
 	require.NoError(t, err)
 	var got []<-chan context.Context
+	var order []string // the waiters in the order they came
 	for i, c := range cs {
 		got = append(got, waiting(t, ctx, c, ms[i], int64(i+1)))
+		for _, id := range waiters(t, holder, m) {
+			if !slices.Contains(order, id) {
+				order = append(order, id)
+			}
+		}
 	}
-	order := waiters(t, holder, m)
 	for i, id := range order {
-		backdate(t, holder, m, id, time.Duration(len(order)-i)*time.Second) // keep the order, made explicit
+		// The order made explicit: two that registered within one
+		// millisecond (the queue's resolution) are in the order of their ids.
+		backdate(t, holder, m, id, time.Duration(len(order)-i)*time.Second)
 	}
 
 	before, w0 := snapshot(), wakes(cs)
@@ -374,4 +382,53 @@ func TestHandedExplicitLeaseIsConfirmed(t *testing.T) {
 	assert.Greater(t, ttl, hl, "extended to the explicit lease")
 	assert.LessOrEqual(t, ttl, time.Minute)
 	require.NoError(t, ma.Unlock(w))
+}
+
+// A grant to a waiter that vanished moves on within the hand-off lease,
+// whether the next waiter is nudged by the grant (it would sleep longer by
+// itself: the holder's lease is the watchdog's) or not (it tries again
+// within the hand-off lease anyway: the holder's explicit lease is shorter,
+// and the grant spares the message).
+func TestGrantToVanishedWaiterMovesOnWithinHandoffLease(t *testing.T) {
+	const hl = 300 * time.Millisecond
+	for _, tc := range []struct {
+		name   string
+		lease  time.Duration // the holder's (0: the watchdog's)
+		nudged bool
+	}{{"nudged", 0, true}, {"own timer", 250 * time.Millisecond, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			holder, gone, next := dstest.Client(t), dstest.Client(t), dstest.Client(t)
+			name := dstest.Name(t)
+			m, mg, mn := newMutex(t, holder, name), newMutex(t, gone, name), newMutex(t, next, name)
+			tune(starving, hl, m, mg, mn)
+			short := context.Background()
+			held, err := m.TryLock(short, 0, tc.lease)
+			require.NoError(t, err)
+			errc := make(chan error, 1)
+			go func() {
+				_, err := mg.Lock(short)
+				errc <- err
+			}()
+			waitForWaiters(t, holder, m, 1)
+			ghost := waiters(t, holder, m)[0]
+			gotNext := waiting(t, short, next, mn, 2)
+			backdate(t, holder, m, ghost, time.Second) // the vanished waiter is the oldest
+			dstest.Crash(gone)
+			require.ErrorIs(t, <-errc, distsync.ErrClosed)
+
+			nudges := acquire.Counters().Nudged.Load()
+			start := time.Now()
+			require.NoError(t, m.Unlock(held))
+			w := <-gotNext
+			// The bound is the hand-off lease; the margin covers a loaded
+			// machine. Without the nudge where it is needed the next waiter
+			// would sleep until the holder's watchdog lease (30 s) ended.
+			assert.Less(t, time.Since(start), hl+3*time.Second, "the next waiter holds within the hand-off lease")
+			assert.Equal(t, tc.nudged, acquire.Counters().Nudged.Load() > nudges, "nudged by the grant")
+			n, err := mn.HoldCount(w)
+			require.NoError(t, err)
+			assert.Equal(t, 1, n, "the next waiter holds")
+			require.NoError(t, mn.Unlock(w))
+		})
+	}
 }

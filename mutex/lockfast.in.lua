@@ -12,17 +12,50 @@
 --        acquisition was granted before (a repeated attempt, or the
 --        confirmation of a hand-off: it extends the lease to the full one);
 --        {0, remaining lease ms (-1: no expiry), server ms} when another
---        owner holds it (a waiter is registered: mx_wait);
+--        owner holds it (a waiter is registered, see below);
 --        {-2, 0} when the acquisition was released or given up before.
 -- The key of another kind of primitive is refused (WRONGKIND).
 --
--- The common case comes first, before the helpers are defined (a run that
--- returns here pays nothing for them): a free lock that nobody waits for,
--- asked for by a caller not registered as a waiter, by an acquisition not
--- finished before. One EXISTS covers the lock, the finished mark and the
--- waiters; then the token, the HSET and PEXPIRE of the hold.
--- Anything else goes on to the full path below the helpers.
-if ARGV[3] == '' and redis.call('EXISTS', KEYS[1], KEYS[5], KEYS[3]) == 0 then
+-- The common cases come first, before the helpers are defined (a run that
+-- returns in them pays nothing for them).
+--
+-- A waiter's attempt while another owner holds the lock, not finished
+-- before: it registers in the waiters of mx.lua (Q, E) and is refused. Its
+-- first registration keeps its place (to the microsecond: two waiters that
+-- come within a millisecond stay in order); its entry says when it will try
+-- again by itself (its end less the window: a release that finds that late
+-- enough needs no nudge, mx.lua), with a lock without expiry counted as half
+-- a window. The lock is marked as waited for ('#q'): its release then hands
+-- it on (unlockfast.lua). Q and E expire together, never earlier than a
+-- registration's end.
+local v -- what a waiter read of the lock: {its hold count, '#k', '#q'}
+if ARGV[3] ~= '' then
+  v = redis.call('HMGET', KEYS[1], ARGV[1], '#k', '#q')
+  if v[2] == 'mutex' and not v[1] and redis.call('EXISTS', KEYS[5]) == 0 then
+    local t = redis.call('TIME')
+    local now = ds_ms(t)
+    local ttl = redis.call('PTTL', KEYS[1])
+    local span = ttl
+    if span < 0 then span = math.floor(tonumber(ARGV[4]) / 2) end
+    span = span + tonumber(ARGV[4])
+    if not v[3] then redis.call('HSET', KEYS[1], '#q', 1) end
+    redis.call('ZADD', KEYS[3], 'NX', ds_int(ds_us(t)), ARGV[3])
+    redis.call('HSET', KEYS[4], ARGV[3], ds_int(now + span) .. ' ' .. ARGV[6] .. ' ' .. ARGV[7] .. ' ' .. ARGV[2])
+    if redis.call('PTTL', KEYS[4]) < span then
+      redis.call('PEXPIRE', KEYS[3], span)
+      redis.call('PEXPIRE', KEYS[4], span)
+    end
+    return {0, ttl, now}
+  end
+end
+-- An attempt on a free lock that nobody waits for (so the caller is not
+-- registered as a waiter either), by an acquisition not finished before.
+-- One EXISTS covers the lock, the finished mark and the waiters; then the
+-- token, the HSET and PEXPIRE of the hold. Anything else goes on to the
+-- full path below the helpers. A waiter (ARGV[3] set) asks first whether
+-- another owner holds the lock (see above), and only when the lock is not
+-- there goes on to this case.
+if not (v and v[2]) and redis.call('EXISTS', KEYS[1], KEYS[5], KEYS[3]) == 0 then
   local t = redis.call('TIME')
   local tok, s = ds_token(KEYS[2], t)
   local e = 'w'

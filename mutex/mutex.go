@@ -33,14 +33,22 @@ import (
 )
 
 var (
+	//go:embed grant.lua
+	grantLua string
 	//go:embed mx.lua
-	mxLua string
+	mxOnly string
+	// mxLua is the mutex's helpers as the scripts but unlock have them,
+	// after the shared library: the grant's (grant.lua, generated from
+	// grant.in.lua with lib.lua's helpers inlined) and mx.lua's.
+	mxLua = grantLua + mxOnly
 	//go:embed lockfast.lua
 	lockFast string
 	//go:embed lock.lua
 	lockLua string
 	//go:embed unlockfast.lua
 	unlockFast string
+	//go:embed handoff.lua
+	handoffLua string
 	//go:embed unlock.lua
 	unlockLua string
 	//go:embed renew.lua
@@ -49,7 +57,7 @@ var (
 	forceLua string
 
 	lockScript    = core.NewFastScript(lockFast, mxLua+lockLua)
-	unlockScript  = core.NewFastScript(unlockFast, mxLua+unlockLua)
+	unlockScript  = core.NewFastScript(unlockFast+grantLua+handoffLua, mxOnly+unlockLua)
 	renewScript   = core.NewFastScript(renewLua, "")
 	forceScript   = core.NewScript(mxLua + forceLua)
 	waitingScript = core.NewScript(`
@@ -210,7 +218,7 @@ func (m *Mutex) run(ctx context.Context, owner, id string, life time.Duration, l
 	keys := core.SubKeys(m.key, "", waiters, entries, done+id, "")
 	keys[4] = m.fence
 	return c.Eval(ctx, unlockScript, keys,
-		[]string{owner, id, m.ch[:len(m.key)+1+len(channel)], c.PublishCmd(), core.Ms(life), msOrZero(starve), core.Ms(hl), "", l, tag, ctl},
+		[]string{owner, id, m.ch[:len(m.key)+1+len(channel)], c.PublishCmd(), core.Ms(life), msOrZero(starve), core.Ms(hl), "", l, tag, ctl, core.Ms(c.WaiterWindow)},
 	).AsInt64()
 }
 

@@ -1,11 +1,11 @@
 -- Helpers of the mutex's scripts, placed after the shared library and
--- before each script's body.
+-- grant.lua, before each script's body.
 --
 -- The mutex's waiters, under the lock's hash tag. A waiter is an
 -- acquisition, not an owner: its id is '<owner>:<acquisition id>', so two
 -- waiting acquisitions of one owner have two entries, and one giving up
 -- never takes away the other's entry or wake-up.
---   Q a sorted set: waiter id -> server ms of its first
+--   Q a sorted set: waiter id -> server µs of its first
 --     registration, so the oldest waiter comes first and a waiter that
 --     registers again (it was woken and beaten to the lock) keeps its place
 --   E a hash: waiter id -> '<end> <acquisition id> <mode> <lease ms>' and,
@@ -13,35 +13,19 @@
 --     at <end> (its process may have died), or when it was woken more than a
 --     hand-off lease ago and has not come back (registering again clears
 --     the mark).
--- A release wakes one waiter across all processes, the oldest, with
--- 'w:<id> <next>'; once the oldest has waited too long it grants the lock
--- to it directly ('g:<id> <acquisition id> <token> <server ms> <next>').
--- <next> is the waiter after it ('-' when none): that waiter's process
--- bounds its sleep by a hand-off lease, so a chosen waiter that vanished
--- delays the others by at most that. Messages go to the channel of the
--- waiter's Client only ('<channel>:<client id>', the part of a waiter id
--- before its first ':'), so other processes do not even receive them; a
--- next waiter of another Client gets its own 'w:- <next>'.
-
--- The owner of waiter id, which waits for acquisition acq.
-local function mx_owner(id, acq)
-  if string.sub(id, -#acq - 1) == ':' .. acq then return string.sub(id, 1, -#acq - 2) end
-  return id
-end
-
--- Publish msg to the Client of waiter id.
-local function mx_tell(pub, channel, id, msg)
-  redis.call(pub, channel .. ':' .. string.match(id, '^[^:]*'), msg)
-end
-
--- Tell waiter id (msg) and nudge next, with one message when both wait in
--- the same Client.
-local function mx_tell_both(pub, channel, id, next, msg)
-  mx_tell(pub, channel, id, msg)
-  if next ~= '-' and string.match(next, '^[^:]*') ~= string.match(id, '^[^:]*') then
-    mx_tell(pub, channel, next, 'w:- ' .. next)
-  end
-end
+-- A release grants the lock to the oldest waiter directly ('g:<id>
+-- <acquisition id> <token> <server ms> <next>', mx_grant in grant.lua): it
+-- holds when the message arrives. With a starvation threshold (starve > 0,
+-- sync.Mutex's mode) a release whose oldest waiter is younger frees the
+-- lock and wakes that one only ('w:<id> <next>'), so a running owner may
+-- barge in. <next> is the waiter after it ('-' when none): that waiter's
+-- process bounds its sleep by a hand-off lease, so a chosen waiter that
+-- vanished delays the others by at most that; a grant leaves it out when
+-- that waiter tries again by itself within the lease anyway (mx_nudge).
+-- Messages go to the channel of the waiter's Client only ('<channel>:<client
+-- id>', the part of a waiter id before its first ':'), so other processes do
+-- not even receive them; a next waiter of another Client gets its own
+-- 'w:- <next>'.
 
 -- Mark the lock h as one whose release must look for waiters ('#q'), when
 -- the waiter queue q exists: a lock without the mark was never waited for
@@ -51,15 +35,18 @@ local function mx_flag(h, q)
 end
 
 -- Register waiter id, waiting for acquisition acq (mode, lease ms) of the
--- lock h, held by another owner, until its remaining lease ttl (may be
--- negative: unknown) plus window ms; h is marked as waited for ('#q') unless
--- flagged says it is.
+-- lock h, held by another owner, until its remaining lease ttl (negative:
+-- unknown, counted as half a window) plus window ms; h is marked as waited
+-- for ('#q') unless flagged says it is. The full path's copy of the
+-- registration in lockfast.lua (a hash without a kind marker gets here).
 local function mx_wait(h, q, e, id, ttl, window, acq, mode, lease, flagged)
   local now = ds_now_ms()
-  if ttl < 0 then ttl = 0 end
+  if ttl < 0 then ttl = math.floor(tonumber(window) / 2) end
   local span = ttl + tonumber(window)
   if not flagged then redis.call('HSET', h, '#q', 1) end
-  redis.call('ZADD', q, 'NX', now, id)
+  -- Queued to the server's microsecond: ties by Client id would unsettle
+  -- the order.
+  redis.call('ZADD', q, 'NX', ds_int(ds_us(ds_clock())), id)
   redis.call('HSET', e, id, ds_int(now + span) .. ' ' .. acq .. ' ' .. mode .. ' ' .. lease)
   ds_extend(q, span)
   ds_extend(e, span)
@@ -74,12 +61,11 @@ end
 -- then being inf: nobody is granted it): hand it on. With nobody
 -- waiting it is deleted (one ZRANGE more than a plain DEL). Otherwise the
 -- oldest live waiter is chosen: when it registered at least starve ms ago
--- the lock is granted to it (a new hold with a fresh fencing token, its
--- acquisition in the ledger, a lease of at most hl ms until it renews, and
--- the waiters flag when others wait), else
+-- (by default always: starve 0) the lock is granted to it (mx_grant), else
 -- the lock is deleted and that waiter alone is woken, so a running owner may
--- barge in first. Returns 'g', 'w' or '' (nobody was told).
-local function mx_next(h, q, e, fence, fencettl, channel, pub, starve, hl) -- fencettl: unused
+-- barge in first. window (nil: unknown) is the waiters' window, for
+-- mx_nudge. Returns 'g', 'w' or '' (nobody was told).
+local function mx_next(h, q, e, fence, fencettl, channel, pub, starve, hl, window) -- fencettl: unused
   local now
   hl = tonumber(hl)
   for _ = 1, 64 do
@@ -88,7 +74,8 @@ local function mx_next(h, q, e, fence, fencettl, channel, pub, starve, hl) -- fe
     now = now or ds_now_ms()
     local id, since = two[1], tonumber(two[2])
     local after = two[3] or '-'
-    local entry = redis.call('HGET', e, id)
+    local es = redis.call('HMGET', e, id, after)
+    local entry = es[1]
     local fend, acq, mode, lease, woken
     if entry then
       fend, acq, mode, lease, woken = string.match(entry, '^(%S+) (%S+) (%S+) (%S+) ?(%S*)$')
@@ -96,22 +83,11 @@ local function mx_next(h, q, e, fence, fencettl, channel, pub, starve, hl) -- fe
     if not fend or tonumber(fend) <= now or (woken ~= '' and tonumber(woken) + hl <= now) then
       redis.call('ZREM', q, id)
       redis.call('HDEL', e, id)
-    elseif now - since >= tonumber(starve) then
-      local tok, s = ds_token(fence, ds_clock())
-      local ttl = hl
-      if mode ~= 'w' then ttl = math.min(ttl, tonumber(lease)) end
+    elseif ds_us(ds_clock()) - since >= tonumber(starve) * 1000 then
       redis.call('DEL', h)
-      local owner = mx_owner(id, acq)
-      local grant = acq .. '=' .. ds_end(now, mode, lease)
-      if after ~= '-' then -- others wait: the new hold's release looks for them
-        redis.call('HSET', h, owner, 1, '#t', s, '#k', 'mutex', '#a:' .. owner, grant, '#q', 1)
-      else
-        redis.call('HSET', h, owner, 1, '#t', s, '#k', 'mutex', '#a:' .. owner, grant)
-      end
-      redis.call('PEXPIRE', h, ds_int(ttl))
       redis.call('ZREM', q, id)
       redis.call('HDEL', e, id)
-      mx_tell_both(pub, channel, id, after, 'g:' .. id .. ' ' .. acq .. ' ' .. s .. ' ' .. ds_int(now) .. ' ' .. after)
+      mx_grant(h, fence, channel, pub, hl, ds_clock(), now, id, acq, mode, lease, after, mx_nudge(es[2], now, hl, window))
       return 'g'
     else
       redis.call('DEL', h)

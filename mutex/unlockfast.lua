@@ -16,31 +16,53 @@
 -- release by id (ds_release_mark)  ARGV[11] '' for the acquisition's own
 -- release; for a release by id, the prefix of the Clients' control
 -- channels, where the holder is told (ds_tell_taken)
+-- ARGV[12] the waiters' window ms (for mx_nudge)
 -- Reply: see ds_release (lib.lua): 1, 0, 2 released (2: by this releaser,
 -- before); -1 not held (by another releaser's release, too).
 --
 -- The common case comes first, before the helpers are defined: the
 -- owner's only acquisition is released and no waiter ever registered while
--- the lock lived (no '#q' in the lock: lock.lua). One HMGET of the ledger
--- and the flag, the DEL and the finished mark (TIME too for an explicit
--- lease, to check that it has not ended). Anything else goes on to the full
--- path below the helpers, as does a release by id.
+-- the lock lived (no '#q' in the lock: lockfast.lua). One HMGET of the
+-- ledger and the flag, the DEL and the finished mark (TIME too for an
+-- explicit lease, to check that it has not ended). When waiters registered,
+-- the same, and the oldest waiter is granted the lock (handoff.lua, after
+-- the few helpers it needs) when it is live and its turn has come: one
+-- ZRANGE of the two oldest, one HMGET of their entries. Anything else (a
+-- waiter to drop, one young enough to wake only, another acquisition of
+-- the owner left, a release by id) goes on to the full path below the
+-- helpers, which has changed nothing yet.
 local ul_ledger -- the owner's ledger read here (false: none), for the full path
+local ul_grant  -- the oldest waiter to grant the lock to (handoff.lua): {id, entry fields, next, its entry, TIME, ms}
 if ARGV[9] ~= '1' and ARGV[11] == '' then
   local v = redis.call('HMGET', KEYS[1], '#a:' .. ARGV[1], '#q')
   ul_ledger = v[1]
   local n = #ARGV[2]
-  if v[1] and not v[2] and string.sub(v[1], 1, n + 1) == ARGV[2] .. '=' then
+  if v[1] and string.sub(v[1], 1, n + 1) == ARGV[2] .. '=' then
     local e = string.sub(v[1], n + 2)
-    local live = e == 'w'
+    local live, t = e == 'w', nil
     if not live and string.find(e, '^%d+$') then
-      local t = redis.call('TIME')
+      t = redis.call('TIME')
       live = tonumber(e) > (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+    end
+    if live and v[2] then
+      local two = redis.call('ZRANGE', KEYS[2], 0, 1, 'WITHSCORES')
+      if #two > 0 then
+        t = t or redis.call('TIME')
+        local now = (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+        local after = two[3] or '-'
+        local es = redis.call('HMGET', KEYS[3], two[1], after)
+        local fend, acq, mode, lease, woken = string.match(es[1] or '', '^(%S+) (%S+) (%S+) (%S+) ?(%S*)$')
+        if fend and tonumber(fend) > now and woken == '' and (tonumber(t[1]) * 1000000 + tonumber(t[2])) - tonumber(two[2]) >= tonumber(ARGV[6]) * 1000 then
+          ul_grant = {two[1], acq, mode, lease, after, es[2], t, now}
+        else
+          live = false
+        end
+      end
     end
     if live then
       redis.call('DEL', KEYS[1])
       redis.call('SET', KEYS[4], '1', 'PX', ARGV[5])
-      return 1
+      if not ul_grant then return 1 end
     end
   end
 end

@@ -35,6 +35,10 @@ type Lock struct {
 	// rather than as its owner: two waiting goroutines of one owner are two
 	// waiters, and one giving up leaves the other's registration.
 	PerAcquisition bool
+	// ModeInWaiter (with PerAcquisition) adds ':<mode><lease ms>' to the
+	// waiter id, so that a release can grant the acquisition from the id
+	// alone (fairlock/fl.lua).
+	ModeInWaiter bool
 }
 
 // WaiterID is the waiter id of acquisition id of owner, for the kinds whose
@@ -174,6 +178,9 @@ func (a *attempt) hold(ctx context.Context, wait time.Duration) (context.Context
 	a.waiter = a.owner
 	if h.Lock.PerAcquisition {
 		a.waiter = WaiterID(a.owner, a.id)
+	}
+	if h.Lock.ModeInWaiter {
+		a.waiter += ":" + mode + leaseArg
 	}
 	w := WaitFor(c, h.Channel, a.waiter, wait, a.leave)
 	w.Bound = c.HandoffLease // a waiter nudged as the next in line

@@ -38,7 +38,8 @@ type Config struct {
 	Log         *slog.Logger
 	// StarveAfter is how long the oldest waiter of a mutex may wait before a
 	// release grants the lock to it directly instead of letting a running
-	// owner barge in (sync.Mutex's starvation mode). 0: DefaultStarveAfter.
+	// owner barge in (sync.Mutex's starvation mode). 0: DefaultStarveAfter,
+	// which grants always.
 	StarveAfter time.Duration
 	// HandoffLease bounds the lease of a lock a release granted to a waiter
 	// until the waiter's renewal (or confirmation) extends it: a waiter that
@@ -54,7 +55,7 @@ type Config struct {
 
 // Defaults of Config's hand-off settings.
 const (
-	DefaultStarveAfter  = time.Millisecond // sync.Mutex's starvation threshold
+	DefaultStarveAfter  = 0 // a release grants the lock to a queued waiter always
 	DefaultHandoffLease = time.Second
 )
 

@@ -2,7 +2,7 @@
 -- script's own body, so the helpers live in one place. Time is always the
 -- server's (TIME); nothing here trusts a client clock.
 --
--- ds_int, ds_ms and ds_token are also inlined into the common cases that run
+-- ds_int, ds_ms, ds_us and ds_token are also inlined into the common cases that run
 -- before this library is defined (X.in.lua -> X.lua, by go generate
 -- ./internal/core; luagen/inline.go): keep them as they are written here, a
 -- one-line return, or a body whose only return is its last line.
@@ -15,6 +15,11 @@ end
 -- Server time in milliseconds of t, a TIME reply.
 local function ds_ms(t)
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- Server time in microseconds of t, a TIME reply.
+local function ds_us(t)
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 
 -- The server's TIME, read at most once per script run (TIME costs a call;

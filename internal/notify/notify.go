@@ -22,6 +22,7 @@ package notify
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,7 +64,8 @@ type Notifier struct {
 type channel struct {
 	name    string
 	subs    []*Sub
-	active  chan struct{} // closed once the server confirmed the subscription
+	named   map[string][]*Sub // subs by waiter id ("" left out): 'w:' and 'g:' find theirs without a scan
+	active  chan struct{}     // closed once the server confirmed the subscription
 	isUp    bool
 	failed  chan struct{} // closed when subscribing failed before it was ever up
 	err     error
@@ -144,7 +146,7 @@ func (n *Notifier) subscribe(ctx context.Context, name, waiter string, classic b
 		st.linger = nil
 	}
 	s := &Sub{n: n, ch: st, waiter: waiter, c: make(chan struct{}, 1)}
-	st.subs = append(st.subs, s)
+	st.add(s)
 	n.mu.Unlock()
 
 	select {
@@ -174,7 +176,7 @@ func (n *Notifier) Join(name, waiter string) core.Subscription {
 		st.linger = nil
 	}
 	s := &Sub{n: n, ch: st, waiter: waiter, c: make(chan struct{}, 1)}
-	st.subs = append(st.subs, s)
+	st.add(s)
 	return s
 }
 
@@ -306,28 +308,34 @@ func (n *Notifier) deliver(st *channel, msg string) {
 		if msg[0] == 'g' && len(f) > 2 {
 			grant = strings.Join(f[1:len(f)-1], " ")
 		}
-		for _, s := range st.subs {
-			switch {
-			case s.waiter == id && grant != "":
+		for _, s := range st.named[id] {
+			if grant != "" {
+				// Counted even when a nudge's signal is still pending, as
+				// a wake-up is.
+				if s.grant == "" && !s.woken {
+					woke++
+				}
 				if s.grant != "" && id == core.ControlWaiter {
 					// Control messages name holds taken over: the
 					// subscriber takes them all (core.takenOver).
-					grant = s.grant + " " + grant
+					s.grant += " " + grant
+				} else {
+					s.grant = grant
 				}
-				s.grant = grant
 				n.stats.Grants.Add(1)
-				if s.signal() {
-					woke++
-				}
-			case s.waiter == id:
-				// Counted even when a nudge's signal is still pending: the
-				// waiter is woken all the same (Take reports it).
-				if !s.woken {
-					woke++
-				}
-				s.woken = true
 				s.signal()
-			case s.waiter == next && next != "-":
+				continue
+			}
+			// Counted even when a nudge's signal is still pending: the
+			// waiter is woken all the same (Take reports it).
+			if !s.woken {
+				woke++
+			}
+			s.woken = true
+			s.signal()
+		}
+		if next != "-" && next != id {
+			for _, s := range st.named[next] {
 				s.nudged = true
 				n.stats.Nudges.Add(1)
 				s.signal()
@@ -354,6 +362,36 @@ func (n *Notifier) deliver(st *channel, msg string) {
 		}
 	}
 	n.stats.Wakes.Add(woke)
+}
+
+// add registers s on the channel; n.mu is held.
+func (st *channel) add(s *Sub) {
+	st.subs = append(st.subs, s)
+	if s.waiter != "" {
+		if st.named == nil {
+			st.named = map[string][]*Sub{}
+		}
+		st.named[s.waiter] = append(st.named[s.waiter], s)
+	}
+}
+
+// remove unregisters s; n.mu is held.
+func (st *channel) remove(s *Sub) {
+	if i := slices.Index(st.subs, s); i >= 0 {
+		st.subs = slices.Delete(st.subs, i, i+1)
+	}
+	if s.waiter == "" {
+		return
+	}
+	named := st.named[s.waiter]
+	if i := slices.Index(named, s); i >= 0 {
+		named = slices.Delete(named, i, i+1)
+	}
+	if len(named) == 0 {
+		delete(st.named, s.waiter)
+	} else {
+		st.named[s.waiter] = named
+	}
 }
 
 // wake marks the waiter woken and signals it; false when a signal was
@@ -400,23 +438,13 @@ func (s *Sub) Close() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	st := s.ch
-	for i, o := range st.subs {
-		if o == s {
-			st.subs = append(st.subs[:i], st.subs[i+1:]...)
-			break
-		}
-	}
+	st.remove(s)
 	// A waiter that leaves without taking its wake-up (it gave up, or got
 	// what it waited for another way) passes it on, so that a message that
 	// woke only it ("n:1") still reaches a waiter that will try. A grant is
-	// not passed on: the leaving waiter's own give-back hands it on.
-	pending := false
-	select {
-	case <-s.c:
-		pending = true
-	default:
-	}
-	if s.woken || pending {
+	// not passed on: the leaving waiter's own give-back hands it on (or it
+	// holds by its own attempt); nor is a nudge.
+	if s.woken {
 		for _, o := range st.subs {
 			if o.wake() {
 				break

@@ -27,7 +27,7 @@ import (
 //     final `return` (a helper called as `h(args)` has none).
 
 // inlineHelpers are the helpers of lib.lua that Inline replaces.
-var inlineHelpers = []string{"ds_int", "ds_ms", "ds_token", "ds_extend", "ds_done"}
+var inlineHelpers = []string{"ds_int", "ds_ms", "ds_us", "ds_token", "ds_extend", "ds_done"}
 
 type helper struct {
 	params []string

@@ -1,0 +1,55 @@
+-- The grant of a lock to its oldest waiter, shared by the release's common
+-- case (unlockfast.lua) and mx_next (mx.lua): before the shared library in
+-- the unlock script, after it in the others, so lib.lua's helpers are
+-- inlined here (grant.in.lua -> grant.lua, go generate ./internal/core).
+
+-- Tell waiter id (msg) and nudge next ('-': none), with one message when
+-- both wait in the same Client (mx.lua).
+local function mx_tell_both(pub, channel, id, next, msg)
+  local cid = string.match(id, '^[^:]*')
+  redis.call(pub, channel .. ':' .. cid, msg)
+  if next ~= '-' and string.match(next, '^[^:]*') ~= cid then
+    redis.call(pub, channel .. ':' .. string.match(next, '^[^:]*'), 'w:- ' .. next)
+  end
+end
+
+-- Whether the waiter after the one granted must be nudged: its entry e (in
+-- E, mx.lua: '<end> ...', false when gone) says it tries again by itself
+-- at end - window ms; when that comes within the hand-off lease hl of now,
+-- it bounds its sleep by the lease already and needs no message. Without
+-- window (nil) it is always nudged.
+local function mx_nudge(e, now, hl, window)
+  if not window or not e then return true end
+  local fend = tonumber(string.match(e, '^(%d+) '))
+  return not fend or fend - tonumber(window) > now + hl
+end
+
+-- Grant the lock h, deleted by the caller, to waiter id of the mutex's
+-- waiters, which waits for acquisition acq (mode, lease ms): a new hold with
+-- a fresh fencing token (fence; t a TIME reply, now its ms), its
+-- acquisition in the ledger, a lease of at most hl ms until its Client
+-- renews it, and the waiters flag ('#q') when others wait (after, the
+-- waiter after it, is not '-'). The grant is published on the channel of
+-- the waiter's Client ('g:<id> <acq> <token> <now> <next>', see mx.lua);
+-- next names the waiter after it when nudge says it needs it (mx_nudge),
+-- with a message of its own when it waits in another Client. The caller
+-- removes id from the waiters.
+local function mx_grant(h, fence, channel, pub, hl, t, now, id, acq, mode, lease, after, nudge)
+  local _, s = ds_token(fence, t)
+  local ttl, e = hl, 'w'
+  if mode ~= 'w' then
+    ttl = math.min(ttl, tonumber(lease))
+    e = ds_int(now + tonumber(lease))
+  end
+  local owner = id
+  if string.sub(id, -#acq - 1) == ':' .. acq then owner = string.sub(id, 1, -#acq - 2) end
+  if after ~= '-' then
+    redis.call('HSET', h, owner, 1, '#t', s, '#k', 'mutex', '#a:' .. owner, acq .. '=' .. e, '#q', 1)
+  else
+    redis.call('HSET', h, owner, 1, '#t', s, '#k', 'mutex', '#a:' .. owner, acq .. '=' .. e)
+  end
+  redis.call('PEXPIRE', h, ds_int(ttl))
+  local next = '-'
+  if nudge then next = after end
+  mx_tell_both(pub, channel, id, next, 'g:' .. id .. ' ' .. acq .. ' ' .. s .. ' ' .. ds_int(now) .. ' ' .. next)
+end
