@@ -443,8 +443,17 @@ func (s *Sub) Close() {
 	// what it waited for another way) passes it on, so that a message that
 	// woke only it ("n:1") still reaches a waiter that will try. A grant is
 	// not passed on: the leaving waiter's own give-back hands it on (or it
-	// holds by its own attempt); nor is a nudge.
-	if s.woken {
+	// holds by its own attempt); nor is a nudge. A signal still pending with
+	// neither is a wake-up that came after the waiter's last Take (which
+	// cleared woken): passed on too, or two back-to-back releases would
+	// wake one waiter (TestBackToBackReleasesWakeEveryWaiter).
+	pending := false
+	select {
+	case <-s.c:
+		pending = true
+	default:
+	}
+	if s.woken || (pending && s.grant == "" && !s.nudged) {
 		for _, o := range st.subs {
 			if o.wake() {
 				break
