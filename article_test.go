@@ -9,12 +9,14 @@ import (
 
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/dstest"
+	"github.com/distsync/distsync/internal/redistest"
 )
 
 // A name used by another kind is refused in English: "holds a mutex, not
 // an election", with the article each kind takes.
 func TestWrongKindArticle(t *testing.T) {
 	t.Parallel()
+	redistest.RequireReal(t, redistest.Shared(t), redistest.ErrorTables)
 	c := dstest.Client(t)
 	ctx := context.Background()
 
