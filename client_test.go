@@ -99,7 +99,9 @@ func TestPrefixWithBraceRefused(t *testing.T) {
 func TestWatchdogConfig(t *testing.T) {
 	t.Parallel()
 	c := dstest.Client(t, func(o *distsync.Options) {
-		o.Watchdog = watchdog.Config{Lease: time.Minute, Interval: 20 * time.Millisecond, BatchSize: 2}
+		// 200 ms: a renewal's round trip on a loaded machine stays within
+		// it (at 20 ms, one under a CPU hog timed out and counted a failure).
+		o.Watchdog = watchdog.Config{Lease: time.Minute, Interval: 200 * time.Millisecond, BatchSize: 2}
 	})
 	ctx := context.Background()
 	for i := range 5 {

@@ -508,14 +508,14 @@ func TestWaitsByPush(t *testing.T) {
 			assert.Positive(t, g.Validity)
 			if _, ok := members[0].(*mutex.Mutex); ok {
 				// The wait's grants are the hold: no round re-entered them.
+				// (Its validity is not asserted above a second: on a loaded
+				// machine the waiter may queue on the other masters too, and
+				// their releases hand them over with a second's lease each.)
 				for i, mctx := range waiter.Members(r.ctx) {
 					n, err := members[i].(*mutex.Mutex).HoldCount(mctx)
 					require.NoError(t, err)
 					assert.Equal(t, 1, n)
 				}
-				// The leader's handed lease is a second until its watchdog
-				// renews it; the two others were granted the full lease.
-				assert.Greater(t, g.Validity, time.Second, "the quorum whose leases end last counts")
 			}
 			waiter.WaitPending()
 			assert.Equal(t, []int{0, 0, 0}, waitingOn(t, members), "no waiter entry left")
