@@ -48,11 +48,12 @@ func TestDeliverAddressesWaiters(t *testing.T) {
 	assert.True(t, woken)
 }
 
-// A wake-up that reaches a waiter after it took the last one (its attempt
-// is on the wire) and that it then does not take (the attempt acquired) is
-// passed on when it leaves: two releases of one permit each, back to back,
-// wake two waiters, not one twice. A pending grant or nudge is not.
-func TestLeavingPassesOnAWakeUpItDidNotTake(t *testing.T) {
+// A wake-up for one waiter does not go to a waiter woken already that has
+// not taken its wake-up yet (it received the signal and is on its way to
+// Take): two releases of one permit each, back to back, wake two waiters,
+// not one twice. A waiter that leaves passes on a wake-up it did not take,
+// not a nudge.
+func TestBackToBackWakeUpsWakeTwoWaiters(t *testing.T) {
 	n := &Notifier{chans: map[string]*channel{}, done: make(chan struct{})}
 	st := &channel{name: "ch"}
 	sub := func() *Sub {
@@ -63,12 +64,22 @@ func TestLeavingPassesOnAWakeUpItDidNotTake(t *testing.T) {
 	first, second := sub(), sub()
 	n.deliver(st, "n:1")
 	<-first.c            // woken: it goes to take what the signal said
-	n.deliver(st, "n:1") // the second release wakes it again meanwhile
-	assert.Len(t, second.c, 0, "the first waiter took the second wake-up too")
-	_, woken, _ := first.Take() // one Take for both; it attempts
+	n.deliver(st, "n:1") // the second release, meanwhile
+	require.Len(t, second.c, 1, "the second wake-up goes to the second waiter")
+	_, woken, _ := first.Take() // it attempts
 	require.True(t, woken)
-	first.Close() // its attempt acquired: it leaves
-	assert.Len(t, second.c, 1, "the wake-up it did not take is passed on")
+	first.Close() // its attempt acquired: it leaves, with nothing to pass on
+	assert.Len(t, second.c, 1)
+
+	// A wake-up not taken is passed on.
+	third := sub()
+	<-second.c
+	second.Take()        // its attempt is on the wire
+	n.deliver(st, "n:1") // to the second, which took its last one
+	assert.Len(t, third.c, 0)
+	second.Close() // acquired without taking it
+	assert.Len(t, third.c, 1, "the wake-up it did not take is passed on")
+	second = third
 
 	// A nudge pending when a waiter leaves is not passed on.
 	a, b := &Sub{n: n, ch: st, waiter: "a", c: make(chan struct{}, 1)}, sub()

@@ -394,9 +394,16 @@ func (st *channel) remove(s *Sub) {
 	}
 }
 
-// wake marks the waiter woken and signals it; false when a signal was
-// already pending. n.mu is held.
+// wake marks the waiter woken and signals it; false when it was woken
+// already and has not taken that wake-up yet (it may have received the
+// signal and be on its way to Take), or when a signal was already pending:
+// a wake-up for one waiter ("n:<k>", one passed on) then goes to another,
+// so that two back-to-back releases wake two waiters, not one twice
+// (TestBackToBackReleasesWakeEveryWaiter). n.mu is held.
 func (s *Sub) wake() bool {
+	if s.woken {
+		return false
+	}
 	s.woken = true
 	return s.signal()
 }
@@ -443,17 +450,8 @@ func (s *Sub) Close() {
 	// what it waited for another way) passes it on, so that a message that
 	// woke only it ("n:1") still reaches a waiter that will try. A grant is
 	// not passed on: the leaving waiter's own give-back hands it on (or it
-	// holds by its own attempt); nor is a nudge. A signal still pending with
-	// neither is a wake-up that came after the waiter's last Take (which
-	// cleared woken): passed on too, or two back-to-back releases would
-	// wake one waiter (TestBackToBackReleasesWakeEveryWaiter).
-	pending := false
-	select {
-	case <-s.c:
-		pending = true
-	default:
-	}
-	if s.woken || (pending && s.grant == "" && !s.nudged) {
+	// holds by its own attempt); nor is a nudge.
+	if s.woken {
 		for _, o := range st.subs {
 			if o.wake() {
 				break
