@@ -37,6 +37,12 @@ func TestACLRecipeIsInREADME(t *testing.T) {
 	assert.True(t, strings.Contains(string(readme), aclRecipe), "the README's ACL recipe differs from the one tested here:\n%s", aclRecipe)
 }
 
+// aclLease is the watchdog lease of the restricted user's Clients: short,
+// so that the test sees renewals (it waits two leases), yet long enough
+// that a renewal on a loaded machine lands before the lease's end less the
+// safety margin (at 300 ms, a Cluster's renewals under a CPU hog missed it).
+const aclLease = time.Second
+
 // A user restricted by the README's ACL recipe can use every primitive:
 // locking and unlocking, waiting (subscribe, publish), renewal by the
 // watchdog, inspection, forced unlocks, replica acknowledgement, on a
@@ -51,7 +57,7 @@ func TestACLRecipe(t *testing.T) {
 		redistest.RequireReal(t, s, "ACL users: the embedded server has none")
 		admin := s.Client(t)
 		setUser(t, admin)
-		opts := distsync.Options{Addrs: []string{s.Addr()}, Username: "distsync", Password: "CHANGE-ME", Watchdog: watchdog.Config{Lease: 300 * time.Millisecond}}
+		opts := distsync.Options{Addrs: []string{s.Addr()}, Username: "distsync", Password: "CHANGE-ME", Watchdog: watchdog.Config{Lease: aclLease}}
 		exercise(t, opts)
 		noDenials(t, admin)
 	})
@@ -64,7 +70,7 @@ func TestACLRecipe(t *testing.T) {
 			setUser(t, a)
 			admins = append(admins, a)
 		}
-		opts := distsync.Options{Addrs: cl.Addrs(), Username: "distsync", Password: "CHANGE-ME", Watchdog: watchdog.Config{Lease: 300 * time.Millisecond}}
+		opts := distsync.Options{Addrs: cl.Addrs(), Username: "distsync", Password: "CHANGE-ME", Watchdog: watchdog.Config{Lease: aclLease}}
 		exercise(t, opts)
 		noDenials(t, admins...)
 	})
