@@ -9,5 +9,5 @@
 ds_kind(KEYS[1], 'mutex')
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 ds_tell_taken(ARGV[4], ds_holders(KEYS[1], KEYS[1]))
-mx_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], '1', ARGV[1], ARGV[2], '1e18', ARGV[3])
+mx_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], '1e18', ARGV[3])
 return 1

@@ -65,7 +65,7 @@ end
 -- the lock is deleted and that waiter alone is woken, so a running owner may
 -- barge in first. window (nil: unknown) is the waiters' window, for
 -- mx_nudge. Returns 'g', 'w' or '' (nobody was told).
-local function mx_next(h, q, e, fence, fencettl, channel, pub, starve, hl, window) -- fencettl: unused
+local function mx_next(h, q, e, fence, channel, pub, starve, hl, window)
   local now
   hl = tonumber(hl)
   for _ = 1, 64 do
