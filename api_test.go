@@ -43,7 +43,7 @@ func TestPublicAPINamesNoInternalType(t *testing.T) {
 	})
 	require.NoError(t, err)
 	dirs = append(dirs, "otel")
-	for _, want := range []string{".", "mutex", "rwlock", "fairlock", "semaphore", "latch", "multilock", "redlock"} {
+	for _, want := range []string{".", "mutex", "rwlock", "fairlock", "semaphore", "latch", "multilock", "redlock", "observe"} {
 		require.Contains(t, dirs, want, "a public package is checked")
 	}
 	for _, dir := range dirs {

@@ -3,10 +3,8 @@ package distsync
 import (
 	"context"
 	"log/slog"
-	"time"
 
-	"github.com/distsync/distsync/internal/core"
-	"github.com/distsync/distsync/internal/renewal"
+	"github.com/distsync/distsync/observe"
 )
 
 // Observer receives what a Client's locks and semaphores do, for metrics
@@ -45,102 +43,19 @@ type Observer struct {
 	Lost func(info LostInfo)
 }
 
-// AcquireInfo describes one acquisition attempt, granted or not.
-type AcquireInfo struct {
-	// Kind is the primitive's kind, a Kind constant (never KindLatch: a
-	// latch has no acquisitions); Side is a read-write lock's side,
-	// SideRead or SideWrite, and "" for other kinds; Name is the
-	// primitive's name.
-	Kind Kind
-	Side string
-	Name string
-	// Start is when the call began to try; Wait is how long it took until
-	// it was granted or gave up.
-	Start time.Time
-	Wait  time.Duration
-	// Contended reports whether the call found the primitive held (or, for
-	// a semaphore, with too few permits): an attempt was refused, so the
-	// caller waited or, with no wait budget, was turned away; or ForceLock
-	// took the lock over (TakeOver).
-	Contended bool
-	// TakeOver reports a Mutex.ForceLock that replaced another owner's
-	// hold (not one that found the lock free, nor a re-entry).
-	TakeOver bool
-	// Token is the fencing token of a granted lock; 0 for semaphores and
-	// when not granted.
-	Token int64
-	// Err is nil when granted; otherwise what the call returned (wrapping
-	// ErrNotAcquired when the wait budget was spent, ctx.Err() when ctx
-	// ended first).
-	Err error
-}
-
-// ReleaseInfo describes the release of one acquisition.
-type ReleaseInfo struct {
-	// Kind, Side and Name are as in AcquireInfo.
-	Kind Kind
-	Side string
-	Name string
-	// Start is when the release began: the call of Unlock (or Release), or
-	// when distsync began to release on its own. The release took from
-	// Start until the hook was called.
-	Start time.Time
-	// Held is how long the acquisition was held: from its grant until its
-	// release was asked for.
-	Held time.Duration
-	// Auto is true when distsync released it because the context it was
-	// acquired on ended.
-	Auto bool
-	// Err is nil when the release was applied; it wraps ErrNotHeld when the
-	// server no longer held the acquisition (its lease had ended), and is
-	// the failure when no attempt got an answer.
-	Err error
-}
-
-// RenewInfo describes one batch of watchdog renewals.
-type RenewInfo struct {
-	// Leases is how many leases the batch renewed or tried to renew.
-	Leases int
-	// Latency is the time from sending the batch to its last reply.
-	Latency time.Duration
-	// Failed counts the renewals that did not extend their lease: failed
-	// on the network (retried until the lease's deadline) or found the
-	// lease gone.
-	Failed int
-	// Lost counts the leases the batch found lost; Lost is called for each
-	// acquisition of them.
-	Lost int
-	// ByKind splits Leases and Failed by the kind of primitive, in the
-	// order the kinds first appear in the batch.
-	ByKind []RenewKind
-}
-
-// RenewKind is the part of a batch of renewals of one kind of primitive.
-type RenewKind struct {
-	// Kind is the primitive's kind (a Kind constant).
-	Kind Kind
-	// Leases and Failed are as in RenewInfo, for this kind.
-	Leases int
-	Failed int
-}
-
-// LostInfo describes an acquisition that ended without a release.
-type LostInfo struct {
-	// Kind, Side and Name are as in AcquireInfo.
-	Kind Kind
-	Side string
-	Name string
-	// Start is when the release began: the call of Unlock (or Release), or
-	// when distsync began to release on its own. The release took from
-	// Start until the hook was called.
-	Start time.Time
-	// Held is how long the acquisition was held, from its grant.
-	Held time.Duration
-	// Cause wraps ErrLeaseLost (the lease was found gone, taken, or not
-	// renewed in time), ErrLeaseExpired (an explicit lease ran out) or
-	// ErrClosed (the Client was closed while it was held).
-	Cause error
-}
+// What the Observer's hooks receive, declared in package observe.
+type (
+	// AcquireInfo describes one acquisition attempt, granted or not.
+	AcquireInfo = observe.AcquireInfo
+	// ReleaseInfo describes the release of one acquisition.
+	ReleaseInfo = observe.ReleaseInfo
+	// RenewInfo describes one batch of watchdog renewals.
+	RenewInfo = observe.RenewInfo
+	// RenewKind is the part of a batch of renewals of one kind of primitive.
+	RenewKind = observe.RenewKind
+	// LostInfo describes an acquisition that ended without a release.
+	LostInfo = observe.LostInfo
+)
 
 // observer adapts an Observer to the library's call sites.
 type observer struct {
@@ -155,35 +70,28 @@ func (a *observer) guard(hook string) {
 	}
 }
 
-func (a *observer) Acquired(ctx context.Context, i core.AcquireInfo) {
+func (a *observer) Acquired(ctx context.Context, i AcquireInfo) {
 	if a.o.Acquired != nil {
 		defer a.guard("Acquired")
-		a.o.Acquired(ctx, AcquireInfo{
-			Kind: Kind(i.Kind), Side: i.Side, Name: i.Name, Start: i.Start, Wait: i.Wait,
-			Contended: i.Contended, TakeOver: i.TakeOver, Token: i.Token, Err: i.Err,
-		})
+		a.o.Acquired(ctx, i)
 	}
 }
 
-func (a *observer) Released(ctx context.Context, i core.ReleaseInfo) {
+func (a *observer) Released(ctx context.Context, i ReleaseInfo) {
 	if a.o.Released != nil {
 		defer a.guard("Released")
-		a.o.Released(ctx, ReleaseInfo{Kind: Kind(i.Kind), Side: i.Side, Name: i.Name, Start: i.Start, Held: i.Held, Auto: i.Auto, Err: i.Err})
+		a.o.Released(ctx, i)
 	}
 }
 
-func (a *observer) Lost(i core.LostInfo) {
+func (a *observer) Lost(i LostInfo) {
 	if a.o.Lost != nil {
 		defer a.guard("Lost")
-		a.o.Lost(LostInfo{Kind: Kind(i.Kind), Side: i.Side, Name: i.Name, Held: i.Held, Cause: i.Cause})
+		a.o.Lost(i)
 	}
 }
 
-func (a *observer) renewed(b renewal.Batch) {
+func (a *observer) renewed(i RenewInfo) {
 	defer a.guard("Renewed")
-	ri := RenewInfo{Leases: b.Leases, Latency: b.Latency, Failed: b.Failed, Lost: b.Lost, ByKind: make([]RenewKind, len(b.ByKind))}
-	for i, k := range b.ByKind {
-		ri.ByKind[i] = RenewKind{Kind: Kind(k.Kind), Leases: k.Leases, Failed: k.Failed}
-	}
-	a.o.Renewed(ri)
+	a.o.Renewed(i)
 }

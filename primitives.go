@@ -15,7 +15,7 @@ import (
 // Mutex returns the reentrant mutex called name. It makes no I/O; an invalid
 // name returns ErrInvalidName, and a Client that was closed ErrClosed.
 func (c *Client) Mutex(name string) (*mutex.Mutex, error) {
-	return core.Make[*mutex.Mutex](c.cc(), core.KindMutex, name)
+	return core.Make[*mutex.Mutex](c.cc(), KindMutex, name)
 }
 
 // RWLock returns the reentrant read-write lock called name; its Read and
@@ -23,7 +23,7 @@ func (c *Client) Mutex(name string) (*mutex.Mutex, error) {
 // configure the handle. It makes no I/O; an invalid name returns
 // ErrInvalidName, and a Client that was closed ErrClosed.
 func (c *Client) RWLock(name string, opts ...rwlock.Option) (*rwlock.RWLock, error) {
-	rw, err := core.Make[*rwlock.RWLock](c.cc(), core.KindRWLock, name)
+	rw, err := core.Make[*rwlock.RWLock](c.cc(), KindRWLock, name)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +37,7 @@ func (c *Client) RWLock(name string, opts ...rwlock.Option) (*rwlock.RWLock, err
 // arrival order across processes. It makes no I/O; an invalid name returns
 // ErrInvalidName, and a Client that was closed ErrClosed.
 func (c *Client) FairLock(name string) (*fairlock.FairLock, error) {
-	return core.Make[*fairlock.FairLock](c.cc(), core.KindFairLock, name)
+	return core.Make[*fairlock.FairLock](c.cc(), KindFairLock, name)
 }
 
 // Semaphore returns the counting semaphore called name (Redisson's
@@ -45,7 +45,7 @@ func (c *Client) FairLock(name string) (*fairlock.FairLock, error) {
 // a Client that was closed ErrClosed. Its calls on a name another kind uses,
 // a PermitSemaphore's included, return ErrWrongKind.
 func (c *Client) Semaphore(name string) (*semaphore.Semaphore, error) {
-	return core.Make[*semaphore.Semaphore](c.cc(), core.KindSemaphore, name)
+	return core.Make[*semaphore.Semaphore](c.cc(), KindSemaphore, name)
 }
 
 // PermitSemaphore returns the permit-expiring semaphore called name
@@ -55,14 +55,14 @@ func (c *Client) Semaphore(name string) (*semaphore.Semaphore, error) {
 // name another kind uses, a counting Semaphore's included, return
 // ErrWrongKind.
 func (c *Client) PermitSemaphore(name string) (*semaphore.PermitSemaphore, error) {
-	return core.Make[*semaphore.PermitSemaphore](c.cc(), core.KindPermitSemaphore, name)
+	return core.Make[*semaphore.PermitSemaphore](c.cc(), KindPermitSemaphore, name)
 }
 
 // Latch returns the countdown latch called name (Redisson's RCountDownLatch).
 // It makes no I/O; an invalid name returns ErrInvalidName, and a Client that
 // was closed ErrClosed.
 func (c *Client) Latch(name string) (*latch.Latch, error) {
-	return core.Make[*latch.Latch](c.cc(), core.KindLatch, name)
+	return core.Make[*latch.Latch](c.cc(), KindLatch, name)
 }
 
 // Election returns the leader election called name: candidates Campaign in
@@ -72,7 +72,7 @@ func (c *Client) Latch(name string) (*latch.Latch, error) {
 // ErrInvalidName, an invalid option ErrInvalidArgument, and a Client that
 // was closed ErrClosed.
 func (c *Client) Election(name string, opts ...election.Option) (*election.Election, error) {
-	e, err := core.Make[*election.Election](c.cc(), core.KindElection, name)
+	e, err := core.Make[*election.Election](c.cc(), KindElection, name)
 	if err != nil {
 		return nil, err
 	}

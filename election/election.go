@@ -34,6 +34,7 @@ import (
 
 	"github.com/distsync/distsync/internal/acquire"
 	"github.com/distsync/distsync/internal/core"
+	"github.com/distsync/distsync/observe"
 )
 
 var (
@@ -149,7 +150,7 @@ func WithLiveness(check func(ctx context.Context) error) Option {
 }
 
 func init() {
-	core.Register(core.KindElection, newElection)
+	core.Register(observe.KindElection, newElection)
 }
 
 // newElection returns the election called name on c (Client.Election,
@@ -632,7 +633,7 @@ func (e *Election) ForceResign(ctx context.Context) (bool, error) {
 // window ended (one round trip). Candidates that vanished count until then.
 func (e *Election) Candidates(ctx context.Context) (int, error) {
 	e = core.OrZero(e)
-	n, err := e.c.Waiting(ctx, core.WaiterSet, e.wins, core.KindElection, e.key)
+	n, err := e.c.Waiting(ctx, core.WaiterSet, e.wins, observe.KindElection, e.key)
 	if err != nil {
 		return 0, e.errorf(err)
 	}
@@ -664,7 +665,7 @@ type candidate struct {
 func (e *Election) describe(cand *candidate, value string) *acquire.Handle {
 	what := fmt.Sprintf("election %q", e.name)
 	return &acquire.Handle{
-		Lock: &lock, Core: e.c, Kind: core.KindElection, Name: e.name, What: what, ErrPrefix: what,
+		Lock: &lock, Core: e.c, Kind: observe.KindElection, Name: e.name, What: what, ErrPrefix: what,
 		Key: e.key, Hash: e.key, Channel: e.wake, Renewed: e.lease(), Ops: cand,
 		Extra: []string{value, e.obs, e.c.PublishCmd(), lastTermMs},
 	}

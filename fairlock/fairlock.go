@@ -30,6 +30,7 @@ import (
 
 	"github.com/distsync/distsync/internal/acquire"
 	"github.com/distsync/distsync/internal/core"
+	"github.com/distsync/distsync/observe"
 )
 
 var (
@@ -99,7 +100,7 @@ func (h *handle) Renewal(owner string) core.Renewal {
 // (newFairLock).
 func (f *FairLock) describe() acquire.Handle {
 	return acquire.Handle{
-		Lock: &lock, Core: f.c, Kind: core.KindFairLock, Name: f.name, What: f.what(),
+		Lock: &lock, Core: f.c, Kind: observe.KindFairLock, Name: f.name, What: f.what(),
 		ErrPrefix: fmt.Sprintf("fairlock %q", f.name), Key: f.key, Hash: f.key, Channel: f.channel, Ops: (*handle)(f),
 	}
 }
@@ -112,7 +113,7 @@ func (f *FairLock) s() *acquire.Handle {
 }
 
 func init() {
-	core.Register(core.KindFairLock, newFairLock)
+	core.Register(observe.KindFairLock, newFairLock)
 }
 
 // newFairLock returns the fair lock called name on c (Client.FairLock).

@@ -23,6 +23,7 @@ import (
 
 	"github.com/distsync/distsync/internal/acquire"
 	"github.com/distsync/distsync/internal/core"
+	"github.com/distsync/distsync/observe"
 )
 
 // MaxCount bounds a latch's count: 2^53, the largest integer the server's
@@ -63,7 +64,7 @@ type Latch struct {
 }
 
 func init() {
-	core.Register(core.KindLatch, newLatch)
+	core.Register(observe.KindLatch, newLatch)
 }
 
 // newLatch returns the latch called name on c (Client.Latch).

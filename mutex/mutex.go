@@ -30,6 +30,7 @@ import (
 
 	"github.com/distsync/distsync/internal/acquire"
 	"github.com/distsync/distsync/internal/core"
+	"github.com/distsync/distsync/observe"
 )
 
 var (
@@ -126,7 +127,7 @@ func (h *handle) Renewal(owner string) core.Renewal {
 func (m *Mutex) describe() acquire.Handle {
 	what := m.what()
 	return acquire.Handle{
-		Lock: &lock, Core: m.c, Kind: core.KindMutex, Name: m.name, What: what, ErrPrefix: what,
+		Lock: &lock, Core: m.c, Kind: observe.KindMutex, Name: m.name, What: what, ErrPrefix: what,
 		Key: m.key, Hash: m.key, Channel: m.ch, Ops: (*handle)(m),
 	}
 }
@@ -139,7 +140,7 @@ func (m *Mutex) s() *acquire.Handle {
 }
 
 func init() {
-	core.Register(core.KindMutex, newMutex)
+	core.Register(observe.KindMutex, newMutex)
 }
 
 // newMutex returns the mutex called name on c (Client.Mutex).

@@ -31,6 +31,7 @@ import (
 
 	"github.com/distsync/distsync/internal/acquire"
 	"github.com/distsync/distsync/internal/core"
+	"github.com/distsync/distsync/observe"
 )
 
 var (
@@ -110,7 +111,7 @@ type RWLock struct {
 }
 
 func init() {
-	core.Register(core.KindRWLock, newRWLock)
+	core.Register(observe.KindRWLock, newRWLock)
 }
 
 // newRWLock returns the read-write lock called name on c; Client.RWLock
@@ -210,7 +211,7 @@ func (l *Side) describe() acquire.Handle {
 		extra = preferWriters
 	}
 	return acquire.Handle{
-		Lock: k, Core: rw.c, Kind: core.KindRWLock, Side: l.sideName(), Name: rw.name, What: l.what(),
+		Lock: k, Core: rw.c, Kind: observe.KindRWLock, Side: l.sideName(), Name: rw.name, What: l.what(),
 		ErrPrefix: fmt.Sprintf("rwlock %q (%s)", rw.name, l.sideName()),
 		Key:       l.key, Hash: rw.hash, Channel: rw.channel, Extra: extra, Ops: (*handle)(l),
 	}
@@ -392,7 +393,7 @@ func (l *Side) state(ctx context.Context) (holders, count int, ttl time.Duration
 	owner, _ := c.OwnerOf(ctx)
 	ictx, cancel := core.IOContext(ctx, core.ReleaseTimeout)
 	defer cancel()
-	res, err := c.EvalKind(ictx, stateScript, core.KindRWLock, rw.hash, []string{rw.hash, rw.leases}, []string{l.side, owner}).AsIntSlice()
+	res, err := c.EvalKind(ictx, stateScript, observe.KindRWLock, rw.hash, []string{rw.hash, rw.leases}, []string{l.side, owner}).AsIntSlice()
 	if err == nil && len(res) != 3 {
 		err = fmt.Errorf("unexpected state reply %v", res)
 	}
@@ -465,7 +466,7 @@ func (l *Side) errorf(err error) error { return l.s().Errorf(err) }
 
 func (l *Side) sideName() string {
 	if l.side == "w" {
-		return "write"
+		return observe.SideWrite
 	}
-	return "read"
+	return observe.SideRead
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/distsync/distsync/internal/acquire"
 	"github.com/distsync/distsync/internal/core"
+	"github.com/distsync/distsync/observe"
 )
 
 // PermitSemaphore is the permit-expiring semaphore: Java Redisson's
@@ -25,7 +26,7 @@ type PermitSemaphore struct {
 // newPermit returns the permit-expiring semaphore called name on c
 // (Client.PermitSemaphore).
 func newPermit(c *core.Core, name string) (*PermitSemaphore, error) {
-	p, err := newPool(c, name, "permit semaphore", permitMarker, "pneeds")
+	p, err := newPool(c, name, "permit semaphore", observe.KindPermitSemaphore, "pneeds")
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +117,7 @@ func (s *PermitSemaphore) acquireOnce(ctx context.Context, n int64, wait, lease 
 		leaseArg = s.c.Lease
 	}
 	args := s.args(strings.Join(ids, " "), core.Ms(leaseArg), "", core.Ms(s.c.WaiterWindow))
-	t := acquire.Track{Kind: core.KindPermitSemaphore, Name: s.name}
+	t := acquire.Track{Kind: observe.KindPermitSemaphore, Name: s.name}
 	notSet := false // the last refusal found the permits never set
 	w := acquire.WaitFor(s.c, s.channelFor(n), ids[0], wait, s.leave(ids[0]))
 	w.Track = &t
@@ -175,7 +176,7 @@ type held Permit
 func (p *held) What() string { return p.s.permitWhat(p.id) }
 func (p *held) Name() string { return p.s.name }
 
-func (p *held) Kind() (string, string) { return core.KindPermitSemaphore, "" }
+func (p *held) Kind() (observe.Kind, string) { return observe.KindPermitSemaphore, "" }
 
 func (p *held) Release(ctx context.Context, _, id string, life time.Duration) (int64, error) {
 	return p.s.release(ctx, id, life, "")

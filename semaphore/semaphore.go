@@ -36,6 +36,7 @@ import (
 
 	"github.com/distsync/distsync/internal/acquire"
 	"github.com/distsync/distsync/internal/core"
+	"github.com/distsync/distsync/observe"
 )
 
 // MaxPermits bounds every permit count: 2^53, the largest integer the
@@ -113,20 +114,13 @@ func newFastScript(fast, body string) *core.Script {
 type pool struct {
 	c       *core.Core
 	name    string
-	kind    string   // "semaphore" or "permit semaphore", for errors
-	marker  string   // the kind the scripts store and check (see lib.lua)
-	keys    []string // the semaphore, held permits, waiters, needs, finished (see lib.lua)
+	kind    string       // "semaphore" or "permit semaphore", for errors
+	marker  observe.Kind // the kind the scripts store and check (see lib.lua)
+	keys    []string     // the semaphore, held permits, waiters, needs, finished (see lib.lua)
 	channel string
 }
 
-// The kinds of semaphore, as each stores its kind (and Client.Inspect
-// reports it).
-const (
-	countingMarker = core.KindSemaphore
-	permitMarker   = core.KindPermitSemaphore
-)
-
-func newPool(c *core.Core, name, kind, marker, needs string) (pool, error) {
+func newPool(c *core.Core, name, kind string, marker observe.Kind, needs string) (pool, error) {
 	if err := core.ValidateName(name); err != nil {
 		return pool{}, err
 	}
@@ -263,7 +257,7 @@ func (s *pool) args(more ...string) []string {
 	a := make([]string, 0, len(more)+3)
 	a = append(a, s.channel, s.c.PublishCmd())
 	a = append(a, more...)
-	return append(a, s.marker)
+	return append(a, string(s.marker))
 }
 
 func (s *pool) eval(ctx context.Context, script *core.Script, n int64) rueidis.RedisResult {
@@ -320,14 +314,14 @@ type Semaphore struct {
 }
 
 func init() {
-	core.Register(core.KindSemaphore, newSemaphore)
-	core.Register(core.KindPermitSemaphore, newPermit)
+	core.Register(observe.KindSemaphore, newSemaphore)
+	core.Register(observe.KindPermitSemaphore, newPermit)
 }
 
 // newSemaphore returns the counting semaphore called name on c
 // (Client.Semaphore).
 func newSemaphore(c *core.Core, name string) (*Semaphore, error) {
-	p, err := newPool(c, name, "semaphore", countingMarker, "needs")
+	p, err := newPool(c, name, "semaphore", observe.KindSemaphore, "needs")
 	if err != nil {
 		return nil, err
 	}
@@ -373,7 +367,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) er
 	num := strconv.FormatInt(n, 10)
 	window := core.Ms(s.c.WaiterWindow)
 	memory := core.Ms(s.c.UndoLife(0))
-	t := acquire.Track{Kind: core.KindSemaphore, Name: s.name}
+	t := acquire.Track{Kind: observe.KindSemaphore, Name: s.name}
 	notSet := false // the last refusal found the permits never set
 	how := acquire.WaitFor(s.c, s.channelFor(n), waiter, wait, s.leave(waiter))
 	how.Track = &t

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/distsync/distsync/internal/core"
+	"github.com/distsync/distsync/observe"
 )
 
 // Lock is what the acquisitions of one kind of lock-like primitive share,
@@ -53,10 +54,11 @@ func WaiterID(owner, id string) string { return owner + ":" + id }
 type Handle struct {
 	Lock *Lock
 	Core *core.Core
-	// Kind is the primitive's kind (a core Kind constant), Side a
-	// read-write lock's side (core.SideRead, SideWrite; else ""), Name its
-	// name: what the observer is told.
-	Kind, Side, Name string
+	// Kind is the primitive's kind, Side a read-write lock's side
+	// (observe.SideRead, SideWrite; else ""), Name its name: what the
+	// observer is told.
+	Kind       observe.Kind
+	Side, Name string
 	// What names the lock in logs (`mutex "orders"`); ErrPrefix starts its
 	// errors (Errorf).
 	What, ErrPrefix string
@@ -103,9 +105,9 @@ type Ops interface {
 // held is a Handle as core.Holdable: what holds keep.
 type held struct{ h *Handle }
 
-func (h held) What() string           { return h.h.What }
-func (h held) Kind() (string, string) { return h.h.Kind, h.h.Side }
-func (h held) Name() string           { return h.h.Name }
+func (h held) What() string                 { return h.h.What }
+func (h held) Kind() (observe.Kind, string) { return h.h.Kind, h.h.Side }
+func (h held) Name() string                 { return h.h.Name }
 
 func (h held) Release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
 	return h.h.Ops.Release(ctx, owner, id, life)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/distsync/distsync/internal/core"
+	"github.com/distsync/distsync/observe"
 )
 
 // Track follows the attempts of one acquisition, whose id they all carry,
@@ -14,7 +15,8 @@ import (
 type Track struct {
 	// Kind, Side and Name are what Report tells the observer (Kind "":
 	// nothing).
-	Kind, Side, Name string
+	Kind       observe.Kind
+	Side, Name string
 
 	start     time.Time // when Do started waiting (Wait.Track)
 	contended bool      // an attempt was refused
@@ -83,7 +85,7 @@ func (t *Track) Report(ctx context.Context, c *core.Core, token int64, err error
 	if t.start.IsZero() { // Do returned before it started
 		t.start = now
 	}
-	o.Acquired(ctx, core.AcquireInfo{
+	o.Acquired(ctx, observe.AcquireInfo{
 		Kind: t.Kind, Side: t.Side, Name: t.Name, Start: t.start, Wait: now.Sub(t.start),
 		Contended: t.contended || t.takeOver, TakeOver: t.takeOver, Token: token, Err: err,
 	})

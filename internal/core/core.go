@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/redis/rueidis"
+
+	"github.com/distsync/distsync/observe"
 )
 
 // MaxNameLen bounds a primitive's name in bytes.
@@ -165,9 +167,9 @@ type Lease interface {
 	Renewal() Renewal
 	// What names the lease in logs, e.g. `mutex "orders"`.
 	What() string
-	// Kind is the kind of primitive it holds (a Kind constant) and, for a
-	// read-write lock, its side.
-	Kind() (kind, side string)
+	// Kind is the kind of primitive it holds and, for a read-write lock,
+	// its side.
+	Kind() (kind observe.Kind, side string)
 	// Lost is called once when the lease is lost, with a cause wrapping
 	// ErrLeaseLost. It ends what the lease covers at once (it must not
 	// block) and returns what reports the loss (logs, observers; nil when
@@ -370,9 +372,9 @@ func (c *Core) Eval(ctx context.Context, s *Script, keys, args []string) rueidis
 // as is a key of another type). hash and kind are passed as the last key
 // and argument, after keys and args: the read calls, whose scripts do not
 // check the kind themselves, run this way.
-func (c *Core) EvalKind(ctx context.Context, s *Script, kind, hash string, keys, args []string) rueidis.RedisResult {
+func (c *Core) EvalKind(ctx context.Context, s *Script, kind observe.Kind, hash string, keys, args []string) rueidis.RedisResult {
 	keys = append(keys[:len(keys):len(keys)], hash)
-	args = append(args[:len(args):len(args)], kind)
+	args = append(args[:len(args):len(args)], string(kind))
 	return c.Eval(ctx, s.kinded(), keys, args)
 }
 

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/distsync/distsync/observe"
 )
 
 // Holds is a Client's record of what its owners hold: one Hold per (key,
@@ -48,9 +50,9 @@ type Hold struct {
 type Holdable interface {
 	// What names the lock in logs, e.g. `mutex "orders"`.
 	What() string
-	// Kind names its kind (a Kind constant) and, for a read-write lock,
-	// its side (SideRead, SideWrite; else ""); Name its name.
-	Kind() (kind, side string)
+	// Kind names its kind and, for a read-write lock, its side
+	// (observe.SideRead, SideWrite; else ""); Name its name.
+	Kind() (kind observe.Kind, side string)
 	Name() string
 	// Release releases acquisition id of owner on the server once,
 	// remembering the release for life (see ds_release in lib.lua for its
@@ -362,7 +364,7 @@ func (hd *Hold) Renewal() Renewal { return hd.lock.Renewal(hd.key.owner) }
 func (hd *Hold) What() string { return hd.lock.What() }
 
 // Kind is the kind (and side) of what the hold holds.
-func (hd *Hold) Kind() (kind, side string) { return hd.lock.Kind() }
+func (hd *Hold) Kind() (kind observe.Kind, side string) { return hd.lock.Kind() }
 
 // Lost is the watchdog's callback (core.Lease): the hold's lease is gone,
 // and with it every acquisition of the hold. Their contexts are cancelled
@@ -474,10 +476,10 @@ func (a *Acq) tellEnd(cause error) {
 	case o == nil:
 	case errors.Is(cause, ErrReleased):
 		kind, side := a.hold.lock.Kind()
-		o.Released(context.Background(), ReleaseInfo{Kind: kind, Side: side, Name: a.hold.lock.Name(), Start: time.Now(), Held: a.held()})
+		o.Released(context.Background(), observe.ReleaseInfo{Kind: kind, Side: side, Name: a.hold.lock.Name(), Start: time.Now(), Held: a.held()})
 	default:
 		kind, side := a.hold.lock.Kind()
-		o.Lost(LostInfo{Kind: kind, Side: side, Name: a.hold.lock.Name(), Held: a.held(), Cause: cause})
+		o.Lost(observe.LostInfo{Kind: kind, Side: side, Name: a.hold.lock.Name(), Held: a.held(), Cause: cause})
 	}
 }
 
@@ -540,7 +542,7 @@ func (a *Acq) release1(ctx context.Context, auto bool) (err error) {
 	defer func() {
 		if o := a.hold.holds.core.Observer; o != nil && held >= 0 {
 			kind, side := a.hold.lock.Kind()
-			o.Released(ctx, ReleaseInfo{Kind: kind, Side: side, Name: a.hold.lock.Name(), Start: start, Held: held, Auto: auto, Err: err})
+			o.Released(ctx, observe.ReleaseInfo{Kind: kind, Side: side, Name: a.hold.lock.Name(), Start: start, Held: held, Auto: auto, Err: err})
 		}
 		for _, o := range ended {
 			o.tellEnd(ErrLeaseExpired)

@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"time"
+
+	"github.com/distsync/distsync/observe"
 )
 
 // The calls of a lock by its key (acquire.Handle's, and the election's):
@@ -17,7 +19,7 @@ import (
 
 // LockExists reports whether key exists: whether any owner holds the lock
 // (one round trip).
-func (c *Core) LockExists(ctx context.Context, key, kind string) (bool, error) {
+func (c *Core) LockExists(ctx context.Context, key string, kind observe.Kind) (bool, error) {
 	ms, err := c.lockPTTL(ctx, key, kind)
 	return err == nil && ms != -2, err
 }
@@ -27,7 +29,7 @@ var pttlScript = NewScript(`return redis.call('PTTL', KEYS[1])`)
 // HoldCount returns the hold count of the owner ctx carries in the hash at
 // key: its live acquisitions (0 when it holds none; one round trip). It works on a cancelled context, such
 // as one whose hold was released.
-func (c *Core) HoldCount(ctx context.Context, key, kind string) (int, error) {
+func (c *Core) HoldCount(ctx context.Context, key string, kind observe.Kind) (int, error) {
 	if err := c.Closed(); err != nil {
 		return 0, err
 	}
@@ -41,7 +43,7 @@ func (c *Core) HoldCount(ctx context.Context, key, kind string) (int, error) {
 // LockTTL returns the remaining lease of the lock at key (one round trip): 0
 // when it is not held, -1 when it has no expiry (set by something other than
 // distsync).
-func (c *Core) LockTTL(ctx context.Context, key, kind string) (time.Duration, error) {
+func (c *Core) LockTTL(ctx context.Context, key string, kind observe.Kind) (time.Duration, error) {
 	ms, err := c.lockPTTL(ctx, key, kind)
 	switch {
 	case err != nil:
@@ -60,7 +62,7 @@ func (c *Core) LockTTL(ctx context.Context, key, kind string) (time.Duration, er
 
 // lockPTTL is the PTTL of key, refusing a primitive of another kind: -2
 // when key does not exist, -1 when it has no expiry.
-func (c *Core) lockPTTL(ctx context.Context, key, kind string) (int64, error) {
+func (c *Core) lockPTTL(ctx context.Context, key string, kind observe.Kind) (int64, error) {
 	if err := c.Closed(); err != nil {
 		return 0, err
 	}
@@ -151,7 +153,7 @@ func (c *Core) ExtendWith(ctx context.Context, key string, lease time.Duration, 
 // of waiter -> end of its window), or a primitive's own for another layout.
 // Waiters that vanished count until their window ends. A primitive of
 // another kind than kind at hash is refused with ErrWrongKind.
-func (c *Core) Waiting(ctx context.Context, count *Script, key, kind, hash string) (int, error) {
+func (c *Core) Waiting(ctx context.Context, count *Script, key string, kind observe.Kind, hash string) (int, error) {
 	if err := c.Closed(); err != nil {
 		return 0, err
 	}

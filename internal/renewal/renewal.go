@@ -38,6 +38,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/distsync/distsync/internal/core"
+	"github.com/distsync/distsync/observe"
 )
 
 // BatchSize is the most renewals sent in one pipelined round trip.
@@ -58,7 +59,7 @@ type Watchdog struct {
 	log      *slog.Logger
 	ackN     int           // replicas that must acknowledge a renewal (0: none)
 	ackWait  time.Duration // how long WAIT may take
-	onBatch  func(Batch)
+	onBatch  func(observe.RenewInfo)
 
 	endMu   sync.Mutex // held from finding leases lost to ending them (lapse)
 	mu      sync.Mutex
@@ -146,39 +147,14 @@ func (w *Watchdog) RequireReplicas(n int, timeout time.Duration) {
 	w.ackN, w.ackWait = n, timeout
 }
 
-// Batch is one renewal batch: one pipelined round trip (with
-// RequireReplicas, one per slot), and a second one when the server had to
-// load the scripts again.
-type Batch struct {
-	// Leases is how many leases the batch renewed or tried to.
-	Leases int
-	// Latency is the time from sending the batch to its last reply.
-	Latency time.Duration
-	// Failed counts the renewals that did not extend their lease: failed on
-	// the network or not acknowledged by the replicas (retried until the
-	// lease's deadline), or found the lease gone (lost).
-	Failed int
-	// Lost counts the leases the batch reported lost.
-	Lost int
-	// ByKind splits Leases and Failed by the leases' kind, in the order
-	// the kinds first appear in the batch.
-	ByKind []KindCount
-}
-
-// KindCount is the part of a Batch of one kind of primitive.
-type KindCount struct {
-	Kind           string // a core.Kind constant
-	Leases, Failed int
-}
-
 // count adds a lease of kind to b's ByKind, failed or not.
-func (b *Batch) count(kind string, failed bool) {
+func count(b *observe.RenewInfo, kind observe.Kind, failed bool) {
 	i := 0
 	for i < len(b.ByKind) && b.ByKind[i].Kind != kind {
 		i++
 	}
 	if i == len(b.ByKind) {
-		b.ByKind = append(b.ByKind, KindCount{Kind: kind})
+		b.ByKind = append(b.ByKind, observe.RenewKind{Kind: kind})
 	}
 	b.ByKind[i].Leases++
 	if failed {
@@ -186,10 +162,11 @@ func (b *Batch) count(kind string, failed bool) {
 	}
 }
 
-// OnBatch makes the watchdog call f after every renewal batch, on its
+// OnBatch makes the watchdog call f after every renewal batch (one
+// pipelined round trip; with RequireReplicas, one per slot), on its
 // goroutine and before it reports the batch's lost leases: f must be fast
 // and must not block, or renewals wait for it. Call it before the first Add.
-func (w *Watchdog) OnBatch(f func(Batch)) { w.onBatch = f }
+func (w *Watchdog) OnBatch(f func(observe.RenewInfo)) { w.onBatch = f }
 
 // Tune sets the renewal interval (default lease/3) and the batch size
 // (default BatchSize); values <= 0 keep the defaults. Call it before the
@@ -574,14 +551,14 @@ func (w *Watchdog) renew(batch []*entry) {
 
 	var lost []lostLease
 	now := time.Now()
-	b := Batch{Leases: len(batch), Latency: now.Sub(sent)}
+	b := observe.RenewInfo{Leases: len(batch), Latency: now.Sub(sent)}
 	sentAt, nowAt := core.Mono(sent), core.Mono(now)
 	w.endMu.Lock() // see lapse
 	w.mu.Lock()
 	for i, e := range batch {
 		kind, _ := e.l.Kind()
 		if e.removed {
-			b.count(kind, false)
+			count(&b, kind, false)
 			continue
 		}
 		ok, err := res[i].AsInt64()
@@ -591,7 +568,7 @@ func (w *Watchdog) renew(batch []*entry) {
 		}
 		var cause error
 		failed := err != nil || ok != 1
-		b.count(kind, failed)
+		count(&b, kind, failed)
 		if failed {
 			b.Failed++
 			w.stats.Failed.Add(1)

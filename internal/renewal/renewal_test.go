@@ -14,6 +14,7 @@ import (
 	"github.com/distsync/distsync/internal/core"
 	"github.com/distsync/distsync/internal/redistest"
 	"github.com/distsync/distsync/internal/renewal"
+	"github.com/distsync/distsync/observe"
 )
 
 func TestMain(m *testing.M) { redistest.Main(m) }
@@ -61,10 +62,10 @@ type testLease struct {
 	lost func(error)
 }
 
-func (l *testLease) Renewal() core.Renewal  { return l.r }
-func (l *testLease) What() string           { return l.what }
-func (l *testLease) Kind() (string, string) { return core.KindMutex, "" }
-func (l *testLease) Lost(err error) func()  { return func() { l.lost(err) } }
+func (l *testLease) Renewal() core.Renewal        { return l.r }
+func (l *testLease) What() string                 { return l.what }
+func (l *testLease) Kind() (observe.Kind, string) { return observe.KindMutex, "" }
+func (l *testLease) Lost(err error) func()        { return func() { l.lost(err) } }
 
 // leaseOf is the lease of key holding "me" for lease, renewed by renew.
 func leaseOf(key string, lease time.Duration, lost func(error)) *testLease {
