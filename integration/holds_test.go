@@ -923,6 +923,37 @@ func TestRenewalFaults(t *testing.T) {
 	}
 }
 
+// A renewal the server applied but whose reply came too late leaves the
+// lease alive there after the holder's context ended with ErrLeaseLost: the
+// lost hold is given back, so another owner gets the lock within a round
+// trip of the loss, not a lease later.
+func TestLateRenewalIsGivenBack(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	const lease = 3 * time.Second
+	for _, k := range lockKinds[:3] {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			c, f := faultyClient(t, s, lease)
+			l := k.make(t, c, dstest.Name(t))
+			other := k.make(t, dstest.ClientOn(t, s), dstest.Name(t))
+			ctx := context.Background()
+			held, err := l.TryLock(ctx, 0, 0)
+			require.NoError(t, err)
+			// Every renewal is applied; its reply comes after the lease.
+			late := f.Inject(&dstest.Rule{Match: dstest.Script(renewScript[k.name]), Fault: dstest.LateReply, Delay: time.Minute})
+			<-held.Done()
+			require.ErrorIs(t, context.Cause(held), distsync.ErrLeaseLost)
+			require.Positive(t, late.Hits(), "the renewals were applied, their replies held back")
+			// Without the give-back the last renewal, sent shortly before
+			// the local deadline, keeps the lock for most of a lease more.
+			got, err := other.TryLock(ctx, lease/3, 0)
+			require.NoError(t, err, "the lock was given back when its lease was lost")
+			require.NoError(t, other.Unlock(got))
+		})
+	}
+}
+
 // lockResult is the outcome of a TryLock run by tryLockAsync.
 type lockResult struct {
 	ctx context.Context

@@ -388,6 +388,14 @@ func (hd *Hold) Lost(cause error) func() {
 	}
 	return func() {
 		h.core.Log.Warn("distsync: lease lost", "lock", hd.lock.What(), "key", hd.key.key, "owner", hd.key.owner, "cause", cause)
+		// A renewal the server applied may have been confirmed too late
+		// (its reply lost or late): the lease then lives on there, held
+		// by nobody, and waiters would wait it out. Each acquisition is
+		// given back by its id, which finds nothing when the lease did
+		// lapse or was taken over.
+		ctx, cancel := context.WithTimeout(context.Background(), CloseGrace)
+		h.giveBack(ctx, ended)
+		cancel()
 		for _, a := range ended {
 			a.tellEnd(cause)
 		}
@@ -416,9 +424,20 @@ func (h *Holds) GiveBack(timeout time.Duration, cause error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	h.giveBack(ctx, ended)
+	for _, a := range ended {
+		a.tellEnd(cause)
+	}
+}
+
+// giveBack releases each of the ended acquisitions acqs on the server, by
+// its id, within ctx, the releases sent concurrently so that they share the
+// pipelined connection. One whose release fails or does not answer in
+// time keeps the lock until its lease ends.
+func (h *Holds) giveBack(ctx context.Context, acqs []*Acq) {
 	next := make(chan *Acq)
 	var wg sync.WaitGroup
-	for range min(len(ended), giveBackSenders) {
+	for range min(len(acqs), giveBackSenders) {
 		wg.Go(func() {
 			for a := range next {
 				a.mu.Lock()
@@ -428,19 +447,16 @@ func (h *Holds) GiveBack(timeout time.Duration, cause error) {
 				}
 				a.mu.Unlock()
 				if _, err := a.hold.lock.Release(ctx, a.hold.key.owner, a.ID, life); err != nil {
-					h.core.Log.Warn("distsync: could not give back a hold at Close; it ends with its lease", "lock", a.hold.lock.What(), "err", err)
+					h.core.Log.Warn("distsync: could not give back a hold; it ends with its lease", "lock", a.hold.lock.What(), "err", err)
 				}
 			}
 		})
 	}
-	for _, a := range ended {
+	for _, a := range acqs {
 		next <- a
 	}
 	close(next)
 	wg.Wait()
-	for _, a := range ended {
-		a.tellEnd(cause)
-	}
 }
 
 // giveBackSenders bounds the releases GiveBack has on the wire at once.
