@@ -109,3 +109,66 @@ func TestServerEnv(t *testing.T) {
 		}
 	}
 }
+
+// Redis does not expire keys while a script runs: every command of a script
+// sees the instant the script started (a key it read is still there when it
+// writes it). The distsync scripts rely on it: a mutex waiter that saw the
+// lock held must still find it there for PTTL, or it registers against a
+// lock that has gone (and marks a hash that then never expires). The
+// fallback must do the same; the real server shows that it is Redis's way.
+func TestKeysDoNotExpireWithinAScript(t *testing.T) {
+	t.Parallel()
+	servers := map[string]func(t *testing.T) *Server{"fallback": func(t *testing.T) *Server {
+		s, err := startMini()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Stop)
+		return s
+	}}
+	if redisBinary() != "" {
+		servers["redis-server"] = func(t *testing.T) *Server { return Start(t) }
+	}
+	for name, start := range servers {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c := start(t).Client(t)
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			// A key with a 1 ms lease, then a spin far longer than that (a
+			// loop in Lua: the script cannot sleep), then what the script
+			// sees of the key.
+			const script = `
+redis.call('SET', KEYS[1], 'v', 'PX', 1)
+local i = 0
+while i < tonumber(ARGV[1]) do i = i + 1 end
+return {redis.call('EXISTS', KEYS[1]), redis.call('PTTL', KEYS[1])}`
+			// Spins until one took 20 times the lease by the wall clock (the
+			// round trip bounds the script's run from above only: the
+			// spin is made longer until the round trip is long enough).
+			for n := 100_000; ; n *= 4 {
+				if n > 1_000_000_000 {
+					t.Fatal("no spin took 20 ms")
+				}
+				start := time.Now()
+				got, err := c.Do(ctx, c.B().Eval().Script(script).Numkeys(1).Key("k").Arg(strconv.Itoa(n)).Build()).AsIntSlice()
+				took := time.Since(start)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if took < 20*time.Millisecond {
+					continue
+				}
+				if got[0] != 1 || got[1] < 0 || got[1] > 1 {
+					t.Fatalf("after a spin of %v in the script, the key with PX 1 it set: EXISTS %d, PTTL %d; want 1, 0 or 1", took, got[0], got[1])
+				}
+				break
+			}
+			// After the script, the time the spin took has passed.
+			n, err := c.Do(ctx, c.B().Exists().Key("k").Build()).AsInt64()
+			if err != nil || n != 0 {
+				t.Fatalf("EXISTS after the script: %d %v; want 0", n, err)
+			}
+		})
+	}
+}
