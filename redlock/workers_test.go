@@ -10,10 +10,10 @@ import (
 
 // Each task spawn is given runs at once, on a worker of its own: tasks that
 // wait for each other (as the members' calls of one round wait for the
-// same masters) all run together, idle workers are reused, and a worker
-// idle for workerIdle ends.
+// same masters) all run together, also when idle workers are handed them,
+// and a worker idle for workerIdle ends.
 func TestSpawnRunsEachTaskAtOnce(t *testing.T) {
-	for range 2 { // the second time, on the workers the first left idle
+	for range 2 { // the second time, mostly on the workers the first left idle
 		const n = 5
 		var started sync.WaitGroup
 		started.Add(n)
