@@ -528,7 +528,7 @@ func (l *Lock) ask(ctxs []context.Context, cancels []context.CancelFunc, wait, l
 		}
 		cancel := cancels[i] // the caller may clear cancels[i] once it called it
 		l.pending.Add(1)
-		go func() {
+		spawn(func() {
 			defer l.pending.Done()
 			mctx, err := lk.TryLock(ctxs[i], wait, lease)
 			if err != nil {
@@ -546,7 +546,7 @@ func (l *Lock) ask(ctxs []context.Context, cancels []context.CancelFunc, wait, l
 				lk.Unlock(mctx)
 			}
 			cancel()
-		}()
+		})
 	}
 	return q
 }
@@ -610,7 +610,7 @@ func (l *Lock) drop(w *waited, timeout time.Duration) {
 		}
 	}
 	l.pending.Add(1)
-	go func() {
+	spawn(func() {
 		defer l.pending.Done()
 		l.releaseAll(w.members, len(w.members), timeout)
 		for _, c := range w.cancels {
@@ -618,7 +618,7 @@ func (l *Lock) drop(w *waited, timeout time.Duration) {
 				c()
 			}
 		}
-	}()
+	})
 }
 
 // roundResult is what one round got from each master.
@@ -751,10 +751,10 @@ func (l *Lock) releaseAll(members []context.Context, need int, timeout time.Dura
 		}
 		held++
 		l.pending.Add(1)
-		go func() {
+		spawn(func() {
 			defer l.pending.Done()
 			results <- l.lockers[i].Unlock(m)
-		}()
+		})
 	}
 	confirmed, failed := 0, []error(nil)
 	var grace <-chan time.Time // runs once need confirmed
