@@ -25,7 +25,7 @@ end
 local head = redis.call('LINDEX', KEYS[2], 0)
 if redis.call('EXISTS', KEYS[1]) == 0 and (not head or head == ARGV[3]) then
   if ds_finished(KEYS[5], ARGV[6]) then return {-2, 0} end
-  dsq_granted(KEYS[2], KEYS[3], head, now)
+  dsq_granted(KEYS[2], KEYS[3], head)
   local term, s = ds_token(KEYS[4], ds_clock())
   redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', s, '#k', 'election',
     '#a:' .. ARGV[1], ARGV[6] .. '=' .. ds_end(now, ARGV[7], ARGV[2]),

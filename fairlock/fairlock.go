@@ -50,10 +50,17 @@ var (
 	forceLua string
 	//go:embed fl.lua
 	flLua string
+	//go:embed grant.lua
+	grantLua string
+	//go:embed handoff.lua
+	handoffLua string
 
-	lockScript   = core.NewFastScript(core.FastLib+lockFast, core.QueueLib+lockLua)
-	unlockScript = core.NewFastScript(core.FastLib+unlockFast, core.QueueLib+flLua+unlockLua)
-	leaveScript  = core.NewScript(core.QueueLib + flLua + leaveLua)
+	lockScript = core.NewFastScript(core.FastLib+lockFast, core.QueueLib+lockLua)
+	// The release's common cases run before the shared library, the grant
+	// of the lock to the head of the queue among them (grant.lua, whose
+	// fl_give the full path's fl_handon calls too).
+	unlockScript = core.NewFastScript(core.FastLib+unlockFast+grantLua+handoffLua, core.QueueLib+flLua+unlockLua)
+	leaveScript  = core.NewScript(core.QueueLib + grantLua + flLua + leaveLua)
 	renewScript  = core.NewFastScript(renewLua, "")
 	forceScript  = core.NewScript(core.QueueLib + forceLua)
 )

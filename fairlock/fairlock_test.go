@@ -333,21 +333,32 @@ func deadlines(t *testing.T, c *distsync.Client, f *fairlock.FairLock) []string 
 // process would, and returns its id.
 func queueGhost(t *testing.T, c *distsync.Client, f *fairlock.FairLock, d time.Duration) string {
 	t.Helper()
+	const ghost = "ghost:1"
+	pushGhost(t, c, f, ghost, d, false)
+	return ghost
+}
+
+// pushGhost queues waiter id of no process with a window of d, at the tail
+// of the queue or, with head, ahead of every waiter.
+func pushGhost(t *testing.T, c *distsync.Client, f *fairlock.FairLock, id string, d time.Duration, head bool) {
+	t.Helper()
 	rc := c.Rueidis()
 	ctx := context.Background()
 	now, err := rc.Do(ctx, rc.B().Time().Build()).AsStrSlice()
 	require.NoError(t, err)
 	sec, err := strconv.ParseInt(now[0], 10, 64)
 	require.NoError(t, err)
-	const ghost = "ghost:1"
 	deadline := float64(sec*1000 + d.Milliseconds())
+	push := rc.B().Rpush().Key(f.Key() + ":queue").Element(id).Build()
+	if head {
+		push = rc.B().Lpush().Key(f.Key() + ":queue").Element(id).Build()
+	}
 	for _, cmd := range []rueidis.Completed{
-		rc.B().Zadd().Key(f.Key()+":deadlines").ScoreMember().ScoreMember(deadline, ghost).Build(),
-		rc.B().Rpush().Key(f.Key() + ":queue").Element(ghost).Build(),
+		rc.B().Zadd().Key(f.Key()+":deadlines").ScoreMember().ScoreMember(deadline, id).Build(),
+		push,
 	} {
 		require.NoError(t, rc.Do(ctx, cmd).Error())
 	}
-	return ghost
 }
 
 // A release grants the lock to the head of the queue: the head holds when
@@ -376,6 +387,30 @@ func TestReleaseGrantsHead(t *testing.T) {
 	assert.LessOrEqual(t, ttl, core.DefaultHandoffLease, "the hand-off's lease, until its renewal")
 	require.NoError(t, fo.Unlock(h))
 	assert.Empty(t, dstest.Keys(t, holder, f.Key()+"*"), "nothing left: the fencing counter is the slot's")
+}
+
+// A release whose head of the queue vanished and whose window ended grants
+// the lock to the waiter after it at once: the release's common case reads
+// the head's window, and a head past it goes to the full path, which drops
+// it, rather than granting it the lock for a hand-off lease.
+func TestReleaseSkipsHeadWhoseWindowEnded(t *testing.T) {
+	// Not parallel: it reads the process-wide counters of the acquire loop.
+	holder, other := dstest.Client(t), dstest.Client(t)
+	name := dstest.Name(t)
+	f, fo := newFair(t, holder, name), newFair(t, other, name)
+	held, err := f.Lock(context.Background())
+	require.NoError(t, err)
+	got := lockQueued(t, fo, 1)
+	const ghost = "ghost:1:a:w30000" // an id a release can grant from
+	pushGhost(t, holder, f, ghost, -time.Minute, true)
+	require.Equal(t, ghost, queue(t, holder, f)[0])
+	stats := acquire.Counters()
+	handed := stats.Handed.Load()
+	require.NoError(t, f.Unlock(held))
+	h := <-got
+	assert.Equal(t, handed+1, stats.Handed.Load(), "the live waiter was handed the lock")
+	assert.NotContains(t, queue(t, holder, f), ghost, "the ended head was dropped")
+	require.NoError(t, fo.Unlock(h))
 }
 
 // A waiter that gives up while a release may be granting it the lock

@@ -6,30 +6,18 @@
 -- to grant the acquisition directly.
 
 -- The lock h was released by its last holder and deleted: hand it to the
--- head of the queue q (pruned already), now ms on the server clock: a new
--- hold for the head's acquisition with a fresh fencing token (fence), a lease of at most hl ms until its Client renews it, the head
--- out of the queue, and 'g:<head> <acquisition id> <token> <now> <next>'
--- published on channel: the head holds when it arrives, and the waiter
--- after it, nudged, bounds its sleep by hl in case the head vanished (its
--- grant then lapses and the next takes the free lock). A head whose id says
--- nothing of its acquisition is woken instead (dsq_wake). Returns 1 when it
--- told someone, 0 when nobody queues.
+-- head of the queue q (pruned already), now ms on the server clock: the
+-- head leaves the queue and is granted the lock (fl_give, grant.lua). A
+-- head whose id says nothing of its acquisition is woken instead
+-- (dsq_wake). Returns 1 when it told someone, 0 when nobody queues.
 local function fl_handon(h, q, d, fence, channel, pub, hl, now)
   local two = redis.call('LRANGE', q, 0, 1)
   if #two == 0 then return 0 end
   local id = two[1]
   local owner, acq, mode, lease = string.match(id, '^(.*):([^:]+):([we])(%d+)$')
   if not owner then return dsq_wake(q, d, channel, pub, hl) end
-  dsq_granted(q, d, id, now)
-  local _, s = ds_token(fence, ds_clock())
-  local ttl, e = tonumber(hl), 'w'
-  if mode ~= 'w' then
-    ttl = math.min(ttl, tonumber(lease))
-    e = ds_int(now + tonumber(lease))
-  end
-  redis.call('HSET', h, owner, 1, '#t', s, '#k', 'fairlock', '#a:' .. owner, acq .. '=' .. e)
-  redis.call('PEXPIRE', h, ds_int(ttl))
-  redis.call(pub, channel, 'g:' .. id .. ' ' .. acq .. ' ' .. s .. ' ' .. ds_int(now) .. ' ' .. (two[2] or '-'))
+  dsq_granted(q, d, id)
+  fl_give(h, fence, channel, pub, hl, ds_clock(), now, id, owner, acq, mode, lease, two[2] or '-')
   return 1
 end
 
@@ -38,11 +26,11 @@ end
 -- the head of the queue (fl_handon); when the owner still holds but no
 -- acquisition left is renewed by the watchdog, the lease falls to the
 -- latest explicit end left. It is the acquisition's own release (its
--- finished mark says '1', ds_release_mark). Returns what ds_release_mark
--- does.
-local function fl_release(h, q, d, dk, fence, owner, acq, life, channel, pub, hl)
+-- finished mark says '1', ds_release_mark); pre is the owner's ledger the
+-- caller read already (nil: not read). Returns what ds_release_mark does.
+local function fl_release(h, q, d, dk, fence, owner, acq, life, channel, pub, hl, pre)
   local now = ds_now_ms()
-  local r, watch, last = ds_release_mark(h, dk, owner, acq, life, nil, '1')
+  local r, watch, last = ds_release_mark(h, dk, owner, acq, life, pre, '1')
   if r == 1 then
     redis.call('DEL', h)
     dsq_prune(q, d)

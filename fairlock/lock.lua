@@ -4,9 +4,12 @@
 -- token, '#a:'..owner -> the owner's ledger of acquisitions) and, under the
 -- same hash tag, its waiters: the queue Q and their window ends D
 -- (internal/core/queue.lua).
-ds_kind(KEYS[1], 'fairlock')
+-- One HMGET reads the caller's hold count, the kind marker, which every
+-- hold writes (without it, nobody holds the lock), and the token.
+local v = redis.call('HMGET', KEYS[1], ARGV[1], '#k', '#t')
+if v[2] and v[2] ~= 'fairlock' then ds_kind(KEYS[1], 'fairlock') end
 local now = dsq_prune(KEYS[2], KEYS[3])
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
+if v[1] then
   if redis.call('EXISTS', KEYS[5]) == 1 then return {-2, 0} end
   if ARGV[3] ~= '' and redis.call('ZREM', KEYS[3], ARGV[3]) == 1 then
     -- A waiter whose owner got the lock meanwhile re-enters: it waits no more.
@@ -14,12 +17,12 @@ if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
   end
   local n = ds_enter(KEYS[1], ARGV[1], ARGV[6], ARGV[7], ARGV[2], now, true)
   ds_extend(KEYS[1], ARGV[2])
-  return {tonumber(redis.call('HGET', KEYS[1], '#t')), n}
+  return {tonumber(v[3]), n}
 end
 local head = redis.call('LINDEX', KEYS[2], 0)
-if redis.call('EXISTS', KEYS[1]) == 0 and (not head or head == ARGV[3]) then
+if not v[2] and (not head or head == ARGV[3]) then
   if redis.call('EXISTS', KEYS[5]) == 1 then return {-2, 0} end
-  dsq_granted(KEYS[2], KEYS[3], head, now)
+  dsq_granted(KEYS[2], KEYS[3], head)
   local tok, s = ds_token(KEYS[4], ds_clock())
   redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', s, '#k', 'fairlock', '#a:' .. ARGV[1], ARGV[6] .. '=' .. ds_end(now, ARGV[7], ARGV[2]))
   redis.call('PEXPIRE', KEYS[1], ARGV[2])

@@ -28,13 +28,13 @@ end
 -- waiters, which waits for acquisition acq (mode, lease ms): a new hold with
 -- a fresh fencing token (fence; t a TIME reply, now its ms), its
 -- acquisition in the ledger, a lease of at most hl ms until its Client
--- renews it, and the waiters flag ('#q') when others wait (after, the
--- waiter after it, is not '-'). The grant is published on the channel of
+-- renews it, and the waiters flag ('#q', with the value qend the lock had:
+-- see lockfast.lua) when others wait (after, the waiter after it, is not '-'). The grant is published on the channel of
 -- the waiter's Client ('g:<id> <acq> <token> <now> <next>', see mx.lua);
 -- next names the waiter after it when nudge says it needs it (mx_nudge),
 -- with a message of its own when it waits in another Client. The caller
 -- removes id from the waiters.
-local function mx_grant(h, fence, channel, pub, hl, t, now, id, acq, mode, lease, after, nudge)
+local function mx_grant(h, fence, channel, pub, hl, t, now, id, acq, mode, lease, after, nudge, qend)
   local _, s = ds_token(fence, t)
   local ttl, e = hl, 'w'
   if mode ~= 'w' then
@@ -44,7 +44,7 @@ local function mx_grant(h, fence, channel, pub, hl, t, now, id, acq, mode, lease
   local owner = id
   if string.sub(id, -#acq - 1) == ':' .. acq then owner = string.sub(id, 1, -#acq - 2) end
   if after ~= '-' then
-    redis.call('HSET', h, owner, 1, '#t', s, '#k', 'mutex', '#a:' .. owner, acq .. '=' .. e, '#q', 1)
+    redis.call('HSET', h, owner, 1, '#t', s, '#k', 'mutex', '#a:' .. owner, acq .. '=' .. e, '#q', qend)
   else
     redis.call('HSET', h, owner, 1, '#t', s, '#k', 'mutex', '#a:' .. owner, acq .. '=' .. e)
   end

@@ -5,6 +5,6 @@ if ul_grant then
   local g, hl = ul_grant, tonumber(ARGV[7])
   redis.call('ZREM', KEYS[2], g[1])
   redis.call('HDEL', KEYS[3], g[1])
-  mx_grant(KEYS[1], KEYS[5], ARGV[3], ARGV[4], hl, g[7], g[8], g[1], g[2], g[3], g[4], g[5], mx_nudge(g[6], g[8], hl, ARGV[12]))
+  mx_grant(KEYS[1], KEYS[5], ARGV[3], ARGV[4], hl, g[7], g[8], g[1], g[2], g[3], g[4], g[5], mx_nudge(g[6], g[8], hl, ARGV[12]), g[9])
   return 1
 end

@@ -18,7 +18,7 @@ if v[3] ~= 'mutex' then ds_kind(KEYS[1], 'mutex') end
 if v[1] then
   local n = ds_enter(KEYS[1], ARGV[1], ARGV[6], ARGV[7], ARGV[2], nil, true)
   ds_extend(KEYS[1], ARGV[2])
-  if ARGV[3] ~= '' then mx_unwait(KEYS[3], KEYS[4], ARGV[3]) end
+  if ARGV[3] ~= '' then mx_unwait(KEYS[3], KEYS[4], ARGV[3], KEYS[1]) end
   return {tonumber(v[2]), n}
 end
 local ttl = redis.call('PTTL', KEYS[1])

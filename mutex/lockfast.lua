@@ -2,7 +2,9 @@
 -- Acquire or re-enter the reentrant lock: one acquisition, by its id.
 -- KEYS[1] the lock: a hash of owner -> hold count, '#t' -> fencing token,
 --         '#a:'..owner -> the owner's ledger of acquisitions (lib.lua) and,
---         once a waiter may wait, '#q' -> 1 (releases then look for them)
+--         once a waiter may wait, '#q' (releases then look for them) -> the
+--         server ms until which the waiters (Q, E) live at least, or 1 when
+--         unknown (mx.lua)
 -- KEYS[2] the fencing counter of the name's slot (Core.FenceKey)  KEYS[3] Q and KEYS[4] E, the waiters
 -- (mx.lua)  KEYS[5] the acquisition's finished mark (ds_mark)
 -- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] waiter id ('<owner>:<acquisition
@@ -28,7 +30,10 @@
 -- enough needs no nudge, mx.lua), with a lock without expiry counted as half
 -- a window. The lock is marked as waited for ('#q'): its release then hands
 -- it on (unlockfast.lua). Q and E expire together, never earlier than a
--- registration's end.
+-- registration's end: '#q' says until when they live at least, so that a
+-- registration within that needs no PTTL nor PEXPIRE; one beyond it extends
+-- them by a window more than it needs (once a window, not once a
+-- registration) and notes the new end in '#q'.
 local v -- what a waiter read of the lock: {its hold count, '#k', '#q'}
 if ARGV[3] ~= '' then
   v = redis.call('HMGET', KEYS[1], ARGV[1], '#k', '#q')
@@ -39,12 +44,17 @@ if ARGV[3] ~= '' then
     local span = ttl
     if span < 0 then span = math.floor(tonumber(ARGV[4]) / 2) end
     span = span + tonumber(ARGV[4])
-    if not v[3] then redis.call('HSET', KEYS[1], '#q', 1) end
     redis.call('ZADD', KEYS[3], 'NX', string.format('%d', (tonumber(t[1]) * 1000000 + tonumber(t[2]))), ARGV[3])
     redis.call('HSET', KEYS[4], ARGV[3], string.format('%d', now + span) .. ' ' .. ARGV[6] .. ' ' .. ARGV[7] .. ' ' .. ARGV[2])
-    if redis.call('PTTL', KEYS[4]) < span then
-      redis.call('PEXPIRE', KEYS[3], span)
-      redis.call('PEXPIRE', KEYS[4], span)
+    if now + span > (tonumber(v[3]) or 0) then
+      local keep = span + tonumber(ARGV[4])
+      local r = redis.call('PTTL', KEYS[4])
+      if r < keep then
+        redis.call('PEXPIRE', KEYS[3], keep)
+        redis.call('PEXPIRE', KEYS[4], keep)
+        r = keep
+      end
+      redis.call('HSET', KEYS[1], '#q', string.format('%d', now + r))
     end
     return {0, ttl, now}
   end

@@ -153,6 +153,54 @@ func TestWaiterContextCancelled(t *testing.T) {
 	waitForWaiters(t, c, m, 0) // it left the waiter set
 }
 
+// TestWaitersExpireAfterTheLastLeft: a registration notes in the lock until
+// when the waiters' keys live at least, and the next skips their expiry
+// within that; when the last waiter leaves, the keys go, and the next
+// registration makes them anew: they must get an expiry again (a waiter that
+// vanished would otherwise leave them for ever).
+func TestWaitersExpireAfterTheLastLeft(t *testing.T) {
+	t.Parallel()
+	holder, c := dstest.Client(t), dstest.Client(t)
+	name := dstest.Name(t)
+	hm, m := newMutex(t, holder, name), newMutex(t, c, name)
+	held, err := hm.Lock(context.Background())
+	require.NoError(t, err)
+	defer hm.Unlock(held)
+
+	wait := func() (context.CancelFunc, chan error) {
+		wctx, cancel := context.WithCancel(context.Background())
+		errc := make(chan error, 1)
+		go func() {
+			_, err := m.Lock(wctx)
+			errc <- err
+		}()
+		waitForWaiters(t, c, m, 1)
+		return cancel, errc
+	}
+	ttls := func() (q, e int64) {
+		rc := c.Rueidis()
+		ctx := context.Background()
+		q, err := rc.Do(ctx, rc.B().Pttl().Key(m.Key()+":waiters").Build()).AsInt64()
+		require.NoError(t, err)
+		e, err = rc.Do(ctx, rc.B().Pttl().Key(m.Key()+":waiting").Build()).AsInt64()
+		require.NoError(t, err)
+		return q, e
+	}
+	cancel, errc := wait()
+	q, e := ttls()
+	assert.Positive(t, q, "the first registration sets the waiters' expiry")
+	assert.Positive(t, e)
+	cancel()
+	require.ErrorIs(t, <-errc, context.Canceled)
+	waitForWaiters(t, c, m, 0)
+
+	cancel, errc = wait()
+	defer func() { cancel(); <-errc }()
+	q, e = ttls()
+	assert.Positive(t, q, "a registration after the last waiter left sets the expiry of the new waiters' keys")
+	assert.Positive(t, e)
+}
+
 // waitForWaiters waits until the mutex's waiter set has n members.
 func waitForWaiters(t *testing.T, c *distsync.Client, m *mutex.Mutex, n int64) {
 	t.Helper()

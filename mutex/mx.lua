@@ -37,24 +37,37 @@ end
 -- Register waiter id, waiting for acquisition acq (mode, lease ms) of the
 -- lock h, held by another owner, until its remaining lease ttl (negative:
 -- unknown, counted as half a window) plus window ms; h is marked as waited
--- for ('#q') unless flagged says it is. The full path's copy of the
--- registration in lockfast.lua (a hash without a kind marker gets here).
-local function mx_wait(h, q, e, id, ttl, window, acq, mode, lease, flagged)
+-- for ('#q'), whose value qend (false: none) says until when Q and E live
+-- at least. The full path's copy of the registration in lockfast.lua (a
+-- hash without a kind marker gets here).
+local function mx_wait(h, q, e, id, ttl, window, acq, mode, lease, qend)
   local now = ds_now_ms()
   if ttl < 0 then ttl = math.floor(tonumber(window) / 2) end
   local span = ttl + tonumber(window)
-  if not flagged then redis.call('HSET', h, '#q', 1) end
   -- Queued to the server's microsecond: ties by Client id would unsettle
   -- the order.
   redis.call('ZADD', q, 'NX', ds_int(ds_us(ds_clock())), id)
   redis.call('HSET', e, id, ds_int(now + span) .. ' ' .. acq .. ' ' .. mode .. ' ' .. lease)
-  ds_extend(q, span)
-  ds_extend(e, span)
+  if now + span > (tonumber(qend) or 0) then
+    local keep = span + tonumber(window)
+    local r = redis.call('PTTL', e)
+    if r < keep then
+      redis.call('PEXPIRE', q, keep)
+      redis.call('PEXPIRE', e, keep)
+      r = keep
+    end
+    redis.call('HSET', h, '#q', ds_int(now + r))
+  end
 end
 
--- Forget waiter id.
-local function mx_unwait(q, e, id)
-  if redis.call('ZREM', q, id) == 1 then redis.call('HDEL', e, id) end
+-- Forget waiter id. When that may empty the waiters of a lock h that lives
+-- on (h nil: the caller writes the lock anew), its '#q' goes back to 1: the
+-- next registration makes Q and E anew, without an expiry until it sets one.
+local function mx_unwait(q, e, id, h)
+  if redis.call('ZREM', q, id) == 1 then
+    redis.call('HDEL', e, id)
+    if h and redis.call('HEXISTS', h, '#q') == 1 then redis.call('HSET', h, '#q', 1) end
+  end
 end
 
 -- The lock h was released by its last holder (or deleted by force, starve
@@ -87,7 +100,7 @@ local function mx_next(h, q, e, fence, channel, pub, starve, hl, window)
       redis.call('DEL', h)
       redis.call('ZREM', q, id)
       redis.call('HDEL', e, id)
-      mx_grant(h, fence, channel, pub, hl, ds_clock(), now, id, acq, mode, lease, after, mx_nudge(es[2], now, hl, window))
+      mx_grant(h, fence, channel, pub, hl, ds_clock(), now, id, acq, mode, lease, after, mx_nudge(es[2], now, hl, window), 1)
       return 'g'
     else
       redis.call('DEL', h)

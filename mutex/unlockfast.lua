@@ -32,7 +32,7 @@
 -- the owner left, a release by id) goes on to the full path below the
 -- helpers, which has changed nothing yet.
 local ul_ledger -- the owner's ledger read here (false: none), for the full path
-local ul_grant  -- the oldest waiter to grant the lock to (handoff.lua): {id, entry fields, next, its entry, TIME, ms}
+local ul_grant  -- the oldest waiter to grant the lock to (handoff.lua): {id, entry fields, next, its entry, TIME, ms, the lock's '#q'}
 if ARGV[9] ~= '1' and ARGV[11] == '' then
   local v = redis.call('HMGET', KEYS[1], '#a:' .. ARGV[1], '#q')
   ul_ledger = v[1]
@@ -53,7 +53,7 @@ if ARGV[9] ~= '1' and ARGV[11] == '' then
         local es = redis.call('HMGET', KEYS[3], two[1], after)
         local fend, acq, mode, lease, woken = string.match(es[1] or '', '^(%S+) (%S+) (%S+) (%S+) ?(%S*)$')
         if fend and tonumber(fend) > now and woken == '' and (tonumber(t[1]) * 1000000 + tonumber(t[2])) - tonumber(two[2]) >= tonumber(ARGV[6]) * 1000 then
-          ul_grant = {two[1], acq, mode, lease, after, es[2], t, now}
+          ul_grant = {two[1], acq, mode, lease, after, es[2], t, now, v[2]}
         else
           live = false
         end

@@ -34,12 +34,13 @@ local function dsq_prune(q, d)
 end
 
 -- The caller was granted h; head is the head of q (false when q is empty),
--- which the caller is when there is one: it leaves q.
-local function dsq_granted(q, d, head, now)
+-- which the caller is when there is one: it leaves q. The expiry of q and d
+-- stays: it covers every window left (a waiter leaving never needs a later
+-- one), and both go with their last member.
+local function dsq_granted(q, d, head)
   if head then
     redis.call('LPOP', q)
     redis.call('ZREM', d, head)
-    dsq_expire(q, d, now)
   end
 end
 
@@ -50,7 +51,9 @@ end
 -- at the latest half a window from now (the window itself is the slack),
 -- and no later than the earliest window end, when a vanished waiter ahead
 -- may be dropped; a lease in its last millisecond (PTTL 0) ends now: at once.
--- A queued waiter must try again by then to keep its place.
+-- A queued waiter must try again by then to keep its place. q and d are
+-- extended when they would end before the new window, by a window more
+-- than it needs (so once a window, not at every attempt), never shortened.
 local function dsq_refuse(h, q, d, id, window, now)
   local pttl = redis.call('PTTL', h)
   local ttl = math.max(pttl, 0)
@@ -59,7 +62,10 @@ local function dsq_refuse(h, q, d, id, window, now)
     if redis.call('ZADD', d, ds_int(now + ttl + window), id) == 1 then
       redis.call('RPUSH', q, id)
     end
-    dsq_expire(q, d, now)
+    if redis.call('PTTL', d) < ttl + window then
+      redis.call('PEXPIRE', q, ttl + 2 * window)
+      redis.call('PEXPIRE', d, ttl + 2 * window)
+    end
   end
   local retry = ttl
   if pttl < 0 then retry = math.floor(window / 2) end

@@ -1,0 +1,26 @@
+-- The grant of the fair lock to the head of its queue, shared by the
+-- release's common case (unlockfast.lua) and fl_handon (fl.lua): before the
+-- shared library in the unlock script, after it in the leave script, so
+-- lib.lua's helpers are inlined here (grant.in.lua -> grant.lua, go
+-- generate ./internal/core).
+
+-- Grant the lock h, deleted by the caller, to waiter id, which left the
+-- queue and waits for acquisition acq of owner (mode, lease ms, from its
+-- id): a new hold with a fresh fencing token (fence; t a TIME reply, now
+-- its ms), its acquisition in the ledger, a lease of at most hl ms until
+-- its Client renews it, and 'g:<id> <acquisition id> <token> <now> <next>'
+-- published on channel: the head holds when it arrives, and next (the
+-- waiter after it, '-' when none), nudged, bounds its sleep by hl in case
+-- the head vanished (its grant then lapses and the next takes the free
+-- lock).
+local function fl_give(h, fence, channel, pub, hl, t, now, id, owner, acq, mode, lease, next)
+  local _, s = ds_token(fence, t)
+  local ttl, e = tonumber(hl), 'w'
+  if mode ~= 'w' then
+    ttl = math.min(ttl, tonumber(lease))
+    e = ds_int(now + tonumber(lease))
+  end
+  redis.call('HSET', h, owner, 1, '#t', s, '#k', 'fairlock', '#a:' .. owner, acq .. '=' .. e)
+  redis.call('PEXPIRE', h, ds_int(ttl))
+  redis.call(pub, channel, 'g:' .. id .. ' ' .. acq .. ' ' .. s .. ' ' .. ds_int(now) .. ' ' .. next)
+end
