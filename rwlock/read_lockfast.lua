@@ -9,8 +9,10 @@
 -- Reply: {token, hold count} when acquired or re-entered, or when this
 --        acquisition was granted before (a repeated attempt);
 --        {-2, 0} when the acquisition was released or given up before;
---        {0, ms after which trying again may succeed} when refused: another
---        owner holds the write lock, or (writer preference) a writer waits.
+--        {0, ms after which trying again may succeed, server ms} when
+--        refused: another owner holds the write lock, or (writer preference)
+--        a writer waits; the waiter is registered, and a release may grant
+--        it the lock directly (rw_hand_on in rw.lua).
 --
 -- The common case comes first, before the helpers are defined: a new read
 -- hold of the owner, asked for by a caller that will not wait, while no

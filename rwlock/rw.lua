@@ -92,21 +92,51 @@ local function rw_release(h, l, d, m, id, now, life)
   return r
 end
 
--- Wake one waiting writer, the one whose registration ends last (the
--- likeliest alive), and nudge the one before it ('w:<id> <next>', see
--- internal/notify). The woken writer must come back within hl ms: its
--- registration is cut to that, and the nudged one, which bounds its sleep
--- by hl, tries by then. A writer that vanished delays the others by at most
--- hl. Returns whether a writer was woken.
-local function rw_wake_writer(wwait, channel, pub, now, hl)
-  redis.call('ZREMRANGEBYSCORE', wwait, '-inf', ds_int(now))
-  local two = redis.call('ZRANGE', wwait, -2, -1)
-  if #two == 0 then return false end
-  local id, next = two[#two], '-'
-  if #two == 2 then next = two[1] end
-  redis.call('ZADD', wwait, 'XX', 'LT', ds_int(now + tonumber(hl)), id)
-  redis.call(pub, channel, 'w:' .. id .. ' ' .. next)
-  return true
+-- Grant waiter id of the waiter set wset ('<owner>:<acquisition id>:<mode><lease
+-- ms>', acquire.Lock.ModeInWaiter) a hold of the side ('r' or 'w'), as its own
+-- attempt would (rw_grant: a fresh fencing token for a new hold), with a lease
+-- of at most the hand-off lease hl ms until its Client confirms it, and tell
+-- its Client: 'g:<id> <acquisition id> <token> <now> <next>' (internal/notify;
+-- next, '-' for none, is nudged: it bounds its sleep by hl in case id has
+-- vanished, whose hold then lapses within hl).
+local function rw_hand(h, l, fence, wset, id, side, now, hl, channel, pub, next)
+  redis.call('ZREM', wset, id)
+  local owner, acq, mode, lease = string.match(id, '^(.*):([^:]+):([we])(%d+)$')
+  if not owner then return end
+  if side == 'w' then redis.call('HSET', h, '#w', owner) end
+  local r = rw_grant(h, l, side .. ':' .. owner, now, math.min(hl, tonumber(lease)), fence, acq, mode)
+  redis.call(pub, channel, 'g:' .. id .. ' ' .. acq .. ' ' .. ds_int(r[1]) .. ' ' .. ds_int(now) .. ' ' .. next)
+end
+
+-- The live members of waiter set w (dropping those whose window ended).
+local function rw_waiting(w, now)
+  if redis.call('EXISTS', w) == 0 then return {} end
+  redis.call('ZREMRANGEBYSCORE', w, '-inf', ds_int(now))
+  return redis.call('ZRANGE', w, 0, -1)
+end
+
+-- A release may have freed the lock (or its read side): hand it on directly,
+-- with no attempt of the waiters' own. While no writer holds, the waiting
+-- readers are granted all at once, unless writers go first (prefer '1') and
+-- one waits; when no hold is left and no reader is granted, the waiting
+-- writer whose registration ends last (the likeliest alive) is. The writer
+-- the grant passes over is nudged (rw_hand), so that a grantee that
+-- vanished delays it by at most the hand-off lease hl ms.
+local function rw_hand_on(h, l, fence, rwait, wwait, channel, pub, now, hl, prefer)
+  if redis.call('HEXISTS', h, '#w') == 1 then return end
+  hl = tonumber(hl)
+  local writers = rw_waiting(wwait, now)
+  local readers = {}
+  if prefer ~= '1' or #writers == 0 then readers = rw_waiting(rwait, now) end
+  if #readers > 0 then
+    local next = writers[#writers] or '-'
+    for _, id in ipairs(readers) do
+      rw_hand(h, l, fence, rwait, id, 'r', now, hl, channel, pub, next)
+      next = '-'
+    end
+  elseif #writers > 0 and redis.call('EXISTS', l) == 0 then
+    rw_hand(h, l, fence, wwait, writers[#writers], 'w', now, hl, channel, pub, writers[#writers - 1] or '-')
+  end
 end
 
 -- Publish '' (wake every waiter) when either waiter set has a live member.

@@ -27,6 +27,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/distsync/distsync/internal/acquire"
@@ -167,8 +168,8 @@ func (l *Side) Shared() bool { return l.ok().side == "r" }
 // The kinds of acquisitions of the two sides.
 var (
 	codes     = map[int64]error{-1: core.ErrUpgrade}
-	readLock  = acquire.Lock{Script: readLockScript, Codes: codes, PerAcquisition: true}
-	writeLock = acquire.Lock{Script: writeLockScript, Codes: codes, PerAcquisition: true}
+	readLock  = acquire.Lock{Script: readLockScript, Codes: codes, Handoff: true, PerAcquisition: true, ModeInWaiter: true}
+	writeLock = acquire.Lock{Script: writeLockScript, Codes: codes, Handoff: true, PerAcquisition: true, ModeInWaiter: true}
 )
 
 // handle is a Side as acquire.Ops (and its Handle's core.Holdable): what
@@ -184,12 +185,21 @@ func (h *handle) Keys(id string) []string {
 // The lock scripts' last argument: whether the handle prefers writers.
 var preferWriters, preferReaders = []string{"1"}, []string{"0"}
 
+// preference is the release scripts' last argument: '1' when waiting
+// writers go first.
+func preference(prefer bool) string {
+	if prefer {
+		return preferWriters[0]
+	}
+	return preferReaders[0]
+}
+
 func (h *handle) Release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
 	return (*Side)(h).release(ctx, owner, id, life)
 }
 
-func (h *handle) Leave(ctx context.Context, waiter, _ string) error {
-	return (*Side)(h).leave(ctx, waiter)
+func (h *handle) Leave(ctx context.Context, waiter, id string) error {
+	return (*Side)(h).leave(ctx, waiter, id)
 }
 
 func (h *handle) Renewal(owner string) core.Renewal {
@@ -324,18 +334,26 @@ func (l *Side) release(ctx context.Context, owner, id string, life time.Duration
 		script = writeUnlockScript
 	}
 	return c.Eval(ctx, script,
-		[]string{rw.hash, rw.leases, rw.rwait, rw.wwait, rw.mark(id)},
-		[]string{owner, id, rw.channel, c.PublishCmd(), core.Ms(life), core.Ms(hl)},
+		[]string{rw.hash, rw.leases, rw.rwait, rw.wwait, rw.mark(id), rw.fence},
+		[]string{owner, id, rw.channel, c.PublishCmd(), core.Ms(life), core.Ms(hl), preference(rw.prefer)},
 	).AsInt64()
 }
 
-// leave forgets a waiter of this side that gave up; a writer that was the
-// last one waiting wakes the readers it held back (one round trip).
-func (l *Side) leave(ctx context.Context, waiter string) error {
+// leave forgets a waiter of this side that gave up (waiting for
+// acquisition id); a writer that was the last one waiting wakes the readers
+// it held back. Then it gives back what a release may have granted the
+// waiter before it left (two round trips).
+func (l *Side) leave(ctx context.Context, waiter, id string) error {
 	rw, c := l.rw, l.rw.c
-	return c.Eval(ctx, leaveScript,
+	err := c.Eval(ctx, leaveScript,
 		[]string{rw.hash, rw.rwait, rw.wwait},
 		[]string{l.side, waiter, rw.channel, c.PublishCmd()}).Error()
+	if err != nil {
+		return err
+	}
+	owner, _, _ := strings.Cut(waiter, ":"+id+":")
+	_, err = l.release(ctx, owner, id, c.UndoLife(0))
+	return err
 }
 
 // Extend moves the end of the explicit lease of the acquisition ctx carries

@@ -13,4 +13,4 @@ if redis.call('HEXISTS', KEYS[1], 'r:' .. ARGV[1]) == 1 then
 end
 local retry = rw_last(KEYS[2], now)
 ds_wait(KEYS[5], ARGV[3], retry, ARGV[4])
-return {0, retry}
+return {0, retry, now}

@@ -7,7 +7,9 @@
 -- Reply: {token, hold count} when acquired or re-entered, or when this
 --        acquisition was granted before (a repeated attempt);
 --        {-2, 0} when the acquisition was released or given up before;
---        {0, ms until the last lease ends} when other owners hold the lock;
+--        {0, ms until the last lease ends, server ms} when other owners
+--        hold the lock: the waiter is registered, and a release may grant it
+--        the lock directly (rw_hand_on in rw.lua);
 --        {-1, 0} when the owner holds a read lock but not the write lock
 --        (an upgrade, which would deadlock).
 --

@@ -1,0 +1,146 @@
+package rwlock_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/acquire"
+	"github.com/distsync/distsync/internal/dstest"
+	"github.com/distsync/distsync/rwlock"
+)
+
+// A release hands the lock to the waiters directly: a writer's release
+// grants every waiting reader, which holds when the grant's message arrives,
+// without an attempt of its own.
+func TestWriteReleaseGrantsWaitingReaders(t *testing.T) {
+	c := dstest.Client(t)
+	rw := newRW(t, c, dstest.Name(t))
+	ctx := context.Background()
+	w, err := rw.Write().Lock(ctx)
+	require.NoError(t, err)
+	const n = 3
+	got := make(chan context.Context, n)
+	for range n {
+		go func() {
+			r, err := rw.Read().Lock(ctx)
+			assert.NoError(t, err)
+			got <- r
+		}()
+	}
+	waitForWaiters(t, c, rw, "rwaiters", n)
+	handed := acquire.Counters().Handed.Load()
+	tokens := map[int64]bool{}
+	wt, err := rw.Write().Token(w)
+	require.NoError(t, err)
+	require.NoError(t, rw.Write().Unlock(w))
+	for range n {
+		r := <-got
+		tok, err := rw.Read().Token(r)
+		require.NoError(t, err)
+		assert.Greater(t, tok, wt, "a granted hold's token follows the writer's")
+		tokens[tok] = true
+		require.NoError(t, rw.Read().Unlock(r))
+	}
+	// Each reader is an owner of its own: every hold has a token of its own.
+	assert.Len(t, tokens, n)
+	assert.GreaterOrEqual(t, acquire.Counters().Handed.Load()-handed, int64(1), "held by the grant's message")
+	n0, err := rw.Read().Waiting(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n0, "granted readers leave the waiter set")
+}
+
+// A grant to a waiter that vanished moves on within the hand-off lease: the
+// writer the grant passes over is nudged, so it bounds its sleep by the
+// hand-off lease instead of the holder's watchdog lease (30 s), and holds
+// once the vanished waiter's hold lapses, whether that waiter was a reader
+// (a write release grants the readers) or a writer (the next writer).
+func TestGrantToVanishedWaiterMovesOnWithinHandoffLease(t *testing.T) {
+	const hl = 300 * time.Millisecond
+	for _, tc := range []struct {
+		name  string
+		ghost string // the side of the waiter that vanishes
+	}{{"reader", "r"}, {"writer", "w"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			holder, gone, next := dstest.Client(t), dstest.Client(t), dstest.Client(t)
+			name := dstest.Name(t)
+			rw, rg, rn := newRW(t, holder, name), newRW(t, gone, name), newRW(t, next, name)
+			for _, x := range []*rwlock.RWLock{rw, rg, rn} {
+				rwlock.Tune(x, hl)
+			}
+			ctx := context.Background()
+			held, err := rw.Write().Lock(ctx)
+			require.NoError(t, err)
+			gotNext := make(chan context.Context, 1)
+			go func() {
+				w, err := rn.Write().Lock(ctx)
+				assert.NoError(t, err)
+				gotNext <- w
+			}()
+			waitForWaiters(t, holder, rw, "wwaiters", 1)
+			// The ghost registers after the next writer: a writer that
+			// registered last is the one a release grants.
+			ghost, set, n := rg.Read(), "rwaiters", int64(1)
+			if tc.ghost == "w" {
+				ghost, set, n = rg.Write(), "wwaiters", 2
+			}
+			errc := make(chan error, 1)
+			go func() {
+				_, err := ghost.Lock(ctx)
+				errc <- err
+			}()
+			waitForWaiters(t, holder, rw, set, n)
+			dstest.Crash(gone)
+			require.ErrorIs(t, <-errc, distsync.ErrClosed)
+
+			nudges := acquire.Counters().Nudged.Load()
+			start := time.Now()
+			require.NoError(t, rw.Write().Unlock(held))
+			w := <-gotNext
+			// The bound is the hand-off lease; the margin covers a loaded
+			// machine. Without the nudge the next writer would sleep until
+			// the retry time of its refusal: the holder's watchdog lease.
+			assert.Less(t, time.Since(start), hl+3*time.Second, "the next writer holds within the hand-off lease")
+			assert.Greater(t, acquire.Counters().Nudged.Load(), nudges, "nudged by the grant")
+			k, err := rn.Write().HoldCount(w)
+			require.NoError(t, err)
+			assert.Equal(t, 1, k, "the next writer holds")
+			require.NoError(t, rn.Write().Unlock(w))
+		})
+	}
+}
+
+// A waiter that gives up gives back what a release granted it meanwhile: a
+// waiter that spins is granted the lock but not told, and its leaving
+// frees the lock at once, not when the hand-off lease lapses.
+func TestLeavingWaiterGivesBackItsGrant(t *testing.T) {
+	c := dstest.Client(t)
+	rw := newRW(t, c, dstest.Name(t))
+	ctx := context.Background()
+	w, err := rw.Write().Lock(ctx)
+	require.NoError(t, err)
+	wctx, cancel := context.WithCancel(distsync.WithSpin(ctx, distsync.Spin{Min: time.Minute, Max: time.Minute}))
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := rw.Read().Lock(wctx)
+		errc <- err
+	}()
+	waitForWaiters(t, c, rw, "rwaiters", 1)
+	require.NoError(t, rw.Write().Unlock(w))
+	n, err := rw.Read().Holders(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "the release granted the waiting reader")
+	cancel()
+	require.ErrorIs(t, <-errc, context.Canceled)
+	n, err = rw.Read().Holders(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n, "the grant was given back")
+	w, err = rw.Write().TryLock(ctx, 0, 0)
+	require.NoError(t, err, "the lock is free")
+	require.NoError(t, rw.Write().Unlock(w))
+}
