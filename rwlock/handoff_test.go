@@ -82,8 +82,7 @@ func TestGrantToVanishedWaiterMovesOnWithinHandoffLease(t *testing.T) {
 				gotNext <- w
 			}()
 			waitForWaiters(t, holder, rw, "wwaiters", 1)
-			// The ghost registers after the next writer: a writer that
-			// registered last is the one a release grants.
+			nextID := writers(t, holder, rw)[0]
 			ghost, set, n := rg.Read(), "rwaiters", int64(1)
 			if tc.ghost == "w" {
 				ghost, set, n = rg.Write(), "wwaiters", 2
@@ -94,6 +93,22 @@ func TestGrantToVanishedWaiterMovesOnWithinHandoffLease(t *testing.T) {
 				errc <- err
 			}()
 			waitForWaiters(t, holder, rw, set, n)
+			if tc.ghost == "w" {
+				// Both registrations end with the holder's lease plus the
+				// waiter window, to the millisecond: move the ghost's end
+				// later, so that it is the writer granted.
+				rc := holder.Rueidis()
+				key := rw.Write().Key() + ":wwaiters"
+				ids, err := rc.Do(ctx, rc.B().Zrange().Key(key).Min("0").Max("-1").Withscores().Build()).AsZScores()
+				require.NoError(t, err)
+				require.Len(t, ids, 2)
+				last := max(ids[0].Score, ids[1].Score)
+				for _, z := range ids {
+					if z.Member != nextID {
+						require.NoError(t, rc.Do(ctx, rc.B().Zadd().Key(key).Xx().ScoreMember().ScoreMember(last+1000, z.Member).Build()).Error())
+					}
+				}
+			}
 			dstest.Crash(gone)
 			require.ErrorIs(t, <-errc, distsync.ErrClosed)
 
@@ -112,6 +127,15 @@ func TestGrantToVanishedWaiterMovesOnWithinHandoffLease(t *testing.T) {
 			require.NoError(t, rn.Write().Unlock(w))
 		})
 	}
+}
+
+// writers returns the waiting writers' ids.
+func writers(t *testing.T, c *distsync.Client, rw *rwlock.RWLock) []string {
+	t.Helper()
+	rc := c.Rueidis()
+	ids, err := rc.Do(context.Background(), rc.B().Zrange().Key(rw.Write().Key()+":wwaiters").Min("0").Max("-1").Build()).AsStrSlice()
+	require.NoError(t, err)
+	return ids
 }
 
 // A waiter that gives up gives back what a release granted it meanwhile: a
