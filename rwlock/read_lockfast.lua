@@ -2,7 +2,7 @@
 -- Acquire or re-enter a read hold.
 -- KEYS[1] H  KEYS[2] L (see rw.lua)  KEYS[3] the fencing counter (Core.FenceKey)
 -- KEYS[4] the readers' waiter set  KEYS[5] the writers' waiter set
--- KEYS[6] the acquisition's finished mark (ds_mark)
+-- KEYS[6] the acquisition's finished mark (ds_mark)  KEYS[7] the writers' queue (rw.lua)
 -- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] waiter id ('' when the caller will
 -- not wait)  ARGV[4] waiter window ms  ARGV[5] unused ('')
 -- ARGV[8] '1' when waiting writers go first (writer preference)

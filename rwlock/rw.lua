@@ -8,6 +8,10 @@
 --     ledger of acquisitions (lib.lua)
 --   L a sorted set: hold m -> the end of its lease, ms on the server clock:
 --     the longest promise made to a live acquisition of m
+-- Waiters: the readers' and the writers' waiter sets (ds_wait: waiter id ->
+-- the end of its registration), and the writers' queue Q, a sorted set of
+-- the same writers by the server µs of their first registration, so that a
+-- release grants the lock to the oldest (rw_first_writer).
 -- Each hold has its own lease, so a crashed reader's hold ends alone. Every
 -- script first drops the holds whose lease ended (rw_prune); both keys live
 -- until the last lease ends and are deleted when no hold is left.
@@ -92,15 +96,17 @@ local function rw_release(h, l, d, m, id, now, life)
   return r
 end
 
--- Grant waiter id of the waiter set wset ('<owner>:<acquisition id>:<mode><lease
+-- Grant waiter id of the waiter set wset (and of the writers' queue q, if
+-- given) ('<owner>:<acquisition id>:<mode><lease
 -- ms>', acquire.Lock.ModeInWaiter) a hold of the side ('r' or 'w'), as its own
 -- attempt would (rw_grant: a fresh fencing token for a new hold), with a lease
 -- of at most the hand-off lease hl ms until its Client confirms it, and tell
 -- its Client: 'g:<id> <acquisition id> <token> <now> <next>' (internal/notify;
 -- next, '-' for none, is nudged: it bounds its sleep by hl in case id has
 -- vanished, whose hold then lapses within hl).
-local function rw_hand(h, l, fence, wset, id, side, now, hl, channel, pub, next)
+local function rw_hand(h, l, fence, wset, id, side, now, hl, channel, pub, next, q)
   redis.call('ZREM', wset, id)
+  if q then redis.call('ZREM', q, id) end
   local owner, acq, mode, lease = string.match(id, '^(.*):([^:]+):([we])(%d+)$')
   if not owner then return end
   if side == 'w' then redis.call('HSET', h, '#w', owner) end
@@ -115,27 +121,48 @@ local function rw_waiting(w, now)
   return redis.call('ZRANGE', w, 0, -1)
 end
 
+-- Queue writer id of the writers' waiter set wwait in the writers' queue q
+-- (rw.lua's Q), keeping its first place, for as long as wwait lives.
+local function rw_queue(q, wwait, id)
+  if id == '' then return end
+  redis.call('ZADD', q, 'NX', ds_int(ds_us(ds_clock())), id)
+  redis.call('PEXPIRE', q, redis.call('PTTL', wwait))
+end
+
+-- The oldest writer of the queue q whose registration in wwait lives, and
+-- the one after it ('-' for none); nil when none lives. The writers found
+-- gone on the way leave the queue.
+local function rw_first_writer(q, wwait, now)
+  for _ = 1, 64 do
+    local two = redis.call('ZRANGE', q, 0, 1)
+    if #two == 0 then return nil end
+    local e = redis.call('ZSCORE', wwait, two[1])
+    if e and tonumber(e) > now then return two[1], two[2] or '-' end
+    redis.call('ZREM', q, two[1])
+  end
+end
+
 -- A release may have freed the lock (or its read side): hand it on directly,
 -- with no attempt of the waiters' own. While no writer holds, the waiting
 -- readers are granted all at once, unless writers go first (prefer '1') and
--- one waits; when no hold is left and no reader is granted, the waiting
--- writer whose registration ends last (the likeliest alive) is. The writer
--- the grant passes over is nudged (rw_hand), so that a grantee that
--- vanished delays it by at most the hand-off lease hl ms.
-local function rw_hand_on(h, l, fence, rwait, wwait, channel, pub, now, hl, prefer)
+-- one waits; when no hold is left and no reader is granted, the oldest
+-- waiting writer is (rw_first_writer). The writer first in line after the
+-- grant is nudged (rw_hand), so that a grantee that vanished delays it by
+-- at most the hand-off lease hl ms.
+local function rw_hand_on(h, l, fence, rwait, wwait, q, channel, pub, now, hl, prefer)
   if redis.call('HEXISTS', h, '#w') == 1 then return end
   hl = tonumber(hl)
-  local writers = rw_waiting(wwait, now)
+  local first, second = rw_first_writer(q, wwait, now)
   local readers = {}
-  if prefer ~= '1' or #writers == 0 then readers = rw_waiting(rwait, now) end
+  if prefer ~= '1' or not first then readers = rw_waiting(rwait, now) end
   if #readers > 0 then
-    local next = writers[#writers] or '-'
+    local next = first or '-'
     for _, id in ipairs(readers) do
       rw_hand(h, l, fence, rwait, id, 'r', now, hl, channel, pub, next)
       next = '-'
     end
-  elseif #writers > 0 and redis.call('EXISTS', l) == 0 then
-    rw_hand(h, l, fence, wwait, writers[#writers], 'w', now, hl, channel, pub, writers[#writers - 1] or '-')
+  elseif first and redis.call('EXISTS', l) == 0 then
+    rw_hand(h, l, fence, wwait, first, 'w', now, hl, channel, pub, second, q)
   end
 end
 

@@ -105,6 +105,7 @@ type RWLock struct {
 	fence   string // the fencing counter of the name's slot (core.Core.FenceKey)
 	rwait   string // waiting readers
 	wwait   string // waiting writers
+	wqueue  string // waiting writers, oldest first
 	channel string // release notifications
 	read    Side
 	write   Side
@@ -128,6 +129,7 @@ func newRWLock(c *core.Core, name string) (*RWLock, error) {
 		fence:   c.FenceKey(name),
 		rwait:   c.Key(name, "rwaiters"),
 		wwait:   c.Key(name, "wwaiters"),
+		wqueue:  c.Key(name, "wqueue"),
 		channel: c.Key(name, "ch"),
 	}
 	rw.read = Side{rw: rw, side: "r", key: rw.leases, waiters: rw.rwait}
@@ -179,7 +181,7 @@ type handle Side
 
 func (h *handle) Keys(id string) []string {
 	rw := h.rw
-	return []string{rw.hash, rw.leases, rw.fence, rw.rwait, rw.wwait, rw.mark(id)}
+	return []string{rw.hash, rw.leases, rw.fence, rw.rwait, rw.wwait, rw.mark(id), rw.wqueue}
 }
 
 // The lock scripts' last argument: whether the handle prefers writers.
@@ -334,7 +336,7 @@ func (l *Side) release(ctx context.Context, owner, id string, life time.Duration
 		script = writeUnlockScript
 	}
 	return c.Eval(ctx, script,
-		[]string{rw.hash, rw.leases, rw.rwait, rw.wwait, rw.mark(id), rw.fence},
+		[]string{rw.hash, rw.leases, rw.rwait, rw.wwait, rw.mark(id), rw.fence, rw.wqueue},
 		[]string{owner, id, rw.channel, c.PublishCmd(), core.Ms(life), core.Ms(hl), preference(rw.prefer)},
 	).AsInt64()
 }
@@ -346,7 +348,7 @@ func (l *Side) release(ctx context.Context, owner, id string, life time.Duration
 func (l *Side) leave(ctx context.Context, waiter, id string) error {
 	rw, c := l.rw, l.rw.c
 	err := c.Eval(ctx, leaveScript,
-		[]string{rw.hash, rw.rwait, rw.wwait},
+		[]string{rw.hash, rw.rwait, rw.wwait, rw.wqueue},
 		[]string{l.side, waiter, rw.channel, c.PublishCmd()}).Error()
 	if err != nil {
 		return err

@@ -4,7 +4,7 @@
 -- granted to the waiting readers, or to a waiting writer (rw_hand_on).
 -- KEYS[1] H  KEYS[2] L  KEYS[3] the readers' waiter set  KEYS[4] the writers'
 -- KEYS[5] the acquisition's finished mark (ds_mark)
--- KEYS[6] the fencing counter (Core.FenceKey)
+-- KEYS[6] the fencing counter (Core.FenceKey)  KEYS[7] the writers' queue (rw.lua)
 -- ARGV[1] owner  ARGV[2] acquisition id  ARGV[3] channel
 -- ARGV[4] publish command (PUBLISH or SPUBLISH)  ARGV[5] ms to remember the release
 -- ARGV[6] the hand-off lease ms  ARGV[7] '1' when waiting writers go first
