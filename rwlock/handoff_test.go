@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -175,4 +176,61 @@ func TestWritersGrantedInOrder(t *testing.T) {
 	for i := range n {
 		assert.Equal(t, i, <-order, "granted in the order of registration")
 	}
+}
+
+// A grant goes on the channel of the waiter's Client only: other Clients
+// do not even receive it.
+func TestGrantGoesToTheWaitersClient(t *testing.T) {
+	holder, waiter := dstest.Client(t), dstest.Client(t)
+	name := dstest.Name(t)
+	rw, rwr := newRW(t, holder, name), newRW(t, waiter, name)
+	ctx := context.Background()
+	prefix := rw.Write().Key() + ":ch"
+	rc := holder.Rueidis()
+	got := make(chan [2]string, 16)
+	subbed := make(chan struct{})
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		rc.Receive(sctx, rc.B().Psubscribe().Pattern(prefix+"*").Build(), func(m rueidis.PubSubMessage) {
+			got <- [2]string{m.Channel, m.Message}
+		})
+	}()
+	// The subscription is up once a message published after it arrives.
+	go func() {
+		for {
+			select {
+			case <-subbed:
+				return
+			case <-time.After(5 * time.Millisecond):
+				rc.Do(ctx, rc.B().Publish().Channel(prefix+":probe").Message("probe").Build())
+			}
+		}
+	}()
+	for m := range got {
+		if m[1] == "probe" {
+			close(subbed)
+			break
+		}
+	}
+	w, err := rw.Write().Lock(ctx)
+	require.NoError(t, err)
+	rd := make(chan context.Context, 1)
+	go func() {
+		r, err := rwr.Read().Lock(ctx)
+		assert.NoError(t, err)
+		rd <- r
+	}()
+	waitForWaiters(t, holder, rw, "rwaiters", 1)
+	require.NoError(t, rw.Write().Unlock(w))
+	r := <-rd
+	for m := range got {
+		if m[1] == "probe" {
+			continue
+		}
+		assert.Equal(t, prefix+":"+waiter.ID(), m[0], "on the waiter's Client's channel")
+		assert.Regexp(t, `^g:`, m[1])
+		break
+	}
+	require.NoError(t, rwr.Read().Unlock(r))
 }

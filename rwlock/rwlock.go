@@ -106,7 +106,8 @@ type RWLock struct {
 	rwait   string // waiting readers
 	wwait   string // waiting writers
 	wqueue  string // waiting writers, oldest first
-	channel string // release notifications
+	channel string // the prefix of release notifications' channels (rw.lua's rw_hand)
+	mine    string // this Client's: '<channel>:<client id>'
 	read    Side
 	write   Side
 }
@@ -132,6 +133,7 @@ func newRWLock(c *core.Core, name string) (*RWLock, error) {
 		wqueue:  c.Key(name, "wqueue"),
 		channel: c.Key(name, "ch"),
 	}
+	rw.mine = rw.channel + ":" + c.ID
 	rw.read = Side{rw: rw, side: "r", key: rw.leases, waiters: rw.rwait}
 	rw.write = Side{rw: rw, side: "w", key: rw.hash, waiters: rw.wwait}
 	rw.read.h, rw.write.h = rw.read.describe(), rw.write.describe()
@@ -224,7 +226,7 @@ func (l *Side) describe() acquire.Handle {
 	return acquire.Handle{
 		Lock: k, Core: rw.c, Kind: core.KindRWLock, Side: l.sideName(), Name: rw.name, What: l.what(),
 		ErrPrefix: fmt.Sprintf("rwlock %q (%s)", rw.name, l.sideName()),
-		Key:       l.key, Hash: rw.hash, Channel: rw.channel, Extra: extra, Ops: (*handle)(l),
+		Key:       l.key, Hash: rw.hash, Channel: rw.mine, Extra: extra, Ops: (*handle)(l),
 	}
 }
 
@@ -342,14 +344,14 @@ func (l *Side) release(ctx context.Context, owner, id string, life time.Duration
 }
 
 // leave forgets a waiter of this side that gave up (waiting for
-// acquisition id); a writer that was the last one waiting wakes the readers
-// it held back. Then it gives back what a release may have granted the
-// waiter before it left (two round trips).
+// acquisition id); a writer hands the lock on to the waiters it may have
+// held back (leave.lua). Then it gives back what a release may have granted
+// the waiter before it left (two round trips).
 func (l *Side) leave(ctx context.Context, waiter, id string) error {
 	rw, c := l.rw, l.rw.c
 	err := c.Eval(ctx, leaveScript,
-		[]string{rw.hash, rw.rwait, rw.wwait, rw.wqueue},
-		[]string{l.side, waiter, rw.channel, c.PublishCmd()}).Error()
+		[]string{rw.hash, rw.leases, rw.rwait, rw.wwait, rw.wqueue, rw.fence},
+		[]string{l.side, waiter, rw.channel, c.PublishCmd(), core.Ms(c.HandoffLease), preference(rw.prefer)}).Error()
 	if err != nil {
 		return err
 	}
@@ -381,7 +383,8 @@ func (l *Side) Extend(ctx context.Context, lease time.Duration) error {
 }
 
 // ForceUnlock removes this side's holds whoever holds them (the write hold,
-// or every read hold) and wakes every waiter. It reports whether any was
+// or every read hold) and hands the lock on to the waiters, as a release
+// does (docs/how-it-works.md). It reports whether any was
 // held. The holders' contexts end with ErrLeaseLost, by push on their
 // Clients' control channels, or, where push cannot reach them (a Client
 // whose waiters spin), at their next renewal. One round trip.
@@ -392,8 +395,8 @@ func (l *Side) ForceUnlock(ctx context.Context) (bool, error) {
 		return false, l.errorf(err)
 	}
 	n, err := c.Eval(ctx, forceScript,
-		[]string{rw.hash, rw.leases, rw.rwait, rw.wwait},
-		[]string{l.side, rw.channel, c.PublishCmd(), c.ControlPrefix()},
+		[]string{rw.hash, rw.leases, rw.rwait, rw.wwait, rw.wqueue, rw.fence},
+		[]string{l.side, rw.channel, c.PublishCmd(), c.ControlPrefix(), core.Ms(c.HandoffLease), preference(rw.prefer)},
 	).AsInt64()
 	if err != nil {
 		return false, l.errorf(err)
