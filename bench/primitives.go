@@ -169,7 +169,7 @@ func semaphoreLoop(permits int64, g int) func(run) result {
 // inside (whose non-atomic counter must lose no update). Each side counts
 // itself in before it looks at the other, so any overlap is seen by at least
 // one of the two. The latency is that of lock+unlock; wlat keeps the
-// writes'.
+// writes', rlat the reads'.
 func rwLoop(g int, writes float64, preferWriters bool) func(run) result {
 	return func(r run) result {
 		var opts []rwlock.Option
@@ -184,6 +184,7 @@ func rwLoop(g int, writes float64, preferWriters bool) func(run) result {
 			readers, writers, bad atomic.Int64
 			gd                    guard
 			wlats                 = make([][]time.Duration, g)
+			rlats                 = make([][]time.Duration, g)
 		)
 		res := timed(r, g, true, func(ctx context.Context, i int) (time.Time, error) {
 			t0 := time.Now()
@@ -212,11 +213,14 @@ func rwLoop(g int, writes float64, preferWriters bool) func(run) result {
 				bad.Add(1)
 			}
 			readers.Add(-1)
-			return held, rw.Read().Unlock(lctx)
+			err = rw.Read().Unlock(lctx)
+			rlats[i] = append(rlats[i], time.Since(t0))
+			return held, err
 		})
 		res.violations = bad.Load() + gd.violations()
-		for _, w := range wlats {
-			res.wlat = append(res.wlat, w...)
+		for i := range wlats {
+			res.wlat = append(res.wlat, wlats[i]...)
+			res.rlat = append(res.rlat, rlats[i]...)
 		}
 		return res
 	}

@@ -150,6 +150,10 @@ func (r *report) print(w io.Writer) {
 			if res.peak > 0 {
 				notes = append(notes, fmt.Sprintf("peak %d held", res.peak))
 			}
+			if len(res.rlat) > 0 {
+				slices.Sort(res.rlat)
+				notes = append(notes, fmt.Sprintf("reads (%d): p50 %s, p99 %s", len(res.rlat), dur(pct(res.rlat, .5)), dur(pct(res.rlat, .99))))
+			}
 			if len(res.wlat) > 0 {
 				slices.Sort(res.wlat)
 				notes = append(notes, fmt.Sprintf("writes (%d): p50 %s, p99 %s", len(res.wlat), dur(pct(res.wlat, .5)), dur(pct(res.wlat, .99))))
@@ -315,6 +319,12 @@ func (r *report) targets(w io.Writer) {
 			}
 			fmt.Fprintln(w)
 		}
+	}
+	if rw := get("7"); rw != nil {
+		d := rw.results[ds]
+		slices.Sort(d.rlat)
+		check(len(d.rlat) > 0 && pct(d.rlat, .99) <= 20*time.Millisecond, "7 read-write lock, 95%% reads: reads' p99 %s (p50 %s); target <= 20ms",
+			dur(pct(d.rlat, .99)), dur(pct(d.rlat, .5)))
 	}
 	if rw := get("7w"); rw != nil {
 		d := rw.results[ds]

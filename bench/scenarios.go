@@ -29,6 +29,7 @@ type result struct {
 	msgs       int64           // pub/sub messages distsync's notifier received during the run
 	wakes      int64           // local waiters those messages woke
 	wlat       []time.Duration // latency of the write operations (7), also in lat
+	rlat       []time.Duration // latency of the read operations (7), also in lat
 	peak       int64           // most holders seen inside at once (6)
 	rel        []time.Duration // the releasing call's own duration (3)
 	fair       []float64       // Jain's fairness index of the goroutines' operation counts, per round
@@ -53,6 +54,7 @@ func (r *result) merge(o result) {
 	r.msgs += o.msgs
 	r.wakes += o.wakes
 	r.wlat = append(r.wlat, o.wlat...)
+	r.rlat = append(r.rlat, o.rlat...)
 	r.peak = max(r.peak, o.peak)
 	r.rel = append(r.rel, o.rel...)
 	r.fair = append(r.fair, o.fair...)

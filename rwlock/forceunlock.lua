@@ -1,9 +1,11 @@
 -- Remove the write hold ('w') or every read hold ('r'), whoever holds them,
 -- tell their holders' Clients on their control channels (ds_tell_taken),
--- and wake every waiter.
+-- and hand the lock on to the waiters (rw_hand_on).
 -- KEYS[1] H  KEYS[2] L  KEYS[3] the readers' waiter set  KEYS[4] the writers'
--- ARGV[1] 'w' or 'r'  ARGV[2] channel  ARGV[3] publish command
--- ARGV[4] the prefix of the control channels
+-- KEYS[5] the writers' queue (rw.lua)  KEYS[6] the fencing counter (Core.FenceKey)
+-- ARGV[1] 'w' or 'r'  ARGV[2] channel prefix (rw_hand)  ARGV[3] publish command
+-- ARGV[4] the prefix of the control channels  ARGV[5] the hand-off lease ms
+-- ARGV[6] '1' when waiting writers go first
 -- Reply: how many holds were removed.
 local now = rw_prune(KEYS[1], KEYS[2])
 local gone = {}
@@ -19,6 +21,6 @@ end
 ds_tell_taken(ARGV[4], gone)
 if #gone > 0 then
   rw_expire(KEYS[1], KEYS[2], now)
-  rw_wake_all(KEYS[3], KEYS[4], ARGV[2], ARGV[3])
+  rw_hand_on(KEYS[1], KEYS[2], KEYS[6], KEYS[3], KEYS[4], KEYS[5], ARGV[2], ARGV[3], now, ARGV[5], ARGV[6])
 end
 return #gone

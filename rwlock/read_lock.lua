@@ -14,7 +14,7 @@ elseif not w and ARGV[8] == '1' and redis.call('HEXISTS', KEYS[1], m) == 0 then
 end
 if retry then
   ds_wait(KEYS[4], ARGV[3], retry, ARGV[4])
-  return {0, retry}
+  return {0, retry, now}
 end
 if redis.call('EXISTS', KEYS[6]) == 1 then return {-2, 0} end
 ds_unwait(KEYS[4], ARGV[3])

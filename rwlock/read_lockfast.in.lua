@@ -1,15 +1,17 @@
 -- Acquire or re-enter a read hold.
 -- KEYS[1] H  KEYS[2] L (see rw.lua)  KEYS[3] the fencing counter (Core.FenceKey)
 -- KEYS[4] the readers' waiter set  KEYS[5] the writers' waiter set
--- KEYS[6] the acquisition's finished mark (ds_mark)
+-- KEYS[6] the acquisition's finished mark (ds_mark)  KEYS[7] the writers' queue (rw.lua)
 -- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] waiter id ('' when the caller will
 -- not wait)  ARGV[4] waiter window ms  ARGV[5] unused ('')
 -- ARGV[8] '1' when waiting writers go first (writer preference)
 -- Reply: {token, hold count} when acquired or re-entered, or when this
 --        acquisition was granted before (a repeated attempt);
 --        {-2, 0} when the acquisition was released or given up before;
---        {0, ms after which trying again may succeed} when refused: another
---        owner holds the write lock, or (writer preference) a writer waits.
+--        {0, ms after which trying again may succeed, server ms} when
+--        refused: another owner holds the write lock, or (writer preference)
+--        a writer waits; the waiter is registered, and a release may grant
+--        it the lock directly (rw_hand_on in rw.lua).
 --
 -- The common case comes first, before the helpers are defined: a new read
 -- hold of the owner, asked for by a caller that will not wait, while no

@@ -1,16 +1,16 @@
--- Release one read acquisition, by its id. When that frees the lock, wake
--- one waiting writer (rw_wake_writer), or the waiting readers when no writer
--- waits.
+-- Release one read acquisition, by its id. When that frees the lock, it is
+-- granted to a waiting writer, or to the waiting readers (rw_hand_on).
 -- KEYS[1] H  KEYS[2] L  KEYS[3] the readers' waiter set  KEYS[4] the writers'
 -- KEYS[5] the acquisition's finished mark (ds_mark)
--- ARGV[1] owner  ARGV[2] acquisition id  ARGV[3] channel
+-- KEYS[6] the fencing counter (Core.FenceKey)  KEYS[7] the writers' queue (rw.lua)
+-- ARGV[1] owner  ARGV[2] acquisition id  ARGV[3] channel prefix (rw_hand)
 -- ARGV[4] publish command (PUBLISH or SPUBLISH)  ARGV[5] ms to remember the release
--- ARGV[6] the hand-off lease ms (rw_wake_writer)
+-- ARGV[6] the hand-off lease ms  ARGV[7] '1' when waiting writers go first
 -- Reply: see ds_release (lib.lua): 1, 0, 2 released; -1 not held.
 --
 -- The common case comes first, before the helpers are defined: the owner's
 -- only read acquisition is released, its hold's lease has not ended, and
--- nobody waits (nobody to wake). The hold goes; the keys go with the last
+-- nobody waits (nobody to hand the lock to). The hold goes; the keys go with the last
 -- hold, or keep their expiry (at most the longest lease that was left).
 if redis.call('EXISTS', KEYS[3], KEYS[4]) == 0 then
   local m = 'r:' .. ARGV[1]

@@ -8,6 +8,10 @@
 --     ledger of acquisitions (lib.lua)
 --   L a sorted set: hold m -> the end of its lease, ms on the server clock:
 --     the longest promise made to a live acquisition of m
+-- Waiters: the readers' and the writers' waiter sets (ds_wait: waiter id ->
+-- the end of its registration), and the writers' queue Q, a sorted set of
+-- the same writers by the server µs of their first registration, so that a
+-- release grants the lock to the oldest (rw_first_writer).
 -- Each hold has its own lease, so a crashed reader's hold ends alone. Every
 -- script first drops the holds whose lease ended (rw_prune); both keys live
 -- until the last lease ends and are deleted when no hold is left.
@@ -92,26 +96,79 @@ local function rw_release(h, l, d, m, id, now, life)
   return r
 end
 
--- Wake one waiting writer, the one whose registration ends last (the
--- likeliest alive), and nudge the one before it ('w:<id> <next>', see
--- internal/notify). The woken writer must come back within hl ms: its
--- registration is cut to that, and the nudged one, which bounds its sleep
--- by hl, tries by then. A writer that vanished delays the others by at most
--- hl. Returns whether a writer was woken.
-local function rw_wake_writer(wwait, channel, pub, now, hl)
-  redis.call('ZREMRANGEBYSCORE', wwait, '-inf', ds_int(now))
-  local two = redis.call('ZRANGE', wwait, -2, -1)
-  if #two == 0 then return false end
-  local id, next = two[#two], '-'
-  if #two == 2 then next = two[1] end
-  redis.call('ZADD', wwait, 'XX', 'LT', ds_int(now + tonumber(hl)), id)
-  redis.call(pub, channel, 'w:' .. id .. ' ' .. next)
-  return true
+-- Grant waiter id of the waiter set wset (and of the writers' queue q, if
+-- given) ('<owner>:<acquisition id>:<mode><lease
+-- ms>', acquire.Lock.ModeInWaiter) a hold of the side ('r' or 'w'), as its own
+-- attempt would (rw_grant: a fresh fencing token for a new hold), with a lease
+-- of at most the hand-off lease hl ms until its Client confirms it, and tell
+-- its Client: 'g:<id> <acquisition id> <token> <now> <next>' (internal/notify)
+-- on '<channel>:<client id>' (the part of a waiter id before its first ':'),
+-- so that other Clients do not even receive it. next, '-' for none, is
+-- nudged, by a message of its own ('w:- <next>') when it waits in another
+-- Client: it bounds its sleep by hl in case id has vanished, whose hold then
+-- lapses within hl.
+local function rw_hand(h, l, fence, wset, id, side, now, hl, channel, pub, next, q)
+  redis.call('ZREM', wset, id)
+  if q then redis.call('ZREM', q, id) end
+  local owner, acq, mode, lease = string.match(id, '^(.*):([^:]+):([we])(%d+)$')
+  if not owner then return end
+  if side == 'w' then redis.call('HSET', h, '#w', owner) end
+  local r = rw_grant(h, l, side .. ':' .. owner, now, math.min(hl, tonumber(lease)), fence, acq, mode)
+  local cid = string.match(id, '^[^:]*')
+  redis.call(pub, channel .. ':' .. cid, 'g:' .. id .. ' ' .. acq .. ' ' .. ds_int(r[1]) .. ' ' .. ds_int(now) .. ' ' .. next)
+  if next ~= '-' and string.match(next, '^[^:]*') ~= cid then
+    redis.call(pub, channel .. ':' .. string.match(next, '^[^:]*'), 'w:- ' .. next)
+  end
 end
 
--- Publish '' (wake every waiter) when either waiter set has a live member.
-local function rw_wake_all(rwait, wwait, channel, pub)
-  if ds_notify(rwait, channel, '', pub) == 0 then
-    ds_notify(wwait, channel, '', pub)
+-- The live members of waiter set w (dropping those whose window ended).
+local function rw_waiting(w, now)
+  if redis.call('EXISTS', w) == 0 then return {} end
+  redis.call('ZREMRANGEBYSCORE', w, '-inf', ds_int(now))
+  return redis.call('ZRANGE', w, 0, -1)
+end
+
+-- Queue writer id of the writers' waiter set wwait in the writers' queue q
+-- (rw.lua's Q), keeping its first place, for as long as wwait lives.
+local function rw_queue(q, wwait, id)
+  if id == '' then return end
+  redis.call('ZADD', q, 'NX', ds_int(ds_us(ds_clock())), id)
+  redis.call('PEXPIRE', q, redis.call('PTTL', wwait))
+end
+
+-- The oldest writer of the queue q whose registration in wwait lives, and
+-- the one after it ('-' for none); nil when none lives. The writers found
+-- gone on the way leave the queue.
+local function rw_first_writer(q, wwait, now)
+  for _ = 1, 64 do
+    local two = redis.call('ZRANGE', q, 0, 1)
+    if #two == 0 then return nil end
+    local e = redis.call('ZSCORE', wwait, two[1])
+    if e and tonumber(e) > now then return two[1], two[2] or '-' end
+    redis.call('ZREM', q, two[1])
+  end
+end
+
+-- A release may have freed the lock (or its read side): hand it on directly,
+-- with no attempt of the waiters' own. While no writer holds, the waiting
+-- readers are granted all at once, unless writers go first (prefer '1') and
+-- one waits; when no hold is left and no reader is granted, the oldest
+-- waiting writer is (rw_first_writer). The writer first in line after the
+-- grant is nudged (rw_hand), so that a grantee that vanished delays it by
+-- at most the hand-off lease hl ms.
+local function rw_hand_on(h, l, fence, rwait, wwait, q, channel, pub, now, hl, prefer)
+  if redis.call('HEXISTS', h, '#w') == 1 then return end
+  hl = tonumber(hl)
+  local first, second = rw_first_writer(q, wwait, now)
+  local readers = {}
+  if prefer ~= '1' or not first then readers = rw_waiting(rwait, now) end
+  if #readers > 0 then
+    local next = first or '-'
+    for _, id in ipairs(readers) do
+      rw_hand(h, l, fence, rwait, id, 'r', now, hl, channel, pub, next)
+      next = '-'
+    end
+  elseif first and redis.call('EXISTS', l) == 0 then
+    rw_hand(h, l, fence, wwait, first, 'w', now, hl, channel, pub, second, q)
   end
 end

@@ -27,6 +27,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/distsync/distsync/internal/acquire"
@@ -105,7 +106,9 @@ type RWLock struct {
 	fence   string // the fencing counter of the name's slot (core.Core.FenceKey)
 	rwait   string // waiting readers
 	wwait   string // waiting writers
-	channel string // release notifications
+	wqueue  string // waiting writers, oldest first
+	channel string // the prefix of release notifications' channels (rw.lua's rw_hand)
+	mine    string // this Client's: '<channel>:<client id>'
 	read    Side
 	write   Side
 }
@@ -128,8 +131,10 @@ func newRWLock(c *core.Core, name string) (*RWLock, error) {
 		fence:   c.FenceKey(name),
 		rwait:   c.Key(name, "rwaiters"),
 		wwait:   c.Key(name, "wwaiters"),
+		wqueue:  c.Key(name, "wqueue"),
 		channel: c.Key(name, "ch"),
 	}
+	rw.mine = rw.channel + ":" + c.ID
 	rw.read = Side{rw: rw, side: "r", key: rw.leases, waiters: rw.rwait}
 	rw.write = Side{rw: rw, side: "w", key: rw.hash, waiters: rw.wwait}
 	rw.read.h, rw.write.h = rw.read.describe(), rw.write.describe()
@@ -168,8 +173,8 @@ func (l *Side) Shared() bool { return l.ok().side == "r" }
 // The kinds of acquisitions of the two sides.
 var (
 	codes     = map[int64]error{-1: core.ErrUpgrade}
-	readLock  = acquire.Lock{Script: readLockScript, Codes: codes, PerAcquisition: true}
-	writeLock = acquire.Lock{Script: writeLockScript, Codes: codes, PerAcquisition: true}
+	readLock  = acquire.Lock{Script: readLockScript, Codes: codes, Handoff: true, PerAcquisition: true, ModeInWaiter: true}
+	writeLock = acquire.Lock{Script: writeLockScript, Codes: codes, Handoff: true, PerAcquisition: true, ModeInWaiter: true}
 )
 
 // handle is a Side as acquire.Ops (and its Handle's core.Holdable): what
@@ -179,18 +184,27 @@ type handle Side
 
 func (h *handle) Keys(id string) []string {
 	rw := h.rw
-	return []string{rw.hash, rw.leases, rw.fence, rw.rwait, rw.wwait, rw.mark(id)}
+	return []string{rw.hash, rw.leases, rw.fence, rw.rwait, rw.wwait, rw.mark(id), rw.wqueue}
 }
 
 // The lock scripts' last argument: whether the handle prefers writers.
 var preferWriters, preferReaders = []string{"1"}, []string{"0"}
 
+// preference is the release scripts' last argument: '1' when waiting
+// writers go first.
+func preference(prefer bool) string {
+	if prefer {
+		return preferWriters[0]
+	}
+	return preferReaders[0]
+}
+
 func (h *handle) Release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
 	return (*Side)(h).release(ctx, owner, id, life)
 }
 
-func (h *handle) Leave(ctx context.Context, waiter, _ string) error {
-	return (*Side)(h).leave(ctx, waiter)
+func (h *handle) Leave(ctx context.Context, waiter, id string) error {
+	return (*Side)(h).leave(ctx, waiter, id)
 }
 
 func (h *handle) Renewal(owner string) core.Renewal {
@@ -213,7 +227,7 @@ func (l *Side) describe() acquire.Handle {
 	return acquire.Handle{
 		Lock: k, Core: rw.c, Kind: observe.KindRWLock, Side: l.sideName(), Name: rw.name, What: l.what(),
 		ErrPrefix: fmt.Sprintf("rwlock %q (%s)", rw.name, l.sideName()),
-		Key:       l.key, Hash: rw.hash, Channel: rw.channel, Extra: extra, Ops: (*handle)(l),
+		Key:       l.key, Hash: rw.hash, Channel: rw.mine, Extra: extra, Ops: (*handle)(l),
 	}
 }
 
@@ -325,18 +339,26 @@ func (l *Side) release(ctx context.Context, owner, id string, life time.Duration
 		script = writeUnlockScript
 	}
 	return c.Eval(ctx, script,
-		[]string{rw.hash, rw.leases, rw.rwait, rw.wwait, rw.mark(id)},
-		[]string{owner, id, rw.channel, c.PublishCmd(), core.Ms(life), core.Ms(hl)},
+		[]string{rw.hash, rw.leases, rw.rwait, rw.wwait, rw.mark(id), rw.fence, rw.wqueue},
+		[]string{owner, id, rw.channel, c.PublishCmd(), core.Ms(life), core.Ms(hl), preference(rw.prefer)},
 	).AsInt64()
 }
 
-// leave forgets a waiter of this side that gave up; a writer that was the
-// last one waiting wakes the readers it held back (one round trip).
-func (l *Side) leave(ctx context.Context, waiter string) error {
+// leave forgets a waiter of this side that gave up (waiting for
+// acquisition id); a writer hands the lock on to the waiters it may have
+// held back (leave.lua). Then it gives back what a release may have granted
+// the waiter before it left (two round trips).
+func (l *Side) leave(ctx context.Context, waiter, id string) error {
 	rw, c := l.rw, l.rw.c
-	return c.Eval(ctx, leaveScript,
-		[]string{rw.hash, rw.rwait, rw.wwait},
-		[]string{l.side, waiter, rw.channel, c.PublishCmd()}).Error()
+	err := c.Eval(ctx, leaveScript,
+		[]string{rw.hash, rw.leases, rw.rwait, rw.wwait, rw.wqueue, rw.fence},
+		[]string{l.side, waiter, rw.channel, c.PublishCmd(), core.Ms(c.HandoffLease), preference(rw.prefer)}).Error()
+	if err != nil {
+		return err
+	}
+	owner, _, _ := strings.Cut(waiter, ":"+id+":")
+	_, err = l.release(ctx, owner, id, c.UndoLife(0))
+	return err
 }
 
 // Extend moves the end of the explicit lease of the acquisition ctx carries
@@ -362,7 +384,8 @@ func (l *Side) Extend(ctx context.Context, lease time.Duration) error {
 }
 
 // ForceUnlock removes this side's holds whoever holds them (the write hold,
-// or every read hold) and wakes every waiter. It reports whether any was
+// or every read hold) and hands the lock on to the waiters, as a release
+// does (docs/how-it-works.md). It reports whether any was
 // held. The holders' contexts end with ErrLeaseLost, by push on their
 // Clients' control channels, or, where push cannot reach them (a Client
 // whose waiters spin), at their next renewal. One round trip.
@@ -373,8 +396,8 @@ func (l *Side) ForceUnlock(ctx context.Context) (bool, error) {
 		return false, l.errorf(err)
 	}
 	n, err := c.Eval(ctx, forceScript,
-		[]string{rw.hash, rw.leases, rw.rwait, rw.wwait},
-		[]string{l.side, rw.channel, c.PublishCmd(), c.ControlPrefix()},
+		[]string{rw.hash, rw.leases, rw.rwait, rw.wwait, rw.wqueue, rw.fence},
+		[]string{l.side, rw.channel, c.PublishCmd(), c.ControlPrefix(), core.Ms(c.HandoffLease), preference(rw.prefer)},
 	).AsInt64()
 	if err != nil {
 		return false, l.errorf(err)

@@ -4,13 +4,16 @@ local w = redis.call('HGET', KEYS[1], '#w')
 if w == ARGV[1] or (not w and live == 0) then
   if redis.call('EXISTS', KEYS[6]) == 1 then return {-2, 0} end
   ds_unwait(KEYS[5], ARGV[3])
+  ds_unwait(KEYS[7], ARGV[3])
   redis.call('HSET', KEYS[1], '#w', ARGV[1])
   return rw_grant(KEYS[1], KEYS[2], 'w:' .. ARGV[1], now, ARGV[2], KEYS[3], ARGV[6], ARGV[7])
 end
 if redis.call('HEXISTS', KEYS[1], 'r:' .. ARGV[1]) == 1 then
   ds_unwait(KEYS[5], ARGV[3])
+  ds_unwait(KEYS[7], ARGV[3])
   return {-1, 0}
 end
 local retry = rw_last(KEYS[2], now)
 ds_wait(KEYS[5], ARGV[3], retry, ARGV[4])
-return {0, retry}
+rw_queue(KEYS[7], KEYS[5], ARGV[3])
+return {0, retry, now}

@@ -2,13 +2,15 @@
 -- Acquire or re-enter the write hold.
 -- KEYS[1] H  KEYS[2] L (see rw.lua)  KEYS[3] the fencing counter (Core.FenceKey)
 -- KEYS[4] the readers' waiter set  KEYS[5] the writers' waiter set
--- KEYS[6] the acquisition's finished mark (ds_mark)
+-- KEYS[6] the acquisition's finished mark (ds_mark)  KEYS[7] the writers' queue (rw.lua)
 -- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] waiter id ('' when the caller will
 -- not wait)  ARGV[4] waiter window ms  ARGV[5] unused ('')
 -- Reply: {token, hold count} when acquired or re-entered, or when this
 --        acquisition was granted before (a repeated attempt);
 --        {-2, 0} when the acquisition was released or given up before;
---        {0, ms until the last lease ends} when other owners hold the lock;
+--        {0, ms until the last lease ends, server ms} when other owners
+--        hold the lock: the waiter is registered, and a release may grant it
+--        the lock directly (rw_hand_on in rw.lua);
 --        {-1, 0} when the owner holds a read lock but not the write lock
 --        (an upgrade, which would deadlock).
 --

@@ -1,10 +1,12 @@
--- Release one write acquisition, by its id. When the write hold ends, wake
--- every waiter: the lock is now free, or a read lock if the owner still
--- reads (a downgrade), and waiting readers may enter.
+-- Release one write acquisition, by its id. When the write hold ends, the
+-- lock is free, or a read lock if the owner still reads (a downgrade): it is
+-- granted to the waiting readers, or to a waiting writer (rw_hand_on).
 -- KEYS[1] H  KEYS[2] L  KEYS[3] the readers' waiter set  KEYS[4] the writers'
 -- KEYS[5] the acquisition's finished mark (ds_mark)
--- ARGV[1] owner  ARGV[2] acquisition id  ARGV[3] channel
+-- KEYS[6] the fencing counter (Core.FenceKey)  KEYS[7] the writers' queue (rw.lua)
+-- ARGV[1] owner  ARGV[2] acquisition id  ARGV[3] channel prefix (rw_hand)
 -- ARGV[4] publish command (PUBLISH or SPUBLISH)  ARGV[5] ms to remember the release
+-- ARGV[6] the hand-off lease ms  ARGV[7] '1' when waiting writers go first
 -- Reply: see ds_release (lib.lua): 1, 0, 2 released; -1 not held.
 --
 -- The common case comes first, before the helpers are defined: the owner's

@@ -1,0 +1,236 @@
+package rwlock_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/acquire"
+	"github.com/distsync/distsync/internal/dstest"
+	"github.com/distsync/distsync/rwlock"
+)
+
+// A release hands the lock to the waiters directly: a writer's release
+// grants every waiting reader, which holds when the grant's message arrives,
+// without an attempt of its own.
+func TestWriteReleaseGrantsWaitingReaders(t *testing.T) {
+	c := dstest.Client(t)
+	rw := newRW(t, c, dstest.Name(t))
+	ctx := context.Background()
+	w, err := rw.Write().Lock(ctx)
+	require.NoError(t, err)
+	const n = 3
+	got := make(chan context.Context, n)
+	for range n {
+		go func() {
+			r, err := rw.Read().Lock(ctx)
+			assert.NoError(t, err)
+			got <- r
+		}()
+	}
+	waitForWaiters(t, c, rw, "rwaiters", n)
+	handed := acquire.Counters().Handed.Load()
+	tokens := map[int64]bool{}
+	wt, err := rw.Write().Token(w)
+	require.NoError(t, err)
+	require.NoError(t, rw.Write().Unlock(w))
+	for range n {
+		r := <-got
+		tok, err := rw.Read().Token(r)
+		require.NoError(t, err)
+		assert.Greater(t, tok, wt, "a granted hold's token follows the writer's")
+		tokens[tok] = true
+		require.NoError(t, rw.Read().Unlock(r))
+	}
+	// Each reader is an owner of its own: every hold has a token of its own.
+	assert.Len(t, tokens, n)
+	assert.GreaterOrEqual(t, acquire.Counters().Handed.Load()-handed, int64(1), "held by the grant's message")
+	n0, err := rw.Read().Waiting(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n0, "granted readers leave the waiter set")
+}
+
+// A grant to a waiter that vanished moves on within the hand-off lease: the
+// writer the grant passes over is nudged, so it bounds its sleep by the
+// hand-off lease instead of the holder's watchdog lease (30 s), and holds
+// once the vanished waiter's hold lapses, whether that waiter was a reader
+// (a write release grants the readers) or a writer (the next writer).
+func TestGrantToVanishedWaiterMovesOnWithinHandoffLease(t *testing.T) {
+	const hl = 300 * time.Millisecond
+	for _, tc := range []struct {
+		name  string
+		ghost string // the side of the waiter that vanishes
+	}{{"reader", "r"}, {"writer", "w"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			holder, gone, next := dstest.Client(t), dstest.Client(t), dstest.Client(t)
+			name := dstest.Name(t)
+			rw, rg, rn := newRW(t, holder, name), newRW(t, gone, name), newRW(t, next, name)
+			for _, x := range []*rwlock.RWLock{rw, rg, rn} {
+				rwlock.Tune(x, hl)
+			}
+			ctx := context.Background()
+			held, err := rw.Write().Lock(ctx)
+			require.NoError(t, err)
+			// The vanished writer registers first: the oldest writer is
+			// the one a release grants. A vanished reader is granted with
+			// every other waiting reader.
+			ghost, set := rg.Read(), "rwaiters"
+			if tc.ghost == "w" {
+				ghost, set = rg.Write(), "wwaiters"
+			}
+			errc := make(chan error, 1)
+			go func() {
+				_, err := ghost.Lock(ctx)
+				errc <- err
+			}()
+			waitForWaiters(t, holder, rw, set, 1)
+			gotNext := make(chan context.Context, 1)
+			go func() {
+				w, err := rn.Write().Lock(ctx)
+				assert.NoError(t, err)
+				gotNext <- w
+			}()
+			n := int64(1)
+			if tc.ghost == "w" {
+				n = 2
+			}
+			waitForWaiters(t, holder, rw, "wwaiters", n)
+			dstest.Crash(gone)
+			require.ErrorIs(t, <-errc, distsync.ErrClosed)
+
+			nudges := acquire.Counters().Nudged.Load()
+			start := time.Now()
+			require.NoError(t, rw.Write().Unlock(held))
+			w := <-gotNext
+			// The bound is the hand-off lease; the margin covers a loaded
+			// machine. Without the nudge the next writer would sleep until
+			// the retry time of its refusal: the holder's watchdog lease.
+			assert.Less(t, time.Since(start), hl+3*time.Second, "the next writer holds within the hand-off lease")
+			assert.Greater(t, acquire.Counters().Nudged.Load(), nudges, "nudged by the grant")
+			k, err := rn.Write().HoldCount(w)
+			require.NoError(t, err)
+			assert.Equal(t, 1, k, "the next writer holds")
+			require.NoError(t, rn.Write().Unlock(w))
+		})
+	}
+}
+
+// A waiter that gives up gives back what a release granted it meanwhile: a
+// waiter that spins is granted the lock but not told, and its leaving
+// frees the lock at once, not when the hand-off lease lapses.
+func TestLeavingWaiterGivesBackItsGrant(t *testing.T) {
+	c := dstest.Client(t)
+	rw := newRW(t, c, dstest.Name(t))
+	ctx := context.Background()
+	w, err := rw.Write().Lock(ctx)
+	require.NoError(t, err)
+	wctx, cancel := context.WithCancel(distsync.WithSpin(ctx, distsync.Spin{Min: time.Minute, Max: time.Minute}))
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := rw.Read().Lock(wctx)
+		errc <- err
+	}()
+	waitForWaiters(t, c, rw, "rwaiters", 1)
+	require.NoError(t, rw.Write().Unlock(w))
+	n, err := rw.Read().Holders(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "the release granted the waiting reader")
+	cancel()
+	require.ErrorIs(t, <-errc, context.Canceled)
+	n, err = rw.Read().Holders(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n, "the grant was given back")
+	w, err = rw.Write().TryLock(ctx, 0, 0)
+	require.NoError(t, err, "the lock is free")
+	require.NoError(t, rw.Write().Unlock(w))
+}
+
+// Waiting writers are granted the lock in the order they first registered.
+func TestWritersGrantedInOrder(t *testing.T) {
+	c := dstest.Client(t)
+	rw := newRW(t, c, dstest.Name(t))
+	ctx := context.Background()
+	held, err := rw.Write().Lock(ctx)
+	require.NoError(t, err)
+	const n = 5
+	order := make(chan int, n)
+	for i := range n {
+		go func() {
+			w, err := rw.Write().Lock(ctx)
+			if !assert.NoError(t, err) {
+				order <- -1
+				return
+			}
+			order <- i
+			assert.NoError(t, rw.Write().Unlock(w))
+		}()
+		waitForWaiters(t, c, rw, "wwaiters", int64(i+1))
+	}
+	require.NoError(t, rw.Write().Unlock(held))
+	for i := range n {
+		assert.Equal(t, i, <-order, "granted in the order of registration")
+	}
+}
+
+// A grant goes on the channel of the waiter's Client only: other Clients
+// do not even receive it.
+func TestGrantGoesToTheWaitersClient(t *testing.T) {
+	holder, waiter := dstest.Client(t), dstest.Client(t)
+	name := dstest.Name(t)
+	rw, rwr := newRW(t, holder, name), newRW(t, waiter, name)
+	ctx := context.Background()
+	prefix := rw.Write().Key() + ":ch"
+	rc := holder.Rueidis()
+	got := make(chan [2]string, 16)
+	subbed := make(chan struct{})
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		rc.Receive(sctx, rc.B().Psubscribe().Pattern(prefix+"*").Build(), func(m rueidis.PubSubMessage) {
+			got <- [2]string{m.Channel, m.Message}
+		})
+	}()
+	// The subscription is up once a message published after it arrives.
+	go func() {
+		for {
+			select {
+			case <-subbed:
+				return
+			case <-time.After(5 * time.Millisecond):
+				rc.Do(ctx, rc.B().Publish().Channel(prefix+":probe").Message("probe").Build())
+			}
+		}
+	}()
+	for m := range got {
+		if m[1] == "probe" {
+			close(subbed)
+			break
+		}
+	}
+	w, err := rw.Write().Lock(ctx)
+	require.NoError(t, err)
+	rd := make(chan context.Context, 1)
+	go func() {
+		r, err := rwr.Read().Lock(ctx)
+		assert.NoError(t, err)
+		rd <- r
+	}()
+	waitForWaiters(t, holder, rw, "rwaiters", 1)
+	require.NoError(t, rw.Write().Unlock(w))
+	r := <-rd
+	for m := range got {
+		if m[1] == "probe" {
+			continue
+		}
+		assert.Equal(t, prefix+":"+waiter.ID(), m[0], "on the waiter's Client's channel")
+		assert.Regexp(t, `^g:`, m[1])
+		break
+	}
+	require.NoError(t, rwr.Read().Unlock(r))
+}
