@@ -5,10 +5,11 @@
 -- Reply: {1, 0} granted (now, or by an earlier attempt with the same ids,
 -- whose leases are then renewed from now, as a new grant's would be, so the
 -- caller may count them from this attempt's send);
--- {0, ms} refused (the waiter is registered on the channel of its need),
--- with the ms until the earliest held permit's lease ends, when trying again
--- may succeed, or -1 when no permit is held; {-4, ms} likewise but the
--- permits were never set; {-2, 0} the ids were released or given up before.
+-- {0, ms, server ms} refused (the waiter is queued: a release may grant it
+-- the permits, sem_pgrant), with the ms until the earliest held permit's
+-- lease ends, when trying again may succeed, or -1 when no permit is held;
+-- {-4, ms, server ms} likewise but the permits were never set; {-2, 0} the
+-- ids were released or given up before.
 --
 -- The common case comes first, before the helpers are defined: a caller
 -- that will not wait takes one permit, not the last available one (taking

@@ -258,12 +258,12 @@ func (s *pool) check(min, n int64) error {
 }
 
 // args returns the arguments of a semaphore script: the two every one starts
-// with, more, and the kind, last (see lib.lua).
+// with, more, and the hand-off lease and the kind, last (see lib.lua).
 func (s *pool) args(more ...string) []string {
-	a := make([]string, 0, len(more)+3)
+	a := make([]string, 0, len(more)+4)
 	a = append(a, s.channel, s.c.PublishCmd())
 	a = append(a, more...)
-	return append(a, s.marker)
+	return append(a, core.Ms(s.c.HandoffLease), s.marker)
 }
 
 func (s *pool) eval(ctx context.Context, script *core.Script, n int64) rueidis.RedisResult {
