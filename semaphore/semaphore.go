@@ -11,9 +11,14 @@
 // are set (TrySetPermits, AddPermits), as in Redisson; a wait that ends
 // before they are set returns an error wrapping ErrNotSet, beside
 // ErrNotAcquired or ctx.Err(), so that a semaphore nobody sized is told
-// apart from a full one. A release wakes as many waiters as permits became
-// available, not all of them; there is no fairness (a newcomer that finds
-// enough permits takes them). Acquisitions survive lost replies; a permit's
+// apart from a full one. A Semaphore's release wakes as many waiters as
+// permits became available, not all of them, without fairness (a newcomer
+// that finds enough permits takes them). A PermitSemaphore's release grants
+// the permits to its queued waiters in the order they queued, while the
+// oldest's need fits (a newcomer takes only permits too few for the oldest
+// waiter); the waiter holds when the release's message arrives, and a
+// grant to a waiter that vanished comes back within the Client's hand-off
+// lease. Acquisitions survive lost replies; a permit's
 // Release is exact, a Semaphore's Release is sent once and never repeated
 // (docs/safety.md, "At the edges of a hold's life"). A name is one kind:
 // a Semaphore refuses a PermitSemaphore's name, and the reverse, with
