@@ -470,3 +470,26 @@ func TestPermitWaitersGrantedInOrder(t *testing.T) {
 		assert.Equal(t, i, <-order, "granted in the order they queued")
 	}
 }
+
+// A release while the count was set below the permits held grants nobody:
+// the permit goes back to a count still short of one.
+func TestReleaseBelowCountGrantsNobody(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	s := setPermits(t, c, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := s.Acquire(ctx)
+	require.NoError(t, err)
+	got := make(chan error, 1)
+	go func() {
+		_, err := s.TryAcquire(ctx, 2*time.Second, 0)
+		got <- err
+	}()
+	waitForWaiters(t, c, s.Key(), 1)
+	require.NoError(t, s.SetPermits(ctx, 0)) // 1 held: -1 available
+	require.NoError(t, s.Release(ctx, p))
+	assert.Zero(t, available(t, s))
+	assert.ErrorIs(t, <-got, distsync.ErrNotAcquired, "no permit to grant")
+	assert.Zero(t, held(t, s))
+}
