@@ -493,3 +493,43 @@ func TestReleaseBelowCountGrantsNobody(t *testing.T) {
 	assert.ErrorIs(t, <-got, distsync.ErrNotAcquired, "no permit to grant")
 	assert.Zero(t, held(t, s))
 }
+
+// A grant that lands while the waiter's Client closes is given back by
+// Close, not left to lapse with the hand-off lease: whether the waiter took
+// it first (Close gives back its holds), was told it gave up first (its
+// leave gives back the permit), or took it as Close began.
+func TestGrantDuringCloseIsGivenBack(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	s := setPermits(t, c, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for i := range 20 {
+		w := dstest.Client(t)
+		ws := newPermitSem(t, w, s.Name())
+		p, err := s.Acquire(ctx)
+		require.NoError(t, err)
+		done := make(chan error, 1)
+		go func() {
+			_, err := ws.Acquire(ctx)
+			done <- err
+		}()
+		waitForWaiters(t, c, s.Key(), 1)
+		released := make(chan error, 1)
+		go func() { released <- s.Release(ctx, p) }()
+		time.Sleep(time.Duration(i%5) * 100 * time.Microsecond) // vary the interleaving
+		w.Close()
+		require.NoError(t, <-released)
+		if err := <-done; err != nil {
+			require.ErrorIs(t, err, distsync.ErrClosed, "round %d", i)
+		}
+		// Within less than the hand-off lease (1 s), which would return
+		// a grant nobody gave back too.
+		deadline := time.Now().Add(500 * time.Millisecond)
+		for available(t, s) != 1 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		require.Equal(t, int64(1), available(t, s), "round %d: the permit came back", i)
+		require.Zero(t, held(t, s), "round %d", i)
+	}
+}
