@@ -590,3 +590,37 @@ func TestGrantToVanishedCandidateMovesOnWithinHandoffLease(t *testing.T) {
 	_, err = e.ForceResign(ctx)
 	require.NoError(t, err)
 }
+
+// A leadership granted to a candidate whose Client closes is given back by
+// Close (the candidate's leave, or Close giving back the hold it took), not
+// left to lapse with the hand-off lease.
+func TestGrantDuringCloseIsGivenBack(t *testing.T) {
+	t.Parallel()
+	name := dstest.Name(t)
+	e := newElection(t, dstest.Client(t), name)
+	ctx := context.Background()
+	for i := range 10 {
+		l, _, err := e.Campaign(ctx, "leader")
+		require.NoError(t, err)
+		w := dstest.Client(t)
+		cand := campaign(newElection(t, w, name), ctx, "candidate")
+		dstest.AwaitCandidates(t, e, 1)
+		resigned := make(chan error, 1)
+		go func() { resigned <- e.Resign(l) }()
+		time.Sleep(time.Duration(i%5) * 100 * time.Microsecond) // vary the interleaving
+		w.Close()
+		require.NoError(t, <-resigned)
+		if c := <-cand; c.Err != nil {
+			require.ErrorIs(t, c.Err, distsync.ErrClosed, "round %d", i)
+		}
+		// Within less than the hand-off lease (1 s), which would end a
+		// grant nobody gave back too.
+		deadline := time.Now().Add(500 * time.Millisecond)
+		_, err = e.Leader(ctx)
+		for err == nil && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+			_, err = e.Leader(ctx)
+		}
+		require.ErrorIs(t, err, distsync.ErrNoLeader, "round %d: the leadership came back", i)
+	}
+}
