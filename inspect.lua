@@ -6,7 +6,7 @@
 -- KEYS[7] its waiting writers  KEYS[8] the permit semaphore's held permits
 -- KEYS[9] the counting semaphore's waiters' needs  KEYS[10] the mutex's
 -- waiter entries (KEYS[2] is then its queue, by arrival: see mutex/mx.lua)
--- KEYS[11] the permit semaphore's waiters' needs  KEYS[12] the election's
+-- KEYS[11] the permit semaphore's waiters  KEYS[12] the election's
 -- candidates, head first  KEYS[13] their window ends (see election/queue.lua)
 -- The kind is the main key's kind marker '#k' (every primitive's main key
 -- is a hash that carries it) or, when the main key is absent, a key only one
@@ -111,7 +111,16 @@ elseif kind == 'semaphore' or kind == 'permitsemaphore' then
       avail = avail + 1
     end
   end
-  waitset(KEYS[2], '')
+  if kind == 'semaphore' then
+    waitset(KEYS[2], '')
+  else
+    -- The permit semaphore's waiters queue; their windows end as their
+    -- entries say.
+    for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+      local e = redis.call('HGET', KEYS[11], id)
+      if e then waiter(id, '', tonumber(string.match(e, '^(%d+)')) - now) end
+    end
+  end
 else
   kind = ''
 end

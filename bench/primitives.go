@@ -107,13 +107,36 @@ func fairQueue(n int) func(run) result {
 // permits at once is a violation), and a poller reads the available permits
 // on the server every millisecond (below 0 is a violation; permits minus the lowest
 // reading is the peak of holders the server saw). A permit missing at the
-// end is a violation too. The latency is that of acquire+release.
-func semaphoreLoop(permits int64, g int) func(run) result {
+// end is a violation too. The latency is that of acquire+release. With
+// permit, the permit-expiring semaphore (one permit with the watchdog's
+// lease), else the counting one.
+func semaphoreLoop(permits int64, g int, permit bool) func(run) result {
 	return func(r run) result {
 		ctx := context.Background()
-		s, err := r.ds.Semaphore(r.prefix)
-		if err != nil {
-			return result{errors: 1}
+		var s interface {
+			TrySetPermits(context.Context, int64) (bool, error)
+			Available(context.Context) (int64, error)
+		}
+		var take func(ctx context.Context) (release func() error, err error)
+		if permit {
+			ps, err := r.ds.PermitSemaphore(r.prefix)
+			if err != nil {
+				return result{errors: 1}
+			}
+			s = ps
+			take = func(ctx context.Context) (func() error, error) {
+				p, err := ps.Acquire(ctx)
+				return func() error { return ps.Release(ctx, p) }, err
+			}
+		} else {
+			cs, err := r.ds.Semaphore(r.prefix)
+			if err != nil {
+				return result{errors: 1}
+			}
+			s = cs
+			take = func(ctx context.Context) (func() error, error) {
+				return func() error { return cs.Release(ctx, 1) }, cs.Acquire(ctx, 1)
+			}
 		}
 		if ok, err := s.TrySetPermits(ctx, permits); !ok || err != nil {
 			return result{errors: 1}
@@ -138,7 +161,8 @@ func semaphoreLoop(permits int64, g int) func(run) result {
 			}
 		}()
 		res := timed(r, g, true, func(ctx context.Context, _ int) (time.Time, error) {
-			if err := s.Acquire(ctx, 1); err != nil {
+			release, err := take(ctx)
+			if err != nil {
 				return time.Time{}, err
 			}
 			held := time.Now()
@@ -146,7 +170,7 @@ func semaphoreLoop(permits int64, g int) func(run) result {
 				over.Add(1)
 			}
 			inside.Add(-1)
-			return held, s.Release(ctx, 1)
+			return held, release()
 		})
 		close(stop)
 		<-polled

@@ -4,6 +4,8 @@
 -- KEYS[1] H  KEYS[2] Q  KEYS[3] D (see queue.lua)  KEYS[4] the term counter (Core.FenceKey)
 -- KEYS[5] the finished campaigns  KEYS[6] the last term (Observe's
 -- "nobody leads" state: the term counter is shared by many names)
+-- KEYS[7] V: a queued candidate's value, for a resignation that grants it
+-- the leadership (queue.lua)
 -- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] candidate id ('' on the first
 -- attempt, which queues nobody)  ARGV[4] candidate window ms
 -- ARGV[5] unused ('')  ARGV[6] acquisition id  ARGV[7] mode
@@ -11,8 +13,8 @@
 -- ARGV[11] ms to remember the last term
 -- Reply: {term, 1} when it leads, or led already (a repeated attempt: its
 --        lease is renewed from now);
---        {0, ms after which to try again} when refused; a queued candidate
---        must try again by then to keep its place;
+--        {0, ms after which to try again, server ms} when refused; a
+--        queued candidate must try again by then to keep its place;
 --        {-2, 0} when the campaign was given up before.
 ds_kind(KEYS[1], 'election')
 local now = dsq_prune(KEYS[2], KEYS[3])
@@ -26,6 +28,7 @@ local head = redis.call('LINDEX', KEYS[2], 0)
 if redis.call('EXISTS', KEYS[1]) == 0 and (not head or head == ARGV[3]) then
   if ds_finished(KEYS[5], ARGV[6]) then return {-2, 0} end
   dsq_granted(KEYS[2], KEYS[3], head)
+  if head then redis.call('HDEL', KEYS[7], head) end
   local term, s = ds_token(KEYS[4], ds_clock())
   redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', s, '#k', 'election',
     '#a:' .. ARGV[1], ARGV[6] .. '=' .. ds_end(now, ARGV[7], ARGV[2]),
@@ -36,4 +39,12 @@ if redis.call('EXISTS', KEYS[1]) == 0 and (not head or head == ARGV[3]) then
   redis.call(ARGV[10], ARGV[9], 'c')
   return {term, 1}
 end
-return dsq_refuse(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[4], now)
+local r = dsq_refuse(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[4], now)
+if ARGV[3] ~= '' then
+  -- Its value, for a grant; kept as long as the queue.
+  redis.call('HSET', KEYS[7], ARGV[3], ARGV[8])
+  local ttl = redis.call('PTTL', KEYS[2])
+  if ttl > 0 then redis.call('PEXPIRE', KEYS[7], ttl) end
+end
+r[3] = now -- for a grant that follows (acquire.Lock.Handoff)
+return r

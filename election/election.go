@@ -57,7 +57,7 @@ var (
 
 	campaignScript = core.NewScript(core.QueueLib + campaignLua)
 	resignScript   = core.NewScript(core.QueueLib + queueLua + resignLua)
-	leaveScript    = core.NewScript(core.QueueLib + leaveLua)
+	leaveScript    = core.NewScript(core.QueueLib + queueLua + leaveLua)
 	renewScript    = core.NewScript(renewLua)
 	proclaimScript = core.NewScript(proclaimLua)
 	forceScript    = core.NewScript(core.QueueLib + queueLua + forceLua)
@@ -81,6 +81,7 @@ type Election struct {
 	wins  string // candidate id -> end of its wait window
 	fence string // the term counter: the fencing counter of the name's slot
 	last  string // the last leader's term, for an hour (campaign.lua)
+	vals  string // queued candidates' values, for a grant (queue.lua)
 	done  string // the finished campaigns
 	wake  string // wake-ups, addressed to the head candidate
 	obs   string // changes, for observers and leaders
@@ -160,8 +161,8 @@ func newElection(c *core.Core, name string) (*Election, error) {
 		return nil, err
 	}
 	key := c.Key(name, "")
-	k := core.SubKeys(key, "cands", "wins", "done", "wake", "obs", "last")
-	return &Election{c: c, name: name, key: key, cands: k[0], wins: k[1], fence: c.FenceKey(name), done: k[2], wake: k[3], obs: k[4], last: k[5]}, nil
+	k := core.SubKeys(key, "cands", "wins", "done", "wake", "obs", "last", "vals")
+	return &Election{c: c, name: name, key: key, cands: k[0], wins: k[1], fence: c.FenceKey(name), done: k[2], wake: k[3], obs: k[4], last: k[5], vals: k[6]}, nil
 }
 
 // lease is the leadership lease.
@@ -621,8 +622,8 @@ func (e *Election) ForceResign(ctx context.Context) (bool, error) {
 	if err := e.c.Closed(); err != nil {
 		return false, e.errorf(err)
 	}
-	r, err := e.c.Eval(ctx, forceScript, []string{e.key, e.cands, e.wins},
-		[]string{e.wake, e.c.PublishCmd(), e.obs, e.handoff(ctx), e.c.ControlPrefix()}).AsInt64()
+	r, err := e.c.Eval(ctx, forceScript, e.handKeys(),
+		[]string{e.wake, e.c.PublishCmd(), e.obs, e.handoff(ctx), e.c.ControlPrefix(), lastTermMs}).AsInt64()
 	if err != nil {
 		return false, e.errorf(err)
 	}
@@ -650,8 +651,15 @@ func (e *Election) errorf(err error) error {
 	return fmt.Errorf("election %q: %w", e.name, err)
 }
 
-// lock is what every campaign shares.
-var lock = acquire.Lock{Script: campaignScript}
+// handKeys are the keys of the scripts that may grant the leadership to
+// the head candidate (resign.lua, force.lua, leave.lua).
+func (e *Election) handKeys() []string {
+	return []string{e.key, e.cands, e.wins, e.done, e.fence, e.vals, e.last}
+}
+
+// lock is what every campaign shares: a resignation grants the leadership
+// to the head candidate, whose id carries its campaign (queue.lua).
+var lock = acquire.Lock{Script: campaignScript, Handoff: true, PerAcquisition: true, ModeInWaiter: true}
 
 // candidate is one campaign of an election, as acquire.Ops (and its
 // Handle's core.Holdable).
@@ -672,7 +680,7 @@ func (e *Election) describe(cand *candidate, value string) *acquire.Handle {
 }
 
 func (h *candidate) Keys(string) []string {
-	return []string{h.e.key, h.e.cands, h.e.wins, h.e.fence, h.e.done, h.e.last}
+	return []string{h.e.key, h.e.cands, h.e.wins, h.e.fence, h.e.done, h.e.last, h.e.vals}
 }
 
 // lastTermMs is how long an election remembers its last leader's term
@@ -683,16 +691,15 @@ const lastTermMs = "3600000"
 
 func (h *candidate) Release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
 	e := h.e
-	return e.c.Eval(ctx, resignScript,
-		[]string{e.key, e.cands, e.wins, e.done},
-		[]string{owner, id, e.wake, e.c.PublishCmd(), core.Ms(life), e.obs, e.handoff(ctx)},
+	return e.c.Eval(ctx, resignScript, e.handKeys(),
+		[]string{owner, id, e.wake, e.c.PublishCmd(), core.Ms(life), e.obs, e.handoff(ctx), lastTermMs},
 	).AsInt64()
 }
 
-func (h *candidate) Leave(ctx context.Context, owner, _ string) error {
+func (h *candidate) Leave(ctx context.Context, waiter, _ string) error {
 	e := h.e
-	return e.c.Eval(ctx, leaveScript, []string{e.key, e.cands, e.wins},
-		[]string{owner, e.wake, e.c.PublishCmd(), e.handoff(ctx)}).Error()
+	return e.c.Eval(ctx, leaveScript, e.handKeys(),
+		[]string{waiter, e.wake, e.c.PublishCmd(), e.handoff(ctx), e.obs, core.Ms(core.ReleaseMemory), lastTermMs}).Error()
 }
 
 // Renewal is asked for at each renewal: it tells the liveness check.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/election"
+	"github.com/distsync/distsync/internal/acquire"
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
 )
@@ -530,4 +531,98 @@ func TestElectionLivenessCheck(t *testing.T) {
 	assert.ErrorIs(t, context.Cause(l), distsync.ErrReleased)
 	w := receive(t, next, "the next candidate, after the resignation")
 	assert.Greater(t, w.Term, term)
+}
+
+// A resignation grants the leadership to the head candidate, which leads
+// when the message arrives, without another campaign attempt.
+func TestResignGrantsTheNextCandidate(t *testing.T) {
+	// Not parallel: it reads the process-wide acquisition counters.
+	name := dstest.Name(t)
+	e := newElection(t, dstest.Client(t), name)
+	ctx := context.Background()
+	l, term, err := e.Campaign(ctx, "first")
+	require.NoError(t, err)
+	next := campaign(newElection(t, dstest.Client(t), name), ctx, "next")
+	dstest.AwaitCandidates(t, e, 1)
+	stats := acquire.Counters()
+	handed, attempts := stats.Handed.Load(), stats.Attempts.Load()
+	require.NoError(t, e.Resign(l))
+	w := receive(t, next, "next")
+	assert.Equal(t, handed+1, stats.Handed.Load(), "granted by the resignation")
+	assert.Equal(t, attempts, stats.Attempts.Load(), "no attempt after the resignation")
+	assert.Greater(t, w.Term, term)
+	st, err := e.Leader(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, election.State{Leader: true, Value: "next", Term: w.Term, Since: st.Since}, st)
+	require.NoError(t, context.Cause(w.Lead))
+	_, err = e.ForceResign(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, dstest.Keys(t, dstest.Client(t), "*{"+name+"}*:vals"), "no value left")
+}
+
+// A grant to a candidate that vanished (its process crashed) lapses with
+// the hand-off lease, and the candidate after it, nudged by the grant, leads
+// within that bound: without the nudge it would sleep until the leader's
+// lease (a minute) ends.
+func TestGrantToVanishedCandidateMovesOnWithinHandoffLease(t *testing.T) {
+	t.Parallel()
+	name := dstest.Name(t)
+	long := func(o *distsync.Options) { o.Watchdog.Lease, o.WaiterWindow = time.Minute, time.Minute }
+	c := dstest.Client(t, long)
+	e := newElection(t, c, name)
+	ctx := context.Background()
+	l, _, err := e.Campaign(ctx, "leader")
+	require.NoError(t, err)
+	gone := dstest.Client(t, long)
+	ghost := campaign(newElection(t, gone, name), ctx, "ghost")
+	dstest.AwaitCandidates(t, e, 1)
+	next := campaign(newElection(t, dstest.Client(t, long), name), ctx, "next")
+	dstest.AwaitCandidates(t, e, 2)
+	dstest.Crash(gone) // the head candidate vanishes
+	require.ErrorIs(t, (<-ghost).Err, distsync.ErrClosed)
+
+	start := time.Now()
+	require.NoError(t, e.Resign(l))
+	w := receive(t, next, "the next candidate, within the hand-off lease (1 s; 10 s on a loaded machine)")
+	t.Logf("the next candidate led %v after the resignation", time.Since(start).Round(time.Millisecond))
+	st, err := e.Leader(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "next", st.Value)
+	assert.Equal(t, w.Term, st.Term)
+	_, err = e.ForceResign(ctx)
+	require.NoError(t, err)
+}
+
+// A leadership granted to a candidate whose Client closes is given back by
+// Close (the candidate's leave, or Close giving back the hold it took), not
+// left to lapse with the hand-off lease.
+func TestGrantDuringCloseIsGivenBack(t *testing.T) {
+	t.Parallel()
+	name := dstest.Name(t)
+	e := newElection(t, dstest.Client(t), name)
+	ctx := context.Background()
+	for i := range 10 {
+		l, _, err := e.Campaign(ctx, "leader")
+		require.NoError(t, err)
+		w := dstest.Client(t)
+		cand := campaign(newElection(t, w, name), ctx, "candidate")
+		dstest.AwaitCandidates(t, e, 1)
+		resigned := make(chan error, 1)
+		go func() { resigned <- e.Resign(l) }()
+		time.Sleep(time.Duration(i%5) * 100 * time.Microsecond) // vary the interleaving
+		w.Close()
+		require.NoError(t, <-resigned)
+		if c := <-cand; c.Err != nil {
+			require.ErrorIs(t, c.Err, distsync.ErrClosed, "round %d", i)
+		}
+		// Within less than the hand-off lease (1 s), which would end a
+		// grant nobody gave back too.
+		deadline := time.Now().Add(500 * time.Millisecond)
+		_, err = e.Leader(ctx)
+		for err == nil && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+			_, err = e.Leader(ctx)
+		}
+		require.ErrorIs(t, err, distsync.ErrNoLeader, "round %d: the leadership came back", i)
+	}
 }

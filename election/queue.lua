@@ -11,8 +11,11 @@
 --   D  a sorted set: candidate id -> the end of its wait window (server ms);
 --      a candidate pushes it further at every attempt, and one whose window
 --      ended (its process died, it paused) is dropped wherever it stands
--- and two channels: one that wakes the head candidate ('w:<id>'), one that
--- tells observers and leaders that the state changed ('c').
+--   V  a hash: candidate id -> the value it will announce, for a grant
+-- and two channels: one that wakes or grants the head candidate ('w:<id>',
+-- 'g:<id> ...'), one that tells observers and leaders that the state
+-- changed ('c'). A candidate id is '<owner>:<acquisition id>:<mode><lease
+-- ms>' (acquire.Lock.ModeInWaiter): what a grant needs.
 
 -- Nobody leads any more: wake the head candidate (dsq_wake) and tell the
 -- observers. When nobody queues, wake every candidate of the election
@@ -20,5 +23,39 @@
 -- window) tries again at once instead of at the lease it was told.
 local function el_vacant(q, d, wake, pub, hl, obs)
   if dsq_wake(q, d, wake, pub, hl) == 0 then redis.call(pub, wake, 'v') end
+  redis.call(pub, obs, 'c')
+end
+
+-- Nobody leads any more (H deleted, the queue pruned; now ms): grant the
+-- leadership to the head candidate, as the fair lock's release does
+-- (fl_handon): a new hold for its campaign with a fresh term from the
+-- counter fence, the value it campaigns with (from V), a lease of at most
+-- hl ms until its Client renews it, the last term (last, kept lastms), and
+-- 'g:<id> <acquisition id> <term> <now> <next>' on wake: it leads when the
+-- message arrives, and the candidate after it, nudged, bounds its sleep by
+-- hl in case the head vanished (its grant then lapses and the next one
+-- campaigns for the free leadership). Observers are told. A head whose id
+-- says nothing of its campaign is woken instead (el_vacant).
+local function el_handon(h, q, d, v, fence, last, lastms, wake, pub, hl, obs, now)
+  local two = redis.call('LRANGE', q, 0, 1)
+  local id = two[1]
+  local owner, acq, mode, lease
+  if id then owner, acq, mode, lease = string.match(id, '^(.*):([^:]+):([we])(%d+)$') end
+  if not owner then return el_vacant(q, d, wake, pub, hl, obs) end
+  dsq_granted(q, d, id, now)
+  local value = redis.call('HGET', v, id) or ''
+  redis.call('HDEL', v, id)
+  local _, s = ds_token(fence, ds_clock())
+  local ttl, e = tonumber(hl), 'w'
+  if mode ~= 'w' then
+    ttl = math.min(ttl, tonumber(lease))
+    e = ds_int(now + tonumber(lease))
+  end
+  redis.call('HSET', h, owner, 1, '#t', s, '#k', 'election', '#a:' .. owner, acq .. '=' .. e,
+    '#v', value, '#s', ds_int(now))
+  redis.call('PEXPIRE', h, ds_int(ttl))
+  redis.call('HSET', last, 't', s)
+  redis.call('PEXPIRE', last, lastms)
+  redis.call(pub, wake, 'g:' .. id .. ' ' .. acq .. ' ' .. s .. ' ' .. ds_int(now) .. ' ' .. (two[2] or '-'))
   redis.call(pub, obs, 'c')
 end

@@ -7,18 +7,31 @@
 -- need), -4 likewise but the permits were never set; -2 the acquisition was
 -- given up before.
 --
--- The common case comes first, before the helpers are defined: a caller
--- that will not wait takes permits that are available, by an acquisition
--- neither finished nor taken before. Anything else (a shortfall, a name of
--- another kind or never set) goes on to the full path.
-if ARGV[4] == '' then
-  local v = redis.call('HMGET', KEYS[1], 'n', '#k', '#x')
-  if v[2] == ARGV[#ARGV] and tonumber(v[1] or '0') >= tonumber(ARGV[3])
-      and not redis.call('ZSCORE', KEYS[5], ARGV[6]) and not redis.call('ZSCORE', KEYS[5], 'g:' .. ARGV[6]) then
+-- The common cases come first, before the helpers are defined: an
+-- acquisition neither finished nor taken before, on a semaphore whose
+-- permits were set, takes permits that are available (a waiter, woken by a
+-- release, leaves the waiter set), or is refused, a waiter being
+-- registered (sem_wait's work, inlined). The counting semaphore holds no
+-- leases (KEYS[2] stays empty), so the full path's sem_prune would change
+-- nothing. Anything else (a name of another kind or never set, a finished
+-- acquisition) goes on to the full path.
+local v = redis.call('HMGET', KEYS[1], 'n', '#k', '#x')
+if v[2] == ARGV[#ARGV] and not redis.call('ZSCORE', KEYS[5], ARGV[6])
+    and not redis.call('ZSCORE', KEYS[5], 'g:' .. ARGV[6]) then
+  local t = redis.call('TIME')
+  if tonumber(v[1] or '0') >= tonumber(ARGV[3]) then
     redis.call('HINCRBY', KEYS[1], 'n', '-' .. ARGV[3])
     if v[3] then redis.call('PEXPIRE', KEYS[1], v[3]) end -- its idle time to live (sem_used)
-    local t = redis.call('TIME')
     ds_done(KEYS[5], 'g:' .. ARGV[6], ds_ms(t), ARGV[7])
+    if ARGV[4] ~= '' then redis.call('ZREM', KEYS[3], ARGV[4]) end
     return 1
   end
+  if ARGV[4] ~= '' then
+    local fend = ds_int(ds_ms(t) + tonumber(ARGV[5]))
+    redis.call('ZADD', KEYS[3], fend, ARGV[4])
+    ds_extend(KEYS[3], ARGV[5])
+    redis.call('ZADD', KEYS[4], 'GT', fend, ARGV[3])
+    ds_extend(KEYS[4], ARGV[5])
+  end
+  return 0
 end

@@ -7,5 +7,5 @@ if (n > 0 and v + redis.call('ZCARD', KEYS[2]) > sem_max - n) or (n < 0 and v < 
   return {0, v}
 end
 v = sem_add(ARGV[3])
-sem_wake(v, n)
+sem_give(v, n)
 return {1, v}

@@ -5,16 +5,20 @@
 -- KEYS[2] the held permits of the permit semaphore: a sorted set
 --         permit id -> end of its lease (ms, server clock); empty for the
 --         counting semaphore
--- KEYS[3] the waiter set
--- KEYS[4] the needs of the waiters: a sorted set need -> end of its window
---         (':needs' for the counting semaphore, ':pneeds' for the permit
---         semaphore: a name whose permits were never set tells by it which
---         kind waits)
+-- KEYS[3] the waiter set: waiter id -> end of its window (the counting
+--         semaphore's); waiter id -> server µs of its first registration
+--         (the permit semaphore's queue, oldest first: sem_pgrant)
+-- KEYS[4] the counting semaphore's ':needs', the needs of its waiters: a
+--         sorted set need -> end of its window; the permit semaphore's
+--         ':pneeds', its waiters: a hash waiter id -> '<end of its window>
+--         <lease ms> <permit ids>'. A name whose permits were never set
+--         tells by it which kind waits.
 -- KEYS[5] the finished acquisitions (ds_done): permit ids released or given
 --         up, and 'g:'..id for a counting acquisition that took its permits
 -- ARGV[1] the channel of waiters needing one permit; a waiter needing n > 1
 --         listens on ARGV[1] .. ':' .. n
 -- ARGV[2] the publish command (PUBLISH or SPUBLISH)
+-- ARGV[#ARGV - 1] the hand-off lease ms (core.Config.HandoffLease)
 -- ARGV[#ARGV] the kind: 'semaphore' (counting) or 'permitsemaphore'. Each
 --         script first calls sem_prune (or sem_kind), which refuses a
 --         semaphore of the other kind, or any other primitive, with
@@ -94,23 +98,86 @@ end
 
 -- Register waiter id ('' when the caller will not wait) as needing need
 -- permits, for ttl + window ms. A need stays listed as long as its longest
--- registered waiter.
-local function sem_wait(id, need, ttl, window)
+-- registered waiter. The permit semaphore's waiter is queued instead, its
+-- place kept when it registers again, with the permit ids it waits for
+-- and their lease ms (a release grants them: sem_pgrant).
+local function sem_wait(id, need, ttl, window, ids, lease)
   if id == '' then return end
-  ds_wait(KEYS[3], id, ttl, window)
   local span = math.max(ttl, 0) + tonumber(window)
+  if ids then
+    redis.call('ZADD', KEYS[3], 'NX', ds_int(ds_us(ds_clock())), id)
+    redis.call('HSET', KEYS[4], id, ds_int(ds_now_ms() + span) .. ' ' .. lease .. ' ' .. ids)
+    ds_extend(KEYS[3], span)
+    ds_extend(KEYS[4], span)
+    return
+  end
+  ds_wait(KEYS[3], id, ttl, window)
   redis.call('ZADD', KEYS[4], 'GT', ds_now_ms() + span, need)
   if redis.call('PTTL', KEYS[4]) < span then redis.call('PEXPIRE', KEYS[4], span) end
 end
 
+-- Forget waiter id of the permit semaphore.
+local function sem_punwait(id)
+  if id ~= '' and redis.call('ZREM', KEYS[3], id) == 1 then redis.call('HDEL', KEYS[4], id) end
+end
+
+-- The permit semaphore: grant the available permits to its queued
+-- waiters, oldest first, while the oldest's need fits (a waiter whose
+-- window ended is dropped on the way). A waiter granted leaves the queue,
+-- its permits are held under its ids with a lease of at most the hand-off
+-- lease, and 'g:<id> <server ms> <next>' on its Client's channel
+-- (ARGV[1]..':'..<client id>, the part of its id before the first ':')
+-- tells it: it holds when the message arrives, and its Client's renewal
+-- extends the lease. <next>, the waiter after it, is nudged to bound its
+-- sleep by the hand-off lease (with a message of its own in another
+-- Client): a granted waiter that vanished lets the lease end, and the
+-- next one's attempt returns its permits and is granted them.
+local function sem_pgrant()
+  local v = sem_avail()
+  if v <= 0 or redis.call('EXISTS', KEYS[4]) == 0 then return end
+  local now = ds_now_ms()
+  local hl = tonumber(ARGV[#ARGV - 1])
+  for _ = 1, 64 do
+    local two = redis.call('ZRANGE', KEYS[3], 0, 1)
+    if #two == 0 then return end
+    local id, next = two[1], two[2] or '-'
+    local fend, lease, ids = string.match(redis.call('HGET', KEYS[4], id) or '', '^(%d+) (%d+) (.+)$')
+    if not fend or tonumber(fend) <= now then
+      sem_punwait(id)
+    else
+      local need = 0
+      for _ in string.gmatch(ids, '%S+') do need = need + 1 end
+      if need > v then return end
+      local exp = ds_int(now + math.min(hl, tonumber(lease)))
+      for pid in string.gmatch(ids, '%S+') do redis.call('ZADD', KEYS[2], exp, pid) end
+      v = v - need
+      sem_add(-need)
+      sem_punwait(id)
+      local cid = string.match(id, '^[^:]*')
+      redis.call(ARGV[2], ARGV[1] .. ':' .. cid, 'g:' .. id .. ' ' .. ds_int(now) .. ' ' .. next)
+      if next ~= '-' and string.match(next, '^[^:]*') ~= cid then
+        redis.call(ARGV[2], ARGV[1] .. ':' .. string.match(next, '^[^:]*'), 'w:- ' .. next)
+      end
+      if v <= 0 then return end
+    end
+  end
+end
+
+-- Hand on what avail permits, released more, can satisfy: the counting
+-- semaphore wakes waiters (sem_wake), the permit semaphore grants them
+-- (sem_pgrant).
+local function sem_give(avail, released)
+  if ARGV[#ARGV] == 'semaphore' then sem_wake(avail, released) else sem_pgrant() end
+end
+
 -- Refuse another kind (sem_kind), then return the held permits whose lease
--- ended to the pool and wake waiters for them. Returns the server time in
--- ms.
+-- ended to the pool and hand them on (sem_give). Returns the server time
+-- in ms.
 local function sem_prune()
   sem_kind()
   local now = ds_now_ms()
   local k = redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-  if k > 0 then sem_wake(sem_add(k), k) end
+  if k > 0 then sem_give(sem_add(k), k) end
   return now
 end
 

@@ -116,11 +116,30 @@ func (s *PermitSemaphore) acquireOnce(ctx context.Context, n int64, wait, lease 
 	if leaseArg == 0 {
 		leaseArg = s.c.Lease
 	}
-	args := s.args(strings.Join(ids, " "), core.Ms(leaseArg), "", core.Ms(s.c.WaiterWindow))
+	joined := strings.Join(ids, " ")
+	args := s.args(joined, core.Ms(leaseArg), "", core.Ms(s.c.WaiterWindow))
 	t := acquire.Track{Kind: observe.KindPermitSemaphore, Name: s.name}
 	notSet := false // the last refusal found the permits never set
-	w := acquire.WaitFor(s.c, s.channelFor(n), ids[0], wait, s.leave(ids[0]))
+	// A release may grant the queued waiter its permits and tell it on
+	// its Client's channel (lib.lua, sem_pgrant).
+	leave := func(ctx context.Context) error {
+		return s.c.Eval(ctx, leaveScript, s.keys, s.args(ids[0], joined, core.Ms(s.c.UndoLife(lease)))).Error()
+	}
+	w := acquire.WaitFor(s.c, s.channel+":"+s.c.ID, ids[0], wait, leave)
+	w.Bound = s.c.HandoffLease // a waiter nudged as the next in line
 	w.Track = &t
+	var (
+		reg         acquire.Refusal // the last refusal, to time a grant by
+		serverLease time.Duration   // of permits a release granted
+	)
+	w.Handed = func(data string) bool {
+		from, sl, ok := reg.Handed(s.c, data, lease)
+		if ok {
+			serverLease = sl
+			t.Sent(from, true, nil)
+		}
+		return ok
+	}
 	err := acquire.Do(ctx, w, func(actx context.Context, waiter string) (bool, time.Duration, error) {
 		args[4] = waiter
 		sent := time.Now()
@@ -132,8 +151,12 @@ func (s *PermitSemaphore) acquireOnce(ctx context.Context, n int64, wait, lease 
 			return false, 0, acquire.ErrFinished
 		case res[0] == 0 || res[0] == codeNotSet:
 			notSet = res[0] == codeNotSet
+			if len(res) > 2 {
+				reg = acquire.Refusal{Sent: sent, At: res[2]}
+			}
 			return false, core.RetryAfter(res[1]), nil
 		}
+		serverLease = 0
 		return true, 0, t.Sent(sent, true, nil)
 	})
 	err = notSetErr(ctx, err, notSet)
@@ -152,7 +175,7 @@ func (s *PermitSemaphore) acquireOnce(ctx context.Context, n int64, wait, lease 
 		p := &Permit{id: id, s: s, lease: lease}
 		p.ctx, p.acq, err = s.c.Holds.Grant(ctx, core.Grant{
 			Key: s.keys[1], Owner: id, Lock: (*held)(p), ID: id, SentAt: t.SentAt(),
-			Lease: lease, Unknown: t.Unknown(),
+			Lease: lease, ServerLease: serverLease, Unknown: t.Unknown(),
 		})
 		t.Report(ctx, s.c, 0, err) // each permit is an acquisition of its own
 		if err != nil {

@@ -1,30 +1,35 @@
 -- The full path of permit_acquirefast.lua (its arguments and reply).
 local now = sem_prune()
+sem_pgrant() -- the queue first: a waiter whose turn it is may be this one
 local ids = {}
 for id in string.gmatch(ARGV[3], '%S+') do ids[#ids + 1] = id end
 local n = #ids
 if redis.call('ZSCORE', KEYS[2], ids[1]) then
   local exp = now + tonumber(ARGV[4])
   for _, id in ipairs(ids) do redis.call('ZADD', KEYS[2], 'GT', exp, id) end
+  sem_punwait(ARGV[5])
   return {1, 0}
 end
 if ds_finished(KEYS[5], ids[1]) then return {-2, 0} end
 local v = sem_avail()
 local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
 local window = tonumber(ARGV[6])
+-- Nobody queued can use the permits (sem_pgrant): a waiter that needs
+-- fewer than the oldest takes them, as a caller that does not wait does.
 if v >= n then
   local exp = now + tonumber(ARGV[4])
   sem_add(-n)
   for _, id in ipairs(ids) do redis.call('ZADD', KEYS[2], exp, id) end
-  ds_unwait(KEYS[3], ARGV[5])
+  sem_punwait(ARGV[5])
   if v == n then
-    -- The waiters sleep until the time they were told (their score less
-    -- the window); if this lease ends before the earliest of them wakes,
-    -- wake one to learn it, so that a crashed holder's permit is reclaimed
-    -- when its lease ends.
-    local w = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
-    if #w > 0 and exp < tonumber(w[2]) - window then
-      ds_notify(KEYS[3], ARGV[1], 'n:1', ARGV[2])
+    -- The waiters sleep until the time they were told (the end of their
+    -- window less the window); if this lease ends before the oldest of
+    -- them wakes, wake it to learn it, so that a crashed holder's permit
+    -- is reclaimed when its lease ends.
+    local w = redis.call('ZRANGE', KEYS[3], 0, 0)
+    local fend = #w > 0 and string.match(redis.call('HGET', KEYS[4], w[1]) or '', '^(%d+)')
+    if fend and exp < tonumber(fend) - window then
+      redis.call(ARGV[2], ARGV[1] .. ':' .. string.match(w[1], '^[^:]*'), 'w:' .. w[1] .. ' -')
     end
   end
   return {1, 0}
@@ -35,6 +40,6 @@ if first[2] then
   retry = tonumber(first[2]) - now
   told = retry
 end
-sem_wait(ARGV[5], tostring(n), told, ARGV[6])
-if not sem_exists then return {-4, retry} end
-return {0, retry}
+sem_wait(ARGV[5], tostring(n), told, ARGV[6], ARGV[3], ARGV[4])
+if not sem_exists then return {-4, retry, now} end
+return {0, retry, now}

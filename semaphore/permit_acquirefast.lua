@@ -6,15 +6,19 @@
 -- Reply: {1, 0} granted (now, or by an earlier attempt with the same ids,
 -- whose leases are then renewed from now, as a new grant's would be, so the
 -- caller may count them from this attempt's send);
--- {0, ms} refused (the waiter is registered on the channel of its need),
--- with the ms until the earliest held permit's lease ends, when trying again
--- may succeed, or -1 when no permit is held; {-4, ms} likewise but the
--- permits were never set; {-2, 0} the ids were released or given up before.
+-- {0, ms, server ms} refused (the waiter is queued: a release may grant it
+-- the permits, sem_pgrant), with the ms until the earliest held permit's
+-- lease ends, when trying again may succeed, or -1 when no permit is held;
+-- {-4, ms, server ms} likewise but the permits were never set; {-2, 0} the
+-- ids were released or given up before.
 --
--- The common case comes first, before the helpers are defined: a caller
+-- The common cases come first, before the helpers are defined: a caller
 -- that will not wait takes one permit, not the last available one (taking
 -- the last may have to wake a waiter), by a permit id neither granted nor
--- finished before. Anything else goes on to the full path.
+-- finished before; a waiter for one permit, by such an id, when none is
+-- available and no held lease has ended (sem_prune would return it), is
+-- queued (sem_wait's work, inlined) and refused. Anything else goes on to
+-- the full path.
 if ARGV[5] == '' and not string.find(ARGV[3], ' ', 1, true) then
   local v = redis.call('HMGET', KEYS[1], 'n', '#k', '#x')
   if v[2] == ARGV[#ARGV] and tonumber(v[1] or '0') > 1
@@ -24,5 +28,34 @@ if ARGV[5] == '' and not string.find(ARGV[3], ' ', 1, true) then
     local t = redis.call('TIME')
     redis.call('ZADD', KEYS[2], string.format('%d', (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) + tonumber(ARGV[4])), ARGV[3])
     return {1, 0}
+  end
+end
+if ARGV[5] ~= '' and not string.find(ARGV[3], ' ', 1, true) then
+  local v = redis.call('HMGET', KEYS[1], 'n', '#k')
+  if v[2] == ARGV[#ARGV] and tonumber(v[1] or '0') <= 0 then
+    local t = redis.call('TIME')
+    local now = (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+    local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+    if (not first[2] or tonumber(first[2]) > now)
+        and not redis.call('ZSCORE', KEYS[2], ARGV[3]) and not redis.call('ZSCORE', KEYS[5], ARGV[3]) then
+      local window = tonumber(ARGV[6])
+      local retry, told = -1, math.floor(window / 2)
+      if first[2] then
+        retry = tonumber(first[2]) - now
+        told = retry
+      end
+      local span = told + window
+      redis.call('ZADD', KEYS[3], 'NX', string.format('%d', (tonumber(t[1]) * 1000000 + tonumber(t[2]))), ARGV[5])
+      redis.call('HSET', KEYS[4], ARGV[5], string.format('%d', now + span) .. ' ' .. ARGV[4] .. ' ' .. ARGV[3])
+      do
+        local key, ms = KEYS[3], span
+        if redis.call('PTTL', key) < tonumber(ms) then redis.call('PEXPIRE', key, ms) end
+      end
+      do
+        local key, ms = KEYS[4], span
+        if redis.call('PTTL', key) < tonumber(ms) then redis.call('PEXPIRE', key, ms) end
+      end
+      return {0, retry, now}
+    end
   end
 end

@@ -15,5 +15,5 @@ if ARGV[5] ~= '' then
   ds_done(KEYS[5], other, now, ARGV[4])
   ds_tell_taken(ARGV[5], {{ARGV[3], KEYS[2], '-'}})
 end
-sem_wake(sem_add(1), 1)
+sem_give(sem_add(1), 1)
 return 1

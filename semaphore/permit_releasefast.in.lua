@@ -9,19 +9,45 @@
 -- from elsewhere; the id is then finished, so that an acquisition of it
 -- still on the wire is refused when it arrives.
 --
--- The common case comes first, before the helpers are defined: a permit
--- whose lease has not ended goes back, and nobody waits (no need
--- registered: nobody to wake).
-if ARGV[5] == '' and redis.call('EXISTS', KEYS[4]) == 0 then
+-- The common cases come first, before the helpers are defined: a permit
+-- whose lease has not ended goes back, and nobody waits (no waiter
+-- queued: nobody to grant it to); or, while waiters queue, none available
+-- (not fewer: a count set below the held permits must not grant)
+-- and no other held lease ended (sem_prune would return it), it goes
+-- straight to the oldest waiter when that one waits for one permit and its
+-- window has not ended (sem_pgrant's work, inlined: the count stays).
+if ARGV[5] == '' then
+  local waited = redis.call('EXISTS', KEYS[4]) == 1
   local t = redis.call('TIME')
   local now = ds_ms(t)
   local e = redis.call('ZSCORE', KEYS[2], ARGV[3])
-  local v = e and tonumber(e) > now and redis.call('HMGET', KEYS[1], '#k', '#x')
-  if v and v[1] == ARGV[#ARGV] then
+  local v = e and tonumber(e) > now and redis.call('HMGET', KEYS[1], '#k', '#x', 'n')
+  if v and v[1] == ARGV[#ARGV] and not waited then
     redis.call('ZREM', KEYS[2], ARGV[3])
     ds_done(KEYS[5], ARGV[3], now, ARGV[4])
     redis.call('HINCRBY', KEYS[1], 'n', 1)
     if v[2] then redis.call('PEXPIRE', KEYS[1], v[2]) end -- its idle time to live (sem_used)
+    return 1
+  end
+  local first = v and v[1] == ARGV[#ARGV] and tonumber(v[3] or '0') == 0 and redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  local two = first and tonumber(first[2]) > now and redis.call('ZRANGE', KEYS[3], 0, 1)
+  local fend, lease, pid
+  if two and two[1] then
+    fend, lease, pid = string.match(redis.call('HGET', KEYS[4], two[1]) or '', '^(%d+) (%d+) (%S+)$')
+  end
+  if fend and tonumber(fend) > now then
+    local id, next = two[1], two[2] or '-'
+    redis.call('ZREM', KEYS[2], ARGV[3])
+    ds_done(KEYS[5], ARGV[3], now, ARGV[4])
+    if v[2] then redis.call('PEXPIRE', KEYS[1], v[2]) end -- its idle time to live (sem_used)
+    redis.call('ZADD', KEYS[2], ds_int(now + math.min(tonumber(ARGV[#ARGV - 1]), tonumber(lease))), pid)
+    redis.call('ZREM', KEYS[3], id)
+    redis.call('HDEL', KEYS[4], id)
+    local cid = string.match(id, '^[^:]*')
+    redis.call(ARGV[2], ARGV[1] .. ':' .. cid, 'g:' .. id .. ' ' .. ds_int(now) .. ' ' .. next)
+    if next ~= '-' and string.match(next, '^[^:]*') ~= cid then
+      redis.call(ARGV[2], ARGV[1] .. ':' .. string.match(next, '^[^:]*'), 'w:- ' .. next)
+    end
     return 1
   end
 end

@@ -79,27 +79,35 @@ func TestShorterLeaseWakesWaitersToLearnIt(t *testing.T) {
 	t.Parallel()
 	waiter := dstest.Client(t, func(o *distsync.Options) { o.WaiterWindow = time.Hour })
 	c := dstest.Client(t)
-	s := setPermits(t, c, 1)
+	s := setPermits(t, c, 2)
 	ws := newPermitSem(t, waiter, s.Name())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
 	long, err := s.TryAcquire(ctx, 0, time.Hour)
 	require.NoError(t, err)
-	got := acquireLater(t, ctx, ws) // told: the earliest lease ends in an hour
+	// The waiter needs both permits; told: the earliest lease ends in an
+	// hour.
+	got := make(chan []*semaphore.Permit, 1)
+	go func() {
+		ps, err := ws.TryAcquireN(ctx, 2, distsync.Forever, 0)
+		assert.NoError(t, err)
+		got <- ps
+	}()
 	waitForWaiters(t, waiter, s.Key(), 1)
 
-	// A permit appears without a notification and is taken with a short
-	// lease: the waiter must learn that this lease ends first.
-	rc := c.Rueidis()
-	require.NoError(t, rc.Do(ctx, rc.B().Hset().Key(s.Key()).FieldValue().FieldValue("n", "1").Build()).Error())
+	// The permit left, too few for the waiter, is taken with a short
+	// lease; the long one is released. The waiter must learn that the
+	// short lease ends first: no release will tell it.
 	short, err := s.TryAcquire(ctx, 0, 300*time.Millisecond)
 	require.NoError(t, err)
-	q := <-got
-	require.NotNil(t, q, "the waiter gets the permit whose short lease ended")
-	assert.ErrorIs(t, s.Release(ctx, short), distsync.ErrNotHeld)
-	require.NoError(t, ws.Release(ctx, q))
 	require.NoError(t, s.Release(ctx, long))
+	ps := <-got
+	require.Len(t, ps, 2, "the waiter gets the permit whose short lease ended")
+	assert.ErrorIs(t, s.Release(ctx, short), distsync.ErrNotHeld)
+	for _, p := range ps {
+		require.NoError(t, ws.Release(ctx, p))
+	}
 }
 
 func TestPermitDoubleRelease(t *testing.T) {
@@ -267,13 +275,18 @@ func TestPermitReleaseWakesWaiterByNotification(t *testing.T) {
 	p, err := s.TryAcquire(ctx, 0, 10*time.Minute)
 	require.NoError(t, err)
 	stats := acquire.Counters()
-	timer, notified := stats.Timer.Load(), stats.Notified.Load()
+	timer, handed := stats.Timer.Load(), stats.Handed.Load()
 	got := acquireLater(t, ctx, s)
 	waitForWaiters(t, c, s.Key(), 1)
+	attempts := stats.Attempts.Load()
 	require.NoError(t, s.Release(ctx, p))
-	require.NoError(t, s.Release(ctx, <-got))
+	q := <-got
+	assert.Equal(t, attempts, stats.Attempts.Load(), "no attempt after the release")
+	require.NoError(t, s.Release(ctx, q))
 	assert.Equal(t, timer, stats.Timer.Load(), "no wake-up by timer")
-	assert.Greater(t, stats.Notified.Load(), notified)
+	// The release grants the waiter the permit: it holds when the message
+	// arrives, without another attempt.
+	assert.Equal(t, handed+1, stats.Handed.Load(), "the grant taken from the message")
 }
 
 func TestPermitBadInput(t *testing.T) {
@@ -390,4 +403,133 @@ func TestPermitsAndSetPermits(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(7), avail, "a counting semaphore's permits are not held: available is set")
 	assert.ErrorIs(t, s.SetPermits(ctx, -1), distsync.ErrInvalidArgument)
+}
+
+// A release grants the oldest waiter its permit; a grant to a waiter that
+// vanished (its process crashed) lapses with the hand-off lease, and the
+// waiter after it, nudged by the grant, holds within that bound: without
+// the nudge it would sleep until the holder's lease (an hour) ends.
+func TestGrantToVanishedPermitWaiterMovesOnWithinHandoffLease(t *testing.T) {
+	t.Parallel()
+	holder, gone, next := dstest.Client(t), dstest.Client(t), dstest.Client(t)
+	s := setPermits(t, holder, 1)
+	sg, sn := newPermitSem(t, gone, s.Name()), newPermitSem(t, next, s.Name())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := s.TryAcquire(ctx, 0, time.Hour)
+	require.NoError(t, err)
+	ghost := make(chan error, 1)
+	go func() {
+		_, err := sg.Acquire(ctx)
+		ghost <- err
+	}()
+	waitForWaiters(t, holder, s.Key(), 1)
+	got := acquireLater(t, ctx, sn)
+	waitForWaiters(t, holder, s.Key(), 2)
+	dstest.Crash(gone) // the oldest waiter vanishes
+	require.ErrorIs(t, <-ghost, distsync.ErrClosed)
+
+	start := time.Now()
+	require.NoError(t, s.Release(ctx, p))
+	var q *semaphore.Permit
+	select {
+	case q = <-got:
+	case <-time.After(10 * time.Second): // the hand-off lease (1 s), widened for a loaded machine
+		t.Fatal("the next waiter does not hold within the hand-off lease")
+	}
+	require.NotNil(t, q)
+	t.Logf("the next waiter held %v after the release", time.Since(start).Round(time.Millisecond))
+	assert.Equal(t, int64(1), held(t, sn))
+	require.NoError(t, sn.Release(ctx, q))
+	assert.Equal(t, int64(1), available(t, sn), "the lapsed grant came back once")
+}
+
+// Queued waiters are granted in the order they queued.
+func TestPermitWaitersGrantedInOrder(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t, func(o *distsync.Options) { o.WaiterWindow = time.Hour })
+	s := setPermits(t, c, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := s.Acquire(ctx)
+	require.NoError(t, err)
+	const waiters = 6
+	order := make(chan int, waiters)
+	for i := range waiters {
+		go func() {
+			q, err := s.Acquire(ctx)
+			if assert.NoError(t, err) {
+				order <- i
+				assert.NoError(t, s.Release(ctx, q))
+			}
+		}()
+		waitForWaiters(t, c, s.Key(), int64(i+1)) // queued one after the other
+	}
+	require.NoError(t, s.Release(ctx, p))
+	for i := range waiters {
+		assert.Equal(t, i, <-order, "granted in the order they queued")
+	}
+}
+
+// A release while the count was set below the permits held grants nobody:
+// the permit goes back to a count still short of one.
+func TestReleaseBelowCountGrantsNobody(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	s := setPermits(t, c, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := s.Acquire(ctx)
+	require.NoError(t, err)
+	got := make(chan error, 1)
+	go func() {
+		_, err := s.TryAcquire(ctx, 2*time.Second, 0)
+		got <- err
+	}()
+	waitForWaiters(t, c, s.Key(), 1)
+	require.NoError(t, s.SetPermits(ctx, 0)) // 1 held: -1 available
+	require.NoError(t, s.Release(ctx, p))
+	assert.Zero(t, available(t, s))
+	assert.ErrorIs(t, <-got, distsync.ErrNotAcquired, "no permit to grant")
+	assert.Zero(t, held(t, s))
+}
+
+// A grant that lands while the waiter's Client closes is given back by
+// Close, not left to lapse with the hand-off lease: whether the waiter took
+// it first (Close gives back its holds), was told it gave up first (its
+// leave gives back the permit), or took it as Close began.
+func TestGrantDuringCloseIsGivenBack(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	s := setPermits(t, c, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for i := range 20 {
+		w := dstest.Client(t)
+		ws := newPermitSem(t, w, s.Name())
+		p, err := s.Acquire(ctx)
+		require.NoError(t, err)
+		done := make(chan error, 1)
+		go func() {
+			_, err := ws.Acquire(ctx)
+			done <- err
+		}()
+		waitForWaiters(t, c, s.Key(), 1)
+		released := make(chan error, 1)
+		go func() { released <- s.Release(ctx, p) }()
+		time.Sleep(time.Duration(i%5) * 100 * time.Microsecond) // vary the interleaving
+		w.Close()
+		require.NoError(t, <-released)
+		if err := <-done; err != nil {
+			require.ErrorIs(t, err, distsync.ErrClosed, "round %d", i)
+		}
+		// Within less than the hand-off lease (1 s), which would return
+		// a grant nobody gave back too.
+		deadline := time.Now().Add(500 * time.Millisecond)
+		for available(t, s) != 1 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		require.Equal(t, int64(1), available(t, s), "round %d: the permit came back", i)
+		require.Zero(t, held(t, s), "round %d", i)
+	}
 }

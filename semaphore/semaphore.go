@@ -11,9 +11,14 @@
 // are set (TrySetPermits, AddPermits), as in Redisson; a wait that ends
 // before they are set returns an error wrapping ErrNotSet, beside
 // ErrNotAcquired or ctx.Err(), so that a semaphore nobody sized is told
-// apart from a full one. A release wakes as many waiters as permits became
-// available, not all of them; there is no fairness (a newcomer that finds
-// enough permits takes them). Acquisitions survive lost replies; a permit's
+// apart from a full one. A Semaphore's release wakes as many waiters as
+// permits became available, not all of them, without fairness (a newcomer
+// that finds enough permits takes them). A PermitSemaphore's release grants
+// the permits to its queued waiters in the order they queued, while the
+// oldest's need fits (a newcomer takes only permits too few for the oldest
+// waiter); the waiter holds when the release's message arrives, and a
+// grant to a waiter that vanished comes back within the Client's hand-off
+// lease. Acquisitions survive lost replies; a permit's
 // Release is exact, a Semaphore's Release is sent once and never repeated
 // (docs/safety.md, "At the edges of a hold's life"). A name is one kind:
 // a Semaphore refuses a PermitSemaphore's name, and the reverse, with
@@ -252,12 +257,12 @@ func (s *pool) check(min, n int64) error {
 }
 
 // args returns the arguments of a semaphore script: the two every one starts
-// with, more, and the kind, last (see lib.lua).
+// with, more, and the hand-off lease and the kind, last (see lib.lua).
 func (s *pool) args(more ...string) []string {
-	a := make([]string, 0, len(more)+3)
+	a := make([]string, 0, len(more)+4)
 	a = append(a, s.channel, s.c.PublishCmd())
 	a = append(a, more...)
-	return append(a, string(s.marker))
+	return append(a, core.Ms(s.c.HandoffLease), string(s.marker))
 }
 
 func (s *pool) eval(ctx context.Context, script *core.Script, n int64) rueidis.RedisResult {

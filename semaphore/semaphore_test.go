@@ -2,6 +2,7 @@ package semaphore_test
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"strconv"
 	"sync"
@@ -84,9 +85,34 @@ func TestNeverMoreHoldersThanPermits(t *testing.T) {
 	t.Cleanup(cancel)
 
 	// contend runs the goroutines over both clients; hold(i) acquires for
-	// goroutine i and returns the release.
-	contend := func(t *testing.T, hold func(i int) (release func() error, err error)) {
+	// goroutine i and returns the release. Meanwhile it reads the server's
+	// count over and over: check returns what is wrong with one reading
+	// ("" when nothing), so that no permit is made or lost on the way, not
+	// only at the end.
+	contend := func(t *testing.T, hold func(i int) (release func() error, err error), check func() string) {
 		var g gauge
+		stop, polled := make(chan struct{}), make(chan struct{})
+		readings := 0
+		go func() {
+			defer close(polled)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if bad := check(); bad != "" {
+					t.Errorf("reading %d: %s", readings, bad)
+					return
+				}
+				readings++
+			}
+		}()
+		defer func() {
+			close(stop)
+			<-polled
+			assert.Positive(t, readings, "the count was read while they contended")
+		}()
 		var wg sync.WaitGroup
 		for i := range goroutines {
 			wg.Go(func() {
@@ -115,6 +141,12 @@ func TestNeverMoreHoldersThanPermits(t *testing.T) {
 		contend(t, func(i int) (func() error, error) {
 			s := sems[i%2]
 			return func() error { return s.Release(ctx, 1) }, s.Acquire(ctx, 1)
+		}, func() string {
+			n, err := sems[0].Available(ctx)
+			if err != nil || n < 0 || n > permits {
+				return fmt.Sprintf("%d available of %d (%v)", n, permits, err)
+			}
+			return ""
 		})
 		assert.Equal(t, int64(permits), available(t, sems[0]))
 	})
@@ -130,6 +162,13 @@ func TestNeverMoreHoldersThanPermits(t *testing.T) {
 			s := sems[i%2]
 			p, err := s.Acquire(ctx)
 			return func() error { return s.Release(ctx, p) }, err
+		}, func() string {
+			// Available and held in one reading: their sum is the count.
+			n, err := sems[0].Permits(ctx)
+			if err != nil || n != permits {
+				return fmt.Sprintf("%d permits, available and held, of %d (%v)", n, permits, err)
+			}
+			return ""
 		})
 		assert.Equal(t, int64(permits), available(t, sems[0]))
 		held, err := sems[0].Held(ctx)
@@ -558,4 +597,73 @@ func BenchmarkPermitSemaphore(b *testing.B) {
 		}
 		return s.Release(ctx, p)
 	})
+}
+
+// A wake-up that went to a waiter which then vanished reaches a live waiter
+// of another Client within a short bound, for both semaphores: a waiter
+// whose Client closes passes the wake-up on as it leaves (leave.lua), and a
+// release's wake-up reaches every Client, so a crashed one's waiter does
+// not keep it. Waiter windows of an hour turn a wake-up that does not move
+// on into a timeout.
+func TestWakeToVanishedWaiterMovesOn(t *testing.T) {
+	long := func(o *distsync.Options) { o.WaiterWindow = time.Hour }
+	type sem interface {
+		TrySetPermits(context.Context, int64) (bool, error)
+		AddPermits(context.Context, int64) error
+		Key() string
+	}
+	kinds := []struct {
+		name    string
+		make    func(c *distsync.Client, name string) sem
+		acquire func(ctx context.Context, s sem) error
+	}{
+		{"counting", func(c *distsync.Client, name string) sem { return newSem(t, c, name) },
+			func(ctx context.Context, s sem) error { return s.(*semaphore.Semaphore).Acquire(ctx, 1) }},
+		{"permit", func(c *distsync.Client, name string) sem { return newPermitSem(t, c, name) },
+			func(ctx context.Context, s sem) error {
+				_, err := s.(*semaphore.PermitSemaphore).Acquire(ctx)
+				return err
+			}},
+	}
+	for _, k := range kinds {
+		for _, how := range []string{"closed", "crashed"} {
+			t.Run(k.name+" "+how, func(t *testing.T) {
+				t.Parallel()
+				gone, next := dstest.Client(t, long), dstest.Client(t, long)
+				name := uniqueName(t)
+				sg, sn := k.make(gone, name), k.make(next, name)
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				t.Cleanup(cancel)
+				_, err := sn.TrySetPermits(ctx, 0)
+				require.NoError(t, err)
+				ghost := make(chan error, 1)
+				go func() { ghost <- k.acquire(ctx, sg) }()
+				waitForWaiters(t, next, sn.Key(), 1)
+				live := make(chan error, 1)
+				go func() { live <- k.acquire(ctx, sn) }()
+				waitForWaiters(t, next, sn.Key(), 2)
+
+				start := time.Now()
+				if how == "closed" {
+					// A permit appears without a wake-up, as if the
+					// release's had gone to the first waiter alone; its
+					// Client then closes.
+					rc := next.Rueidis()
+					require.NoError(t, rc.Do(ctx, rc.B().Hincrby().Key(sn.Key()).Field("n").Increment(1).Build()).Error())
+					gone.Close()
+				} else {
+					dstest.Crash(gone)
+					require.NoError(t, sn.AddPermits(ctx, 1))
+				}
+				require.ErrorIs(t, <-ghost, distsync.ErrClosed)
+				select {
+				case err := <-live:
+					require.NoError(t, err)
+				case <-time.After(10 * time.Second): // the bound, widened for a loaded machine
+					t.Fatal("the live waiter was not woken")
+				}
+				t.Logf("the live waiter held %v after the other vanished", time.Since(start).Round(time.Millisecond))
+			})
+		}
+	}
 }

@@ -7,5 +7,5 @@ sem_prune()
 local old = sem_avail()
 local v = tonumber(ARGV[3]) - redis.call('ZCARD', KEYS[2])
 sem_put(v)
-sem_wake(v, v - old)
+sem_give(v, v - old)
 return v

@@ -9,5 +9,5 @@ if ds_finished(KEYS[5], ARGV[4]) then return 0 end
 ds_done(KEYS[5], ARGV[4], now, ARGV[5])
 if not ds_finished(KEYS[5], 'g:' .. ARGV[4]) then return 0 end
 local n = tonumber(ARGV[3])
-sem_wake(sem_add(ARGV[3]), n)
+sem_give(sem_add(ARGV[3]), n)
 return 1

@@ -142,8 +142,7 @@ type attempt struct {
 	t           Track
 	token       int64
 	serverLease time.Duration // of a lock handed to this waiter
-	regSent     time.Time     // the send of the last refused attempt
-	regAt       int64         // and the server's ms when it ran
+	reg         Refusal       // the last refused attempt
 }
 
 // hold runs the acquisition, with one id, waiting at most wait (< 0:
@@ -239,7 +238,7 @@ func (a *attempt) try(actx context.Context, waiter string) (bool, time.Duration,
 		return false, 0, fmt.Errorf("unexpected reply %v", res)
 	case res[0] == 0:
 		if len(res) > 2 {
-			a.regSent, a.regAt = sent, res[2]
+			a.reg = Refusal{Sent: sent, At: res[2]}
 		}
 		return false, core.RetryAfter(res[1]), nil
 	}
@@ -251,45 +250,66 @@ func (a *attempt) try(actx context.Context, waiter string) (bool, time.Duration,
 }
 
 // handed takes a grant a release made to this waiter: "<acquisition id>
-// <token> <server ms>". The lease it left is the hand-off lease (or the
-// explicit lease when shorter), counted from the grant, which came after
-// the last refusal: by this process's clock no earlier than that refusal's
-// send plus the server time between the two, less the drift. When that
-// lease is too long to take without a renewal (an explicit lease beyond the
-// hand-off lease) or too close to its end, the waiter attempts once more
-// instead, which confirms the grant and extends it.
+// <token> <server ms>", timed by Refusal.Handed.
 func (a *attempt) handed(data string) bool {
-	c := a.c
 	f := strings.Fields(data)
-	if len(f) != 3 || f[0] != a.id || a.regSent.IsZero() {
+	if len(f) != 3 || f[0] != a.id {
 		return false
 	}
-	if c.AckReplicas > 0 {
-		// The releaser's grant was not acknowledged by replicas for this
-		// waiter: its attempt (a repeat of the handed grant, renewing
-		// it) runs with a WAIT that covers it.
+	tok, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
 		return false
 	}
-	tok, err1 := strconv.ParseInt(f[1], 10, 64)
-	at, err2 := strconv.ParseInt(f[2], 10, 64)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	sl := c.HandoffLease
-	if a.lease > 0 {
-		if a.lease > sl {
-			return false
-		}
-		sl = a.lease
-	}
-	d := time.Duration(at-a.regAt) * time.Millisecond
-	from := a.regSent.Add(d - core.Drift(d.Abs()))
-	if !time.Now().Before(from.Add(sl - core.Drift(sl) - sl/3)) {
+	from, sl, ok := a.reg.Handed(a.c, f[2], a.lease)
+	if !ok {
 		return false
 	}
 	a.token, a.serverLease = tok, sl
 	a.t.Sent(from, true, nil)
 	return true
+}
+
+// Refusal is a waiter's last refused attempt: its send, and the server's
+// ms when it ran (a refusal's third reply field, where releases grant).
+type Refusal struct {
+	Sent time.Time
+	At   int64
+}
+
+// Handed times a grant a release made to the waiter at server ms at (a
+// decimal string), for an acquisition with the explicit lease (0: renewed by
+// the watchdog). The lease the grant left is the hand-off lease (or the
+// explicit lease when shorter), counted from the grant, which came after
+// the refusal r: by this process's clock no earlier than from, r's send
+// plus the server time between the two, less the drift. It returns from,
+// that lease sl, and false when the waiter must attempt once more instead,
+// which confirms the grant and extends it: the lease is too long to take
+// without a renewal (an explicit lease beyond the hand-off lease) or too
+// close to its end, no refusal was seen, or replicas must acknowledge.
+func (r Refusal) Handed(c *core.Core, at string, lease time.Duration) (from time.Time, sl time.Duration, ok bool) {
+	if r.Sent.IsZero() || c.AckReplicas > 0 {
+		// With replica acknowledgement, the releaser's grant was not
+		// acknowledged for this waiter: its attempt (a repeat of the
+		// handed grant, renewing it) runs with a WAIT that covers it.
+		return time.Time{}, 0, false
+	}
+	ms, err := strconv.ParseInt(at, 10, 64)
+	if err != nil {
+		return time.Time{}, 0, false
+	}
+	sl = c.HandoffLease
+	if lease > 0 {
+		if lease > sl {
+			return time.Time{}, 0, false
+		}
+		sl = lease
+	}
+	d := time.Duration(ms-r.At) * time.Millisecond
+	from = r.Sent.Add(d - core.Drift(d.Abs()))
+	if !time.Now().Before(from.Add(sl - core.Drift(sl) - sl/3)) {
+		return time.Time{}, 0, false
+	}
+	return from, sl, true
 }
 
 // leave removes the waiter, which gave up, and gives back what a release
