@@ -122,7 +122,7 @@ func Retry(ctx context.Context, budget time.Duration, f func(ctx context.Context
 	deadline := time.Now().Add(budget)
 	var b Backoff
 	for {
-		ictx, cancel := context.WithDeadline(ctx, deadline)
+		ictx, cancel := Until(ctx, deadline)
 		err := f(ictx)
 		cancel()
 		if err == nil || !Transient(err) || ctx.Err() != nil {
