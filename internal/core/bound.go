@@ -86,16 +86,28 @@ func (b *boundCtx) String() string { return "distsync bound until " + b.t.at.Str
 // own: the bound then ends at deadline rounded down to a boundTick (at most
 // boundTick early). Call the CancelFunc when done, as with WithDeadline.
 func Until(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
-	n := deadline.UnixNano() / int64(boundTick)
-	if ctx.Done() != nil || time.Until(time.Unix(0, n*int64(boundTick))) < boundTick {
+	if ctx.Done() != nil {
 		return context.WithDeadline(ctx, deadline)
 	}
-	return &boundCtx{Context: ctx, t: tickAt(n)}, noCancel
+	return until(ctx, time.Now(), deadline)
 }
 
 // Within is Until d from now.
 func Within(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	return Until(ctx, time.Now().Add(d))
+	if ctx.Done() != nil {
+		return context.WithTimeout(ctx, d)
+	}
+	now := time.Now()
+	return until(ctx, now, now.Add(d))
+}
+
+// until is Until on a ctx whose Done is nil, at now.
+func until(ctx context.Context, now, deadline time.Time) (context.Context, context.CancelFunc) {
+	n := deadline.UnixNano() / int64(boundTick)
+	if n*int64(boundTick)-now.UnixNano() < int64(boundTick) {
+		return context.WithDeadline(ctx, deadline)
+	}
+	return &boundCtx{Context: ctx, t: tickAt(n)}, noCancel
 }
 
 func noCancel() {}
