@@ -124,8 +124,9 @@ func Retry(ctx context.Context, budget time.Duration, f func(ctx context.Context
 	for {
 		ictx, cancel := Until(ctx, deadline)
 		err := f(ictx)
+		spent := ictx.Err() != nil // the bound, which may end a little before deadline
 		cancel()
-		if err == nil || !Transient(err) || ctx.Err() != nil {
+		if err == nil || !Transient(err) || ctx.Err() != nil || spent {
 			return err
 		}
 		d := b.Next()
