@@ -18,15 +18,13 @@ local function fl_give(h, fence, channel, pub, hl, t, now, id, owner, acq, mode,
   local _, s
   do
     local key = fence
-    local tok = tonumber(t[1]) * 1000000 + tonumber(t[2])
-    local s_ = string.format('%d', tok)
+    local s_ = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
     local last = redis.call('SET', key, s_, 'GET')
-    if last and tok <= tonumber(last) then
-      tok = tonumber(last) + 1
-      s_ = string.format('%d', tok)
+    if last and (#last > #s_ or #last == #s_ and last >= s_) then
+      s_ = string.format('%d', tonumber(last) + 1)
       redis.call('SET', key, s_)
     end
-    _, s = tok, s_
+    _, s = tonumber(s_), s_
   end
   local ttl, e = tonumber(hl), 'w'
   if mode ~= 'w' then

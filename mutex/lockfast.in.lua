@@ -70,7 +70,8 @@ if not (v and v[2]) and redis.call('EXISTS', KEYS[1], KEYS[5], KEYS[3]) == 0 the
   local tok, s = ds_token(KEYS[2], t)
   local e = 'w'
   if ARGV[7] ~= 'w' then e = ds_int(ds_ms(t) + tonumber(ARGV[2])) end
-  redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', s, '#k', 'mutex', '#a:' .. ARGV[1], ARGV[6] .. '=' .. e)
+  -- (the count '1' is a string: the server formats a number argument with %.17g)
+  redis.call('HSET', KEYS[1], ARGV[1], '1', '#t', s, '#k', 'mutex', '#a:' .. ARGV[1], ARGV[6] .. '=' .. e)
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return {tok, 1}
 end

@@ -71,19 +71,18 @@ if not (v and v[2]) and redis.call('EXISTS', KEYS[1], KEYS[5], KEYS[3]) == 0 the
   local tok, s
   do
     local key = KEYS[2]
-    local tok_ = tonumber(t[1]) * 1000000 + tonumber(t[2])
-    local s_ = string.format('%d', tok_)
+    local s_ = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
     local last = redis.call('SET', key, s_, 'GET')
-    if last and tok_ <= tonumber(last) then
-      tok_ = tonumber(last) + 1
-      s_ = string.format('%d', tok_)
+    if last and (#last > #s_ or #last == #s_ and last >= s_) then
+      s_ = string.format('%d', tonumber(last) + 1)
       redis.call('SET', key, s_)
     end
-    tok, s = tok_, s_
+    tok, s = tonumber(s_), s_
   end
   local e = 'w'
   if ARGV[7] ~= 'w' then e = string.format('%d', (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) + tonumber(ARGV[2])) end
-  redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', s, '#k', 'mutex', '#a:' .. ARGV[1], ARGV[6] .. '=' .. e)
+  -- (the count '1' is a string: the server formats a number argument with %.17g)
+  redis.call('HSET', KEYS[1], ARGV[1], '1', '#t', s, '#k', 'mutex', '#a:' .. ARGV[1], ARGV[6] .. '=' .. e)
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return {tok, 1}
 end

@@ -24,7 +24,7 @@ package mutex
 import (
 	"context"
 	_ "embed"
-	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -296,6 +296,6 @@ func msOrZero(d time.Duration) string {
 	return core.Ms(d)
 }
 
-func (m *Mutex) what() string { return fmt.Sprintf("mutex %q", m.name) }
+func (m *Mutex) what() string { return "mutex " + strconv.Quote(m.name) }
 
 func (m *Mutex) errorf(err error) error { return m.s().Errorf(err) }

@@ -35,9 +35,13 @@ local ul_grant  -- the oldest waiter to grant the lock to (handoff.lua): {id, en
 if ARGV[9] ~= '1' and ARGV[11] == '' then
   local v = redis.call('HMGET', KEYS[1], '#a:' .. ARGV[1], '#q')
   ul_ledger = v[1]
-  local n = #ARGV[2]
-  if v[1] and string.sub(v[1], 1, n + 1) == ARGV[2] .. '=' then
-    local e = string.sub(v[1], n + 2)
+  local e -- the end of the acquisition when it is the owner's only one
+  if v[1] == ARGV[2] .. '=w' then
+    e = 'w'
+  elseif v[1] and string.sub(v[1], 1, #ARGV[2] + 1) == ARGV[2] .. '=' then
+    e = string.sub(v[1], #ARGV[2] + 2)
+  end
+  if e then
     local live, t = e == 'w', nil
     if not live and string.find(e, '^%d+$') then
       t = redis.call('TIME')

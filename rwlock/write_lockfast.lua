@@ -23,15 +23,13 @@ if ARGV[3] == '' and redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[6]) == 0 then
   local tok, s
   do
     local key = KEYS[3]
-    local tok_ = tonumber(t[1]) * 1000000 + tonumber(t[2])
-    local s_ = string.format('%d', tok_)
+    local s_ = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
     local last = redis.call('SET', key, s_, 'GET')
-    if last and tok_ <= tonumber(last) then
-      tok_ = tonumber(last) + 1
-      s_ = string.format('%d', tok_)
+    if last and (#last > #s_ or #last == #s_ and last >= s_) then
+      s_ = string.format('%d', tonumber(last) + 1)
       redis.call('SET', key, s_)
     end
-    tok, s = tok_, s_
+    tok, s = tonumber(s_), s_
   end
   local m = 'w:' .. ARGV[1]
   redis.call('HSET', KEYS[1], '#w', ARGV[1], m, 1, 't:' .. m, s, '#a:' .. m, ARGV[6] .. '=' .. dsf_end(ARGV[7], ARGV[2], t), '#k', 'rwlock')

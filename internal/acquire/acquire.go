@@ -150,7 +150,7 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 		// One attempt, on a context that ends with ctx or after
 		// core.ReleaseTimeout, whichever is first.
 		stats.Attempts.Add(1)
-		actx, cancel := context.WithTimeout(ctx, core.ReleaseTimeout)
+		actx, cancel := core.Within(ctx, core.ReleaseTimeout)
 		ok, retry, err := try(actx, waiter)
 		cancel()
 		if !ok && err == nil && w.Track != nil {

@@ -117,7 +117,13 @@ type late struct {
 	n          int // new acquisitions run after late grants
 }
 
-func newLate(wait time.Duration) late { return late{start: time.Now(), wait: wait, left: wait} }
+func newLate(wait time.Duration) late {
+	l := late{wait: wait, left: wait}
+	if wait > 0 { // only a bounded wait counts what is left of it
+		l.start = time.Now()
+	}
+	return l
+}
 
 // again reports whether, after an acquisition that ended with err, a new
 // one is to run (with left).

@@ -342,7 +342,7 @@ func CheckDuration(what string, d time.Duration) error {
 // IOContext is the context for a release or cleanup: it keeps the values of
 // ctx (the owner) but not its cancellation, and is bounded by timeout.
 func IOContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	return Within(context.WithoutCancel(ctx), timeout)
 }
 
 // ReleaseTimeout bounds a release made on behalf of a cancelled context.

@@ -250,10 +250,11 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 	if g.Lease == 0 {
 		trust = h.core.Watchdog.Trust(lease) // the watchdog's deadline
 	}
-	if !time.Now().Before(g.SentAt.Add(trust)) {
-		return nil, nil, fmt.Errorf("%w: %w", ErrNotAcquired, LateGrant{After: time.Since(g.SentAt).Round(time.Millisecond), Lease: lease})
+	now := time.Now()
+	if !now.Before(g.SentAt.Add(trust)) {
+		return nil, nil, fmt.Errorf("%w: %w", ErrNotAcquired, LateGrant{After: now.Sub(g.SentAt).Round(time.Millisecond), Lease: lease})
 	}
-	a := &Acq{ID: g.ID, Token: g.Token, granted: Mono(time.Now()), live: true, unknown: g.Unknown}
+	a := &Acq{ID: g.ID, Token: g.Token, granted: Mono(now), live: true, unknown: g.Unknown}
 	if g.Lease > 0 {
 		a.exp = &expiry{lease: g.Lease, deadline: deadline}
 	}
@@ -543,7 +544,11 @@ func (a *Acq) Unlock(ctx context.Context) error { return a.release1(ctx, false) 
 // release1 is Unlock; auto says distsync releases on its own, and the
 // holder's next Unlock reports the outcome.
 func (a *Acq) release1(ctx context.Context, auto bool) (err error) {
-	start := time.Now()
+	obs := a.hold.holds.core.Observer
+	var start time.Time
+	if obs != nil { // the clock is read for the observer only
+		start = time.Now()
+	}
 	// Close waits (a little) for a release on the wire; after Close the
 	// release is still sent if the connection is open (FromClient).
 	if a.hold.holds.core.Track() == nil {
@@ -556,7 +561,7 @@ func (a *Acq) release1(ctx context.Context, auto bool) (err error) {
 		ended []*Acq
 	)
 	defer func() {
-		if o := a.hold.holds.core.Observer; o != nil && held >= 0 {
+		if o := obs; o != nil && held >= 0 {
 			kind, side := a.hold.lock.Kind()
 			o.Released(ctx, observe.ReleaseInfo{Kind: kind, Side: side, Name: a.hold.lock.Name(), Start: start, Held: held, Auto: auto, Err: err})
 		}
@@ -571,7 +576,10 @@ func (a *Acq) release1(ctx context.Context, auto bool) (err error) {
 	case a.live:
 		a.live, a.pending, a.cause = false, true, ErrReleased
 		a.stopTimers()
-		held = a.held()
+		held = 0
+		if obs != nil {
+			held = a.held()
+		}
 		a.mu.Unlock()
 		a.hold.detach(a)
 		// The caller gave the hold up: its context ends before the release

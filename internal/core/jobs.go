@@ -122,10 +122,11 @@ func Retry(ctx context.Context, budget time.Duration, f func(ctx context.Context
 	deadline := time.Now().Add(budget)
 	var b Backoff
 	for {
-		ictx, cancel := context.WithDeadline(ctx, deadline)
+		ictx, cancel := Until(ctx, deadline)
 		err := f(ictx)
+		spent := ictx.Err() != nil // the bound, which may end a little before deadline
 		cancel()
-		if err == nil || !Transient(err) || ctx.Err() != nil {
+		if err == nil || !Transient(err) || ctx.Err() != nil || spent {
 			return err
 		}
 		d := b.Next()

@@ -42,17 +42,17 @@ end
 -- increase for ever; when it is absent (a restart without persistence) the
 -- sequence continues from the clock, so tokens still increase unless the
 -- clock stepped back. One SET ... GET in the common case (the clock moved on
--- since the last token).
+-- since the last token). The clock's digits are joined and compared as
+-- strings (of no leading zero: the longer is the larger): tonumber and
+-- string.format cost the server a strtod or a printf each.
 local function ds_token(key, t)
-  local tok = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  local s = ds_int(tok)
+  local s = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
   local last = redis.call('SET', key, s, 'GET')
-  if last and tok <= tonumber(last) then
-    tok = tonumber(last) + 1
-    s = ds_int(tok)
+  if last and (#last > #s or #last == #s and last >= s) then
+    s = ds_int(tonumber(last) + 1)
     redis.call('SET', key, s)
   end
-  return tok, s
+  return tonumber(s), s
 end
 
 -- Register a waiter (id ~= '') in the waiter set until now + ttl + window ms,

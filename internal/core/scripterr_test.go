@@ -22,12 +22,7 @@ var leak = regexp.MustCompile(`[0-9a-f]{40}|user_script|traceback|\.lua:\d|:\d+:
 func TestScriptErrorsSpeakGo(t *testing.T) {
 	s := redistest.Shared(t)
 	redistest.RequireReal(t, s, redistest.ErrorTables)
-	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{s.Addr()}, DisableCache: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	c := &Core{Config: Config{Client: rc}}
+	c, rc := testCore(t, s)
 	ctx := context.Background()
 	key := "scripterr:{" + t.Name() + "}"
 	if err := rc.Do(ctx, rc.B().Set().Key(key).Value("x").Build()).Error(); err != nil {
@@ -65,4 +60,14 @@ func TestScriptErrorsSpeakGo(t *testing.T) {
 			t.Logf("%s: %v", tc.name, err)
 		})
 	}
+}
+
+// testCore is a Core on a rueidis client of s, closed when the test ends.
+func testCore(t *testing.T, s *redistest.Server) (*Core, rueidis.Client) {
+	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{s.Addr()}, DisableCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rc.Close)
+	return &Core{Config: Config{Client: rc}}, rc
 }

@@ -40,15 +40,13 @@ func TestInline(t *testing.T) {
 		{src: "  local tok, s = ds_token(KEYS[2], t)", want: `  local tok, s
   do
     local key = KEYS[2]
-    local tok_ = tonumber(t[1]) * 1000000 + tonumber(t[2])
-    local s_ = string.format('%d', tok_)
+    local s_ = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
     local last = redis.call('SET', key, s_, 'GET')
-    if last and tok_ <= tonumber(last) then
-      tok_ = tonumber(last) + 1
-      s_ = string.format('%d', tok_)
+    if last and (#last > #s_ or #last == #s_ and last >= s_) then
+      s_ = string.format('%d', tonumber(last) + 1)
       redis.call('SET', key, s_)
     end
-    tok, s = tok_, s_
+    tok, s = tonumber(s_), s_
   end`},
 		{src: "local t, s = ds_token(t, x)", err: "uses a variable it assigns"},
 		{src: "ds_done(KEYS[5], 'g:' .. id, ds_ms(t), ARGV[7])", want: `do

@@ -1,0 +1,113 @@
+package core
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Bounds on requests without a timer each. Every attempt and release is
+// bounded (ReleaseTimeout), and context.WithDeadline makes a runtime timer
+// per request, started and stopped around one round trip: at 64 goroutines
+// that was a tenth of the client's CPU per lock+unlock. A request whose
+// context never ends by itself (its Done is nil: context.Background,
+// context.WithoutCancel, an owner's context on those) is bounded instead by
+// a tick: the deadlines of one boundTick share one channel, closed by one
+// timer when the tick comes.
+
+// boundTick is the granularity of shared deadlines: a bound ends up to this
+// much before the deadline asked for, never after it.
+const boundTick = 50 * time.Millisecond
+
+// tick is the shared end of the bounds whose deadline rounds down to at.
+type tick struct {
+	at   time.Time
+	done chan struct{}
+}
+
+var ticks struct {
+	last atomic.Pointer[tick] // the latest tick made: most bounds take it
+	mu   sync.Mutex
+	m    map[int64]*tick // live ticks by their number (at / boundTick)
+}
+
+// tickAt returns the live tick of number n (its time n*boundTick), made
+// when it is the first bound to end then.
+func tickAt(n int64) *tick {
+	at := time.Unix(0, n*int64(boundTick))
+	if t := ticks.last.Load(); t != nil && t.at.Equal(at) {
+		return t
+	}
+	ticks.mu.Lock()
+	defer ticks.mu.Unlock()
+	if t := ticks.m[n]; t != nil {
+		return t
+	}
+	if ticks.m == nil {
+		ticks.m = map[int64]*tick{}
+	}
+	t := &tick{at: at, done: make(chan struct{})}
+	ticks.m[n] = t
+	if l := ticks.last.Load(); l == nil || l.at.Before(at) {
+		ticks.last.Store(t)
+	}
+	time.AfterFunc(time.Until(at), func() {
+		ticks.mu.Lock()
+		delete(ticks.m, n)
+		ticks.mu.Unlock()
+		close(t.done)
+	})
+	return t
+}
+
+// boundCtx is a context that never ended by itself, bounded by a tick.
+type boundCtx struct {
+	context.Context
+	t *tick
+}
+
+func (b *boundCtx) Deadline() (time.Time, bool) { return b.t.at, true }
+func (b *boundCtx) Done() <-chan struct{}       { return b.t.done }
+
+func (b *boundCtx) Err() error {
+	select {
+	case <-b.t.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
+func (b *boundCtx) String() string { return "distsync bound until " + b.t.at.String() }
+
+// Until returns ctx bounded by deadline, as context.WithDeadline does, but
+// for a ctx that never ends by itself (Done nil) without a timer of its
+// own: the bound then ends at deadline rounded down to a boundTick (at most
+// boundTick early). Call the CancelFunc when done, as with WithDeadline.
+func Until(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
+	if ctx.Done() != nil {
+		return context.WithDeadline(ctx, deadline)
+	}
+	return until(ctx, time.Now(), deadline)
+}
+
+// Within is Until d from now.
+func Within(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if ctx.Done() != nil {
+		return context.WithTimeout(ctx, d)
+	}
+	now := time.Now()
+	return until(ctx, now, now.Add(d))
+}
+
+// until is Until on a ctx whose Done is nil, at now.
+func until(ctx context.Context, now, deadline time.Time) (context.Context, context.CancelFunc) {
+	n := deadline.UnixNano() / int64(boundTick)
+	if n*int64(boundTick)-now.UnixNano() < int64(boundTick) {
+		return context.WithDeadline(ctx, deadline)
+	}
+	return &boundCtx{Context: ctx, t: tickAt(n)}, noCancel
+}
+
+func noCancel() {}

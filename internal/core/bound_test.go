@@ -1,0 +1,75 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// ended waits for ctx to end, failing the test when it has not within
+// limit (a generous bound: a loaded machine runs timers late).
+func ended(t *testing.T, ctx context.Context, limit time.Duration) {
+	t.Helper()
+	select {
+	case <-ctx.Done():
+	case <-time.After(limit):
+		t.Fatalf("the bound did not end within %v", limit)
+	}
+}
+
+// A bound on a context that never ends by itself shares a tick: its
+// deadline is the one asked for rounded down to the tick, it ends then
+// with DeadlineExceeded, and bounds that round to the same tick share it.
+func TestUntilSharesATick(t *testing.T) {
+	want := time.Now().Add(5 * boundTick)
+	ctx, cancel := Until(context.WithoutCancel(context.Background()), want)
+	defer cancel()
+	if _, ok := ctx.(*boundCtx); !ok {
+		t.Fatalf("Until on a context without Done made a %T, want a shared tick", ctx)
+	}
+	d, ok := ctx.Deadline()
+	if !ok || d.After(want) || !d.After(want.Add(-boundTick)) {
+		t.Fatalf("Deadline = %v, %v; want within a tick before %v", d, ok, want)
+	}
+	other, cancel2 := Until(context.Background(), d)
+	defer cancel2()
+	if other.Done() != ctx.Done() {
+		t.Fatal("two bounds ending at the same tick have two channels")
+	}
+	if err := ctx.Err(); err != nil {
+		t.Fatalf("Err before the deadline = %v", err)
+	}
+	ended(t, ctx, time.Minute)
+	if time.Now().Before(d) {
+		t.Fatalf("ended at %v, before its deadline %v", time.Now(), d)
+	}
+	if err := ctx.Err(); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Err = %v, want DeadlineExceeded", err)
+	}
+	if err := context.Cause(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Cause = %v, want DeadlineExceeded", err)
+	}
+}
+
+// A bound on a context that can end, or one shorter than a tick, is
+// context.WithDeadline's: the parent's end and the exact deadline end it.
+func TestUntilFallsBackToWithDeadline(t *testing.T) {
+	parent, stop := context.WithCancel(context.Background())
+	ctx, cancel := Within(parent, time.Hour)
+	defer cancel()
+	if _, ok := ctx.(*boundCtx); ok {
+		t.Fatal("a bound on a cancelable context shares a tick: its parent's end would not end it")
+	}
+	stop()
+	ended(t, ctx, time.Minute)
+	if !errors.Is(ctx.Err(), context.Canceled) {
+		t.Fatalf("Err = %v, want Canceled", ctx.Err())
+	}
+	short, cancel2 := Within(context.Background(), boundTick/5)
+	defer cancel2()
+	if _, ok := short.(*boundCtx); ok {
+		t.Fatal("a bound shorter than a tick shares a tick: it could end at once")
+	}
+	ended(t, short, time.Minute)
+}
