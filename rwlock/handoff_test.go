@@ -2,6 +2,7 @@ package rwlock_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -116,6 +117,69 @@ func TestGrantToVanishedWaiterMovesOnWithinHandoffLease(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, 1, k, "the next writer holds")
 			require.NoError(t, rn.Write().Unlock(w))
+		})
+	}
+}
+
+// A writer granted ahead of waiting readers (writer preference) that
+// vanished delays them by at most the hand-off lease: with no writer after
+// it, the readers are nudged by the grant, so they bound their sleep by the
+// hand-off lease instead of the retry time of their refusal (the holder's
+// watchdog lease, 30 s), and hold once the vanished writer's hold lapses.
+// By default (reader preference) the release grants the waiting readers
+// instead, and a reader that comes after the writer's grant is refused with
+// the grant's hand-off lease as its retry time.
+func TestVanishedWriterGrantedAheadOfReadersDelaysThemByHandoffLease(t *testing.T) {
+	const hl = 500 * time.Millisecond
+	for _, prefer := range []bool{true, false} {
+		t.Run(fmt.Sprintf("prefer=%v", prefer), func(t *testing.T) {
+			holder, gone, other := dstest.Client(t), dstest.Client(t), dstest.Client(t)
+			name := dstest.Name(t)
+			var opts []rwlock.Option
+			if prefer {
+				opts = append(opts, rwlock.PreferWriters())
+			}
+			rw, rg, ro := newRW(t, holder, name, opts...), newRW(t, gone, name, opts...), newRW(t, other, name, opts...)
+			for _, x := range []*rwlock.RWLock{rw, rg, ro} {
+				rwlock.Tune(x, hl)
+			}
+			ctx := context.Background()
+			held, err := rw.Write().Lock(ctx)
+			require.NoError(t, err)
+			errc := make(chan error, 1)
+			go func() {
+				_, err := rg.Write().Lock(ctx)
+				errc <- err
+			}()
+			waitForWaiters(t, holder, rw, "wwaiters", 1)
+			// Readers on two Clients, the holder's and another: each
+			// Client's readers must learn of the grant.
+			type hold struct {
+				rw  *rwlock.RWLock
+				ctx context.Context
+			}
+			got := make(chan hold, 2)
+			for _, x := range []*rwlock.RWLock{rw, ro} {
+				go func() {
+					r, err := x.Read().Lock(ctx)
+					assert.NoError(t, err)
+					got <- hold{x, r}
+				}()
+			}
+			waitForWaiters(t, holder, rw, "rwaiters", 2)
+			dstest.Crash(gone)
+			require.ErrorIs(t, <-errc, distsync.ErrClosed)
+
+			start := time.Now()
+			require.NoError(t, rw.Write().Unlock(held))
+			for range 2 {
+				r := <-got
+				// The bound is the hand-off lease, five times over for a
+				// loaded machine; without the nudge the readers would
+				// sleep until the holder's watchdog lease (30 s) ends.
+				assert.Less(t, time.Since(start), 5*hl, "the readers hold within the hand-off lease")
+				require.NoError(t, r.rw.Read().Unlock(r.ctx))
+			}
 		})
 	}
 }

@@ -149,13 +149,28 @@ local function rw_first_writer(q, wwait, now)
   end
 end
 
+-- Nudge every waiting reader: 'w:- *' (internal/notify) once on the channel
+-- of each Client with a reader in waiter set w, so that it bounds its sleep
+-- by the hand-off lease in case the writer granted ahead of it vanished.
+local function rw_nudge_readers(w, now, channel, pub)
+  local told = {}
+  for _, id in ipairs(rw_waiting(w, now)) do
+    local cid = string.match(id, '^[^:]*')
+    if not told[cid] then
+      told[cid] = true
+      redis.call(pub, channel .. ':' .. cid, 'w:- *')
+    end
+  end
+end
+
 -- A release may have freed the lock (or its read side): hand it on directly,
 -- with no attempt of the waiters' own. While no writer holds, the waiting
 -- readers are granted all at once, unless writers go first (prefer '1') and
 -- one waits; when no hold is left and no reader is granted, the oldest
 -- waiting writer is (rw_first_writer). The writer first in line after the
--- grant is nudged (rw_hand), so that a grantee that vanished delays it by
--- at most the hand-off lease hl ms.
+-- grant is nudged (rw_hand), or, when a writer is granted and none waits
+-- after it, the readers it goes ahead of (writer preference), so that a
+-- grantee that vanished delays them by at most the hand-off lease hl ms.
 local function rw_hand_on(h, l, fence, rwait, wwait, q, channel, pub, now, hl, prefer)
   if redis.call('HEXISTS', h, '#w') == 1 then return end
   hl = tonumber(hl)
@@ -170,5 +185,6 @@ local function rw_hand_on(h, l, fence, rwait, wwait, q, channel, pub, now, hl, p
     end
   elseif first and redis.call('EXISTS', l) == 0 then
     rw_hand(h, l, fence, wwait, first, 'w', now, hl, channel, pub, second, q)
+    if prefer == '1' and second == '-' then rw_nudge_readers(rwait, now, channel, pub) end
   end
 end

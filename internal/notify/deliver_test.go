@@ -8,8 +8,8 @@ import (
 )
 
 // A message addressed to a waiter reaches that waiter's subscriptions
-// alone, and nudges the one it names next; a waiter that left gets
-// nothing, and anonymous waiters are left alone.
+// alone, and nudges the one it names next (every one for "*"); a waiter
+// that left gets nothing, and anonymous waiters are left alone.
 func TestDeliverAddressesWaiters(t *testing.T) {
 	n := &Notifier{chans: map[string]*channel{}, done: make(chan struct{})}
 	st := &channel{name: "ch"}
@@ -46,6 +46,15 @@ func TestDeliverAddressesWaiters(t *testing.T) {
 	n.deliver(st, "w:a -")
 	_, woken, _ = take(a)
 	assert.True(t, woken)
+
+	// "*" as next nudges every waiter on the channel, anonymous ones too.
+	n.deliver(st, "w:- *")
+	for _, s := range []*Sub{a, anon} {
+		grant, woken, nudged = take(s)
+		assert.Equal(t, "", grant)
+		assert.False(t, woken)
+		assert.True(t, nudged, "every waiter is nudged")
+	}
 }
 
 // A wake-up for one waiter does not go to a waiter woken already that has

@@ -16,7 +16,7 @@
 //
 // <next>, when not "-", names the waiter after the one woken: it is nudged
 // (Take reports it), so that it bounds its sleep in case the one woken or
-// granted has vanished.
+// granted has vanished; "*" nudges every local waiter on the channel.
 package notify
 
 import (
@@ -334,7 +334,13 @@ func (n *Notifier) deliver(st *channel, msg string) {
 			s.woken = true
 			s.signal()
 		}
-		if next != "-" && next != id {
+		if next == "*" {
+			for _, s := range st.subs {
+				s.nudged = true
+				n.stats.Nudges.Add(1)
+				s.signal()
+			}
+		} else if next != "-" && next != id {
 			for _, s := range st.named[next] {
 				s.nudged = true
 				n.stats.Nudges.Add(1)
