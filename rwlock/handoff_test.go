@@ -184,6 +184,66 @@ func TestVanishedWriterGrantedAheadOfReadersDelaysThemByHandoffLease(t *testing.
 	}
 }
 
+// A read grant to a reader that vanished delays a writer that came after
+// the grant by at most the hand-off lease: the other reader granted with it
+// confirms its full lease, so the writer's refusal says to retry at the end
+// of that lease (the watchdog lease, 30 s); when that reader releases while
+// the vanished reader's hand-off hold is left, the release nudges the
+// writer, so it holds once that hold lapses.
+func TestVanishedReaderGrantDelaysLaterWriterByHandoffLease(t *testing.T) {
+	// Long enough for the steps between the grant and the live reader's
+	// release to end before the vanished reader's hold lapses on a loaded
+	// machine (checked below).
+	const hl = 3 * time.Second
+	holder, gone, other := dstest.Client(t), dstest.Client(t), dstest.Client(t)
+	name := dstest.Name(t)
+	rw, rg, ro := newRW(t, holder, name), newRW(t, gone, name), newRW(t, other, name)
+	for _, x := range []*rwlock.RWLock{rw, rg, ro} {
+		rwlock.Tune(x, hl)
+	}
+	ctx := context.Background()
+	held, err := rw.Write().Lock(ctx)
+	require.NoError(t, err)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := rg.Read().Lock(ctx)
+		errc <- err
+	}()
+	got := make(chan context.Context, 1)
+	go func() {
+		r, err := rw.Read().Lock(ctx)
+		assert.NoError(t, err)
+		got <- r
+	}()
+	waitForWaiters(t, holder, rw, "rwaiters", 2)
+	dstest.Crash(gone)
+	require.ErrorIs(t, <-errc, distsync.ErrClosed)
+	start := time.Now()
+	require.NoError(t, rw.Write().Unlock(held))
+	r := <-got
+	require.Eventually(t, func() bool {
+		ttl, err := rw.Read().TTL(ctx)
+		return err == nil && ttl > hl
+	}, 5*time.Second, 10*time.Millisecond, "the live reader confirms its full lease")
+	gotW := make(chan context.Context, 1)
+	go func() {
+		w, err := ro.Write().Lock(ctx)
+		assert.NoError(t, err)
+		gotW <- w
+	}()
+	waitForWaiters(t, holder, rw, "wwaiters", 1)
+	require.NoError(t, rw.Read().Unlock(r))
+	n, err := rw.Read().Holders(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "the vanished reader's hold is left (else the machine is too slow for this test)")
+	w := <-gotW
+	// The bound is the hand-off lease, with a margin for a loaded machine;
+	// without the nudge the writer would sleep until the retry time of its
+	// refusal: the live reader's watchdog lease (30 s).
+	assert.Less(t, time.Since(start), hl+5*time.Second, "the writer holds within the hand-off lease")
+	require.NoError(t, ro.Write().Unlock(w))
+}
+
 // A waiter that gives up gives back what a release granted it meanwhile: a
 // waiter that spins is granted the lock but not told, and its leaving
 // frees the lock at once, not when the hand-off lease lapses.

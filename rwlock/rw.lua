@@ -169,7 +169,8 @@ end
 -- one waits; when no hold is left and no reader is granted, the oldest
 -- waiting writer is (rw_first_writer). The writer first in line after the
 -- grant is nudged (rw_hand), or, when a writer is granted and none waits
--- after it, the readers it goes ahead of (writer preference), so that a
+-- after it, the readers it goes ahead of (writer preference); when holds
+-- are left that all end within hl, the oldest writer is nudged too. So a
 -- grantee that vanished delays them by at most the hand-off lease hl ms.
 local function rw_hand_on(h, l, fence, rwait, wwait, q, channel, pub, now, hl, prefer)
   if redis.call('HEXISTS', h, '#w') == 1 then return end
@@ -186,5 +187,10 @@ local function rw_hand_on(h, l, fence, rwait, wwait, q, channel, pub, now, hl, p
   elseif first and redis.call('EXISTS', l) == 0 then
     rw_hand(h, l, fence, wwait, first, 'w', now, hl, channel, pub, second, q)
     if prefer == '1' and second == '-' then rw_nudge_readers(rwait, now, channel, pub) end
+  elseif first and rw_last(l, now) <= hl then
+    -- The holds left end within the hand-off lease: grants not confirmed
+    -- yet, whose grantees may have vanished. The oldest writer, whose
+    -- refusal may have named a later end, is nudged.
+    redis.call(pub, channel .. ':' .. string.match(first, '^[^:]*'), 'w:- ' .. first)
   end
 end
