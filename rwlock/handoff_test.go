@@ -68,12 +68,7 @@ func TestGrantToVanishedWaiterMovesOnWithinHandoffLease(t *testing.T) {
 		ghost string // the side of the waiter that vanishes
 	}{{"reader", "r"}, {"writer", "w"}} {
 		t.Run(tc.name, func(t *testing.T) {
-			holder, gone, next := dstest.Client(t), dstest.Client(t), dstest.Client(t)
-			name := dstest.Name(t)
-			rw, rg, rn := newRW(t, holder, name), newRW(t, gone, name), newRW(t, next, name)
-			for _, x := range []*rwlock.RWLock{rw, rg, rn} {
-				rwlock.Tune(x, hl)
-			}
+			holder, gone, rw, rg, rn := vanishing(t, hl)
 			ctx := context.Background()
 			held, err := rw.Write().Lock(ctx)
 			require.NoError(t, err)
@@ -84,11 +79,7 @@ func TestGrantToVanishedWaiterMovesOnWithinHandoffLease(t *testing.T) {
 			if tc.ghost == "w" {
 				ghost, set = rg.Write(), "wwaiters"
 			}
-			errc := make(chan error, 1)
-			go func() {
-				_, err := ghost.Lock(ctx)
-				errc <- err
-			}()
+			errc := lockAway(ctx, ghost)
 			waitForWaiters(t, holder, rw, set, 1)
 			gotNext := make(chan context.Context, 1)
 			go func() {
@@ -133,24 +124,15 @@ func TestVanishedWriterGrantedAheadOfReadersDelaysThemByHandoffLease(t *testing.
 	const hl = 500 * time.Millisecond
 	for _, prefer := range []bool{true, false} {
 		t.Run(fmt.Sprintf("prefer=%v", prefer), func(t *testing.T) {
-			holder, gone, other := dstest.Client(t), dstest.Client(t), dstest.Client(t)
-			name := dstest.Name(t)
 			var opts []rwlock.Option
 			if prefer {
 				opts = append(opts, rwlock.PreferWriters())
 			}
-			rw, rg, ro := newRW(t, holder, name, opts...), newRW(t, gone, name, opts...), newRW(t, other, name, opts...)
-			for _, x := range []*rwlock.RWLock{rw, rg, ro} {
-				rwlock.Tune(x, hl)
-			}
+			holder, gone, rw, rg, ro := vanishing(t, hl, opts...)
 			ctx := context.Background()
 			held, err := rw.Write().Lock(ctx)
 			require.NoError(t, err)
-			errc := make(chan error, 1)
-			go func() {
-				_, err := rg.Write().Lock(ctx)
-				errc <- err
-			}()
+			errc := lockAway(ctx, rg.Write())
 			waitForWaiters(t, holder, rw, "wwaiters", 1)
 			// Readers on two Clients, the holder's and another: each
 			// Client's readers must learn of the grant.
@@ -195,20 +177,11 @@ func TestVanishedReaderGrantDelaysLaterWriterByHandoffLease(t *testing.T) {
 	// release to end before the vanished reader's hold lapses on a loaded
 	// machine (checked below).
 	const hl = 3 * time.Second
-	holder, gone, other := dstest.Client(t), dstest.Client(t), dstest.Client(t)
-	name := dstest.Name(t)
-	rw, rg, ro := newRW(t, holder, name), newRW(t, gone, name), newRW(t, other, name)
-	for _, x := range []*rwlock.RWLock{rw, rg, ro} {
-		rwlock.Tune(x, hl)
-	}
+	holder, gone, rw, rg, ro := vanishing(t, hl)
 	ctx := context.Background()
 	held, err := rw.Write().Lock(ctx)
 	require.NoError(t, err)
-	errc := make(chan error, 1)
-	go func() {
-		_, err := rg.Read().Lock(ctx)
-		errc <- err
-	}()
+	errc := lockAway(ctx, rg.Read())
 	got := make(chan context.Context, 1)
 	go func() {
 		r, err := rw.Read().Lock(ctx)
@@ -242,6 +215,29 @@ func TestVanishedReaderGrantDelaysLaterWriterByHandoffLease(t *testing.T) {
 	// refusal: the live reader's watchdog lease (30 s).
 	assert.Less(t, time.Since(start), hl+5*time.Second, "the writer holds within the hand-off lease")
 	require.NoError(t, ro.Write().Unlock(w))
+}
+
+// vanishing returns handles on one lock with the hand-off lease hl on three
+// Clients: the holder's, one to crash (dstest.Crash(gone)) and another.
+func vanishing(t *testing.T, hl time.Duration, opts ...rwlock.Option) (holder, gone *distsync.Client, rw, rg, ro *rwlock.RWLock) {
+	holder, gone, other := dstest.Client(t), dstest.Client(t), dstest.Client(t)
+	name := dstest.Name(t)
+	rw, rg, ro = newRW(t, holder, name, opts...), newRW(t, gone, name, opts...), newRW(t, other, name, opts...)
+	for _, x := range []*rwlock.RWLock{rw, rg, ro} {
+		rwlock.Tune(x, hl)
+	}
+	return holder, gone, rw, rg, ro
+}
+
+// lockAway locks side in the background and sends Lock's error: a waiter
+// whose Client is to vanish.
+func lockAway(ctx context.Context, side *rwlock.Side) <-chan error {
+	errc := make(chan error, 1)
+	go func() {
+		_, err := side.Lock(ctx)
+		errc <- err
+	}()
+	return errc
 }
 
 // A waiter that gives up gives back what a release granted it meanwhile: a
