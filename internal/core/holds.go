@@ -133,15 +133,20 @@ func (a *Acq) Deadline() (time.Time, bool) {
 	return d, true
 }
 
-// Err is the context's Err, and one thing more for a watchdog acquisition:
-// once its lease's deadline has passed by this process's clock, Err ends
-// the hold itself before it returns (as the watchdog's timer does, which a
-// busy process may run late), so Err never reports the acquisition live
-// past its deadline. Done is closed by that timer, or by Err, whichever
-// comes first.
+// Err is the context's Err, and one thing more: once the acquisition's
+// lease deadline (the watchdog's, or its explicit lease's) has passed by
+// this process's clock, Err ends the acquisition itself before it returns
+// (as the timer does, which a busy process may run late), so Err never
+// reports the acquisition live past its deadline. Done is closed by that
+// timer, or by Err, whichever comes first.
 func (a *Acq) Err() error {
-	if err := a.Context.Err(); err != nil || a.lease == nil || !a.lease.Lapsed() {
+	if err := a.Context.Err(); err != nil {
 		return err
+	}
+	if a.exp != nil {
+		a.expire() // a no-op before the deadline
+	} else if a.lease == nil || !a.lease.Lapsed() {
+		return nil
 	}
 	return a.Context.Err()
 }
