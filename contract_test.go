@@ -15,6 +15,7 @@ import (
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/multilock"
 	"github.com/distsync/distsync/redlock"
+	"github.com/distsync/distsync/watchdog"
 )
 
 // The lock contract, written once and run over every lock kind: what a
@@ -387,9 +388,15 @@ func explicitLease(c *contract) {
 	const long = 20 * time.Second
 	before := time.Now()
 	held, err := l.TryLock(ctx, 0, long)
+	got := time.Now()
 	require.NoError(t, err)
 	d, ok := held.Deadline()
 	require.True(t, ok, "an explicit lease is the context's deadline")
+	// Ended by a local timer, which a busy process runs late, it ends the
+	// drift margin and the watchdog's safety margin before the lease: the
+	// request was sent before TryLock returned.
+	assert.False(t, d.After(got.Add(long-core.Drift(long)-watchdog.DefaultSafetyMargin)),
+		"deadline %v, want the safety margin before the lease's end", d)
 	// A little before the server's end: for a Redlock, by the round's time
 	// and the drift allowed for (about 0.2 s), which a loaded machine may
 	// stretch; half the lease is a wide margin that the watchdog lease
@@ -440,8 +447,11 @@ func extend(c *contract) {
 	require.NoError(t, err)
 	before := time.Now()
 	require.NoError(t, e.Extend(held, time.Minute))
+	extended := time.Now()
 	d, ok := held.Deadline()
 	assert.True(t, ok && d.After(before.Add(30*time.Second)), "the context's deadline %v moved with the lease", d)
+	assert.False(t, d.After(extended.Add(time.Minute-core.Drift(time.Minute)-watchdog.DefaultSafetyMargin)),
+		"deadline %v, want the safety margin before the extended lease's end", d)
 	if tl, ok := offers[ttler](t, c.k, "ttl", l); ok {
 		ttl, err := tl.TTL(ctx)
 		require.NoError(t, err)

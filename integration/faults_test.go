@@ -285,12 +285,19 @@ func (sc *scene) outlastShortFault(t *testing.T, start, end func()) {
 // after a generous bound.
 func awaitLoss(t *testing.T, ctx context.Context) {
 	t.Helper()
+	awaitEnd(t, ctx, distsync.ErrLeaseLost)
+}
+
+// awaitEnd waits, at most a minute, for the holder's context to end with
+// a cause wrapping cause.
+func awaitEnd(t *testing.T, ctx context.Context, cause error) {
+	t.Helper()
 	select {
 	case <-ctx.Done():
 	case <-time.After(time.Minute):
 		t.Fatal("the holder's context outlived a minute of fault")
 	}
-	require.ErrorIs(t, context.Cause(ctx), distsync.ErrLeaseLost)
+	require.ErrorIs(t, context.Cause(ctx), cause)
 }
 
 // takeWhenFree takes the lock on the other side as soon as the server lets

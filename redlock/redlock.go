@@ -188,11 +188,17 @@ type Grant struct {
 	// grants made, the time since the earliest of them was asked for.
 	Elapsed time.Duration
 	// Validity is lease − Elapsed − drift: how long the lock was certainly
-	// held when TryLock returned, without renewal.
+	// held when TryLock returned, without renewal; less, with an explicit
+	// lease, what makes it end with a quorum of its members' contexts
+	// (each ends a safety margin early: see Deadline).
 	Validity time.Duration
 	// Deadline is when that validity ends: the start of the granting round +
-	// lease − drift. With an explicit lease the hold's context ends then
-	// (cause ErrLeaseExpired); with the watchdog lease, renewals extend it.
+	// lease − drift, or when fewer than a quorum of the members' contexts
+	// are left, if that is earlier (a distsync hold of an explicit lease
+	// ends by its Client's clock at the watchdog's Trust: lease − drift −
+	// watchdog.Config.SafetyMargin). With an explicit lease the hold's
+	// context ends then (cause ErrLeaseExpired); with the watchdog lease,
+	// renewals extend it.
 	Deadline time.Time
 }
 
@@ -317,7 +323,7 @@ func (l *Lock) lock(in context.Context, wait, lease time.Duration) (context.Cont
 			return in, err
 		}
 		if w != nil {
-			if g, ok := l.adoptable(w); ok {
+			if g, ok := l.adoptable(ctx, w); ok {
 				g.Rounds = rounds
 				h := l.hold(ctx, roundResult{members: w.members, cancels: w.cancels}, timeout, lease, g)
 				w = nil
@@ -331,18 +337,22 @@ func (l *Lock) lock(in context.Context, wait, lease time.Duration) (context.Cont
 			w = nil
 		}
 		elapsed := time.Since(start)
-		validity := vlease - elapsed - drift
 		acquired := 0
 		for _, m := range r.members {
 			if m != nil {
 				acquired++
 			}
 		}
+		g := Grant{
+			Masters: len(l.lockers), Acquired: acquired, Quorum: l.quorum, Rounds: rounds,
+			Elapsed: elapsed, Validity: vlease - elapsed - drift, Deadline: start.Add(vlease - drift),
+		}
+		validity := g.Validity
+		if acquired >= l.quorum {
+			validity = l.membersEnd(ctx, r.members, &g)
+		}
 		if acquired >= l.quorum && validity > 0 && ctx.Err() == nil {
-			return l.hold(ctx, r, timeout, lease, Grant{
-				Masters: len(l.lockers), Acquired: acquired, Quorum: l.quorum, Rounds: rounds,
-				Elapsed: elapsed, Validity: validity, Deadline: start.Add(vlease - drift),
-			}), nil
+			return l.hold(ctx, r, timeout, lease, g), nil
 		}
 		lead := leader(r)
 		l.refuse(core.Mono(time.Now()), lead)
@@ -565,9 +575,10 @@ func (q *question) close(take func(answer)) {
 // another round: a quorum granted, each told what its grant promised (when
 // its lease started at the latest, and for how long), and the validity of
 // the quorum whose promises end last is still positive, with each member's
-// lease less its drift. The Grant's Elapsed is then the time since the
-// earliest of those grants' requests was sent.
-func (l *Lock) adoptable(w *waited) (Grant, bool) {
+// lease less its drift, and no later than a quorum of the members' contexts
+// end (membersEnd). The Grant's Elapsed is then the time since the earliest
+// of those grants' requests was sent.
+func (l *Lock) adoptable(ctx context.Context, w *waited) (Grant, bool) {
 	var ends []time.Time
 	earliest := time.Time{}
 	for i, m := range w.members {
@@ -590,14 +601,31 @@ func (l *Lock) adoptable(w *waited) (Grant, bool) {
 	slices.SortFunc(ends, func(a, b time.Time) int { return b.Compare(a) })
 	end := ends[l.quorum-1]
 	now := time.Now()
-	validity := end.Sub(now)
-	if validity <= 0 {
+	g := Grant{
+		Masters: len(l.lockers), Acquired: len(ends), Quorum: l.quorum,
+		Elapsed: now.Sub(earliest), Validity: end.Sub(now), Deadline: end,
+	}
+	if l.membersEnd(ctx, w.members, &g) <= 0 {
 		return Grant{}, false
 	}
-	return Grant{
-		Masters: len(l.lockers), Acquired: len(ends), Quorum: l.quorum,
-		Elapsed: now.Sub(earliest), Validity: validity, Deadline: end,
-	}, true
+	return g, true
+}
+
+// membersEnd moves g's Deadline, and its Validity with it, to when fewer
+// than a quorum of members (derived from ctx) are left by their contexts'
+// own deadlines, when that comes first, and returns the Validity. A member
+// of an explicit lease ends by its Client's clock a safety margin before
+// the end the Redlock formula gives it (distsync's holds end at the
+// watchdog's Trust), and the hold's context ends once fewer than a quorum
+// are left: Grant reports that end. A member's deadline that is only ctx's
+// is not its own.
+func (l *Lock) membersEnd(ctx context.Context, members []context.Context, g *Grant) time.Duration {
+	e, ok := compose.End(members, l.quorum)
+	if pd, pok := ctx.Deadline(); ok && e.Before(g.Deadline) && (!pok || e.Before(pd)) {
+		g.Validity -= g.Deadline.Sub(e)
+		g.Deadline = e
+	}
+	return g.Validity
 }
 
 // drop ends the waits of w still under way and releases, in the

@@ -55,7 +55,8 @@ type Config struct {
 	// clock, a holder's context ends when no renewal is confirmed: a
 	// renewed lease ends at the send of its last confirmed renewal plus
 	// the lease, less the drift margin (1% + 2 ms) and the safety margin,
-	// by a local timer. It covers the scheduling delay of a busy process
+	// by a local timer. An explicit lease ends so too, from its grant or
+	// its last confirmed Extend. It covers the scheduling delay of a busy process
 	// (a timer's goroutine waiting for a CPU, a GC pause), so that the
 	// context has ended before the server can grant the lock to anyone
 	// else. A lease shorter than four margins uses a quarter of itself.

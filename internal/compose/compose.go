@@ -119,9 +119,20 @@ type composed struct {
 }
 
 func (c *composed) Deadline() (time.Time, bool) {
+	pd, ok := c.Context.Deadline()
+	if e, eok := End(c.members, c.need); eok && (!ok || e.Before(pd)) {
+		return e, true
+	}
+	return pd, ok
+}
+
+// End returns when fewer than need of the non-nil members are left, by
+// their contexts' deadlines (those of explicit leases end by themselves),
+// and false when at least need of them have none.
+func End(members []context.Context, need int) (time.Time, bool) {
 	held := 0
 	var ends []time.Time
-	for _, m := range c.members {
+	for _, m := range members {
 		if m == nil {
 			continue
 		}
@@ -130,16 +141,13 @@ func (c *composed) Deadline() (time.Time, bool) {
 			ends = append(ends, d)
 		}
 	}
-	pd, ok := c.Context.Deadline()
 	// Members without a deadline never end by themselves: sorted, the
 	// (held-need)th end (from 0) is the one that leaves fewer than need.
-	if k := held - c.need; k >= 0 && k < len(ends) {
+	if k := held - need; k >= 0 && k < len(ends) {
 		slices.SortFunc(ends, time.Time.Compare)
-		if !ok || ends[k].Before(pd) {
-			return ends[k], true
-		}
+		return ends[k], true
 	}
-	return pd, ok
+	return time.Time{}, false
 }
 
 // Members returns a copy of the member contexts.

@@ -155,8 +155,9 @@ type Watchdog interface {
 	// granted for first when that is shorter (0: lease).
 	Add(l Lease, sentAt time.Time, lease, first time.Duration) Entry
 	Remove(e Entry)
-	// Trust is how long after the send of the request that granted it a
-	// lease of lease is trusted: its deadline, less the send.
+	// Trust is how long after the send of the request that granted or
+	// extended it a lease of lease, explicit or renewed, is trusted: its
+	// deadline, less the send.
 	Trust(lease time.Duration) time.Duration
 }
 
@@ -322,7 +323,8 @@ func Mono(t time.Time) time.Duration { return t.Sub(epoch) }
 const Forever time.Duration = -1
 
 // MinLease is the shortest lease distsync grants: a holder's view of a
-// lease ends Drift(lease) before the server's, and what is left must still
+// lease, explicit or renewed, ends Drift(lease) and the watchdog's safety
+// margin (at most lease/4) before the server's, and what is left must still
 // cover a round trip, so a shorter one would be refused as a late grant,
 // like contention. It is also the shortest watchdog lease.
 const MinLease = 10 * time.Millisecond

@@ -115,7 +115,8 @@ type expiry struct {
 }
 
 // Deadline is when the acquisition's context ends by itself: the end of an
-// explicit lease as this process sees it (Drift before the server's), which
+// explicit lease as this process sees it (Drift and the watchdog's safety
+// margin before the server's: see Holds.Grant), which
 // Extend moves, or the parent's deadline when that comes first. A watchdog
 // acquisition has only its parent's.
 func (a *Acq) Deadline() (time.Time, bool) {
@@ -132,15 +133,20 @@ func (a *Acq) Deadline() (time.Time, bool) {
 	return d, true
 }
 
-// Err is the context's Err, and one thing more for a watchdog acquisition:
-// once its lease's deadline has passed by this process's clock, Err ends
-// the hold itself before it returns (as the watchdog's timer does, which a
-// busy process may run late), so Err never reports the acquisition live
-// past its deadline. Done is closed by that timer, or by Err, whichever
-// comes first.
+// Err is the context's Err, and one thing more: once the acquisition's
+// lease deadline (the watchdog's, or its explicit lease's) has passed by
+// this process's clock, Err ends the acquisition itself before it returns
+// (as the timer does, which a busy process may run late), so Err never
+// reports the acquisition live past its deadline. Done is closed by that
+// timer, or by Err, whichever comes first.
 func (a *Acq) Err() error {
-	if err := a.Context.Err(); err != nil || a.lease == nil || !a.lease.Lapsed() {
+	if err := a.Context.Err(); err != nil {
 		return err
+	}
+	if a.exp != nil {
+		a.expire() // a no-op before the deadline
+	} else if a.lease == nil || !a.lease.Lapsed() {
+		return nil
 	}
 	return a.Context.Err()
 }
@@ -230,11 +236,13 @@ func (e LateGrant) Error() string {
 // ErrClosed at Close. When parent ends first, the acquisition is released
 // in the background: no lock outlives the context it was acquired on.
 //
-// The hold's view of an explicit lease ends Drift(lease) before sentAt +
-// lease; a watchdog hold's ends at the watchdog's deadline (Trust). A grant
-// whose reply came after that end (a reply held back about a lease) is
-// refused with an error wrapping
-// ErrNotAcquired and a LateGrant; after Close, Grant records nothing and
+// The hold's view of a lease, explicit or the watchdog's, ends at sentAt +
+// the watchdog's Trust(lease): Drift(lease) and the safety margin before
+// sentAt + lease, so that the timer that ends the context, which a busy
+// process runs late, has run before the server can grant the lock to
+// anyone else. A grant whose reply came after that end (a reply held back
+// about a lease) is refused with an error wrapping ErrNotAcquired and a
+// LateGrant; after Close, Grant records nothing and
 // returns ErrClosed. Either way the caller must give the grant back on the
 // server.
 func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, error) {
@@ -242,14 +250,11 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 	if lease == 0 {
 		lease = cmp.Or(g.Renewed, h.core.Lease)
 	}
-	deadline := g.SentAt.Add(lease - Drift(lease))
+	deadline := g.SentAt.Add(h.core.Watchdog.Trust(lease))
 	if g.ServerLease > 0 && g.ServerLease < lease {
 		lease = g.ServerLease // the watchdog renews it before it ends
 	}
-	trust := lease - Drift(lease)
-	if g.Lease == 0 {
-		trust = h.core.Watchdog.Trust(lease) // the watchdog's deadline
-	}
+	trust := h.core.Watchdog.Trust(lease) // the watchdog's deadline, or the explicit lease's end
 	now := time.Now()
 	if !now.Before(g.SentAt.Add(trust)) {
 		return nil, nil, fmt.Errorf("%w: %w", ErrNotAcquired, LateGrant{After: now.Sub(g.SentAt).Round(time.Millisecond), Lease: lease})
@@ -733,7 +738,7 @@ func (a *Acq) Extend(ctx context.Context, lease time.Duration, send func(ctx con
 	}
 	a.mu.Lock()
 	if a.live && time.Now().Before(a.exp.deadline) {
-		a.exp.deadline = sentAt.Add(lease - Drift(lease))
+		a.exp.deadline = sentAt.Add(a.hold.holds.core.Watchdog.Trust(lease))
 		a.exp.timer.Reset(time.Until(a.exp.deadline))
 		a.mu.Unlock()
 		return nil
