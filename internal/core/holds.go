@@ -144,7 +144,12 @@ func (a *Acq) Err() error {
 		return err
 	}
 	if a.exp != nil {
-		a.expire() // a no-op before the deadline
+		// Ended here past its deadline; the observer hears of it off the
+		// caller's goroutine, as the watchdog's Lapsed reports (a blocked
+		// observer must not hold up Err).
+		if a.endIf(ErrLeaseExpired, true) && !a.hold.holds.core.Go(func(context.Context) { a.tellEnd(ErrLeaseExpired) }) {
+			a.tellEnd(ErrLeaseExpired)
+		}
 	} else if a.lease == nil || !a.lease.Lapsed() {
 		return nil
 	}
