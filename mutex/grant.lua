@@ -4,16 +4,6 @@
 -- the unlock script, after it in the others, so lib.lua's helpers are
 -- inlined here (grant.in.lua -> grant.lua, go generate ./internal/core).
 
--- Tell waiter id (msg) and nudge next ('-': none), with one message when
--- both wait in the same Client (mx.lua).
-local function mx_tell_both(pub, channel, id, next, msg)
-  local cid = string.match(id, '^[^:]*')
-  redis.call(pub, channel .. ':' .. cid, msg)
-  if next ~= '-' and string.match(next, '^[^:]*') ~= cid then
-    redis.call(pub, channel .. ':' .. string.match(next, '^[^:]*'), 'w:- ' .. next)
-  end
-end
-
 -- Whether the waiter after the one granted must be nudged: its entry e (in
 -- E, mx.lua: '<end> ...', false when gone) says it tries again by itself
 -- at end - window ms; when that comes within the hand-off lease hl of now,
@@ -30,11 +20,12 @@ end
 -- a fresh fencing token (fence; t a TIME reply, now its ms), its
 -- acquisition in the ledger, a lease of at most hl ms until its Client
 -- renews it, and the waiters flag ('#q', with the value qend the lock had:
--- see lockfast.lua) when others wait (after, the waiter after it, is not '-'). The grant is published on the channel of
--- the waiter's Client ('g:<id> <acq> <token> <now> <next>', see mx.lua);
--- next names the waiter after it when nudge says it needs it (mx_nudge),
--- with a message of its own when it waits in another Client. The caller
--- removes id from the waiters.
+-- see lockfast.lua) when others wait (after, the waiter after it, is not
+-- '-'). The grant is published on the channel of the waiter's Client
+-- ('g:<id> <acq> <token> <now> <next>', see mx.lua); next names the waiter
+-- after it when nudge says it needs it (mx_nudge), with a message of its
+-- own when it waits in another Client (ds_tell). The caller removes id from
+-- the waiters.
 local function mx_grant(h, fence, channel, pub, hl, t, now, id, acq, mode, lease, after, nudge, qend)
   local _, s
   do
@@ -62,5 +53,12 @@ local function mx_grant(h, fence, channel, pub, hl, t, now, id, acq, mode, lease
   redis.call('PEXPIRE', h, string.format('%d', ttl))
   local next = '-'
   if nudge then next = after end
-  mx_tell_both(pub, channel, id, next, 'g:' .. id .. ' ' .. acq .. ' ' .. s .. ' ' .. string.format('%d', now) .. ' ' .. next)
+  do
+    local msg = 'g:' .. id .. ' ' .. acq .. ' ' .. s .. ' ' .. string.format('%d', now) .. ' ' .. next
+    local cid = string.match(id, '^[^:]*')
+    redis.call(pub, channel .. ':' .. cid, msg)
+    if next ~= '-' and string.match(next, '^[^:]*') ~= cid then
+      redis.call(pub, channel .. ':' .. string.match(next, '^[^:]*'), 'w:- ' .. next)
+    end
+  end
 end

@@ -25,7 +25,7 @@
 -- Messages go to the channel of the waiter's Client only ('<channel>:<client
 -- id>', the part of a waiter id before its first ':'), so other processes do
 -- not even receive them; a next waiter of another Client gets its own
--- 'w:- <next>'.
+-- 'w:- <next>' (ds_tell, lib.lua).
 
 -- Mark the lock h as one whose release must look for waiters ('#q'), when
 -- the waiter queue q exists: a lock without the mark was never waited for
@@ -108,7 +108,7 @@ local function mx_next(h, q, e, fence, channel, pub, starve, hl, window)
       -- wakes no second waiter while one is awake).
       if woken ~= '' then return '' end
       redis.call('HSET', e, id, entry .. ' ' .. ds_int(now))
-      mx_tell_both(pub, channel, id, after, 'w:' .. id .. ' ' .. after)
+      ds_tell(pub, channel, id, after, 'w:' .. id .. ' ' .. after)
       return 'w'
     end
   end

@@ -101,12 +101,10 @@ end
 -- ms>', acquire.Lock.ModeInWaiter) a hold of the side ('r' or 'w'), as its own
 -- attempt would (rw_grant: a fresh fencing token for a new hold), with a lease
 -- of at most the hand-off lease hl ms until its Client confirms it, and tell
--- its Client: 'g:<id> <acquisition id> <token> <now> <next>' (internal/notify)
--- on '<channel>:<client id>' (the part of a waiter id before its first ':'),
--- so that other Clients do not even receive it. next, '-' for none, is
--- nudged, by a message of its own ('w:- <next>') when it waits in another
--- Client: it bounds its sleep by hl in case id has vanished, whose hold then
--- lapses within hl.
+-- its Client (ds_tell): 'g:<id> <acquisition id> <token> <now> <next>'
+-- (internal/notify). next, '-' for none, is nudged, by a message of its own
+-- ('w:- <next>') when it waits in another Client: it bounds its sleep by hl
+-- in case id has vanished, whose hold then lapses within hl.
 local function rw_hand(h, l, fence, wset, id, side, now, hl, channel, pub, next, q)
   redis.call('ZREM', wset, id)
   if q then redis.call('ZREM', q, id) end
@@ -114,11 +112,7 @@ local function rw_hand(h, l, fence, wset, id, side, now, hl, channel, pub, next,
   if not owner then return end
   if side == 'w' then redis.call('HSET', h, '#w', owner) end
   local r = rw_grant(h, l, side .. ':' .. owner, now, math.min(hl, tonumber(lease)), fence, acq, mode)
-  local cid = string.match(id, '^[^:]*')
-  redis.call(pub, channel .. ':' .. cid, 'g:' .. id .. ' ' .. acq .. ' ' .. ds_int(r[1]) .. ' ' .. ds_int(now) .. ' ' .. next)
-  if next ~= '-' and string.match(next, '^[^:]*') ~= cid then
-    redis.call(pub, channel .. ':' .. string.match(next, '^[^:]*'), 'w:- ' .. next)
-  end
+  ds_tell(pub, channel, id, next, 'g:' .. id .. ' ' .. acq .. ' ' .. ds_int(r[1]) .. ' ' .. ds_int(now) .. ' ' .. next)
 end
 
 -- The live members of waiter set w (dropping those whose window ended).
@@ -191,6 +185,6 @@ local function rw_hand_on(h, l, fence, rwait, wwait, q, channel, pub, now, hl, p
     -- The holds left end within the hand-off lease: grants not confirmed
     -- yet, whose grantees may have vanished. The oldest writer, whose
     -- refusal may have named a later end, is nudged.
-    redis.call(pub, channel .. ':' .. string.match(first, '^[^:]*'), 'w:- ' .. first)
+    ds_tell(pub, channel, first, '-', 'w:- ' .. first)
   end
 end

@@ -126,12 +126,11 @@ end
 -- window ended is dropped on the way). A waiter granted leaves the queue,
 -- its permits are held under its ids with a lease of at most the hand-off
 -- lease, and 'g:<id> <server ms> <next>' on its Client's channel
--- (ARGV[1]..':'..<client id>, the part of its id before the first ':')
--- tells it: it holds when the message arrives, and its Client's renewal
--- extends the lease. <next>, the waiter after it, is nudged to bound its
--- sleep by the hand-off lease (with a message of its own in another
--- Client): a granted waiter that vanished lets the lease end, and the
--- next one's attempt returns its permits and is granted them.
+-- (ds_tell) tells it: it holds when the message arrives, and its Client's
+-- renewal extends the lease. <next>, the waiter after it, is nudged to
+-- bound its sleep by the hand-off lease (with a message of its own in
+-- another Client): a granted waiter that vanished lets the lease end, and
+-- the next one's attempt returns its permits and is granted them.
 local function sem_pgrant()
   local v = sem_avail()
   if v <= 0 or redis.call('EXISTS', KEYS[4]) == 0 then return end
@@ -153,11 +152,7 @@ local function sem_pgrant()
       v = v - need
       sem_add(-need)
       sem_punwait(id)
-      local cid = string.match(id, '^[^:]*')
-      redis.call(ARGV[2], ARGV[1] .. ':' .. cid, 'g:' .. id .. ' ' .. ds_int(now) .. ' ' .. next)
-      if next ~= '-' and string.match(next, '^[^:]*') ~= cid then
-        redis.call(ARGV[2], ARGV[1] .. ':' .. string.match(next, '^[^:]*'), 'w:- ' .. next)
-      end
+      ds_tell(ARGV[2], ARGV[1], id, next, 'g:' .. id .. ' ' .. ds_int(now) .. ' ' .. next)
       if v <= 0 then return end
     end
   end

@@ -29,7 +29,7 @@ if v >= n then
     local w = redis.call('ZRANGE', KEYS[3], 0, 0)
     local fend = #w > 0 and string.match(redis.call('HGET', KEYS[4], w[1]) or '', '^(%d+)')
     if fend and exp < tonumber(fend) - window then
-      redis.call(ARGV[2], ARGV[1] .. ':' .. string.match(w[1], '^[^:]*'), 'w:' .. w[1] .. ' -')
+      ds_tell(ARGV[2], ARGV[1], w[1], '-', 'w:' .. w[1] .. ' -')
     end
   end
   return {1, 0}

@@ -43,11 +43,7 @@ if ARGV[5] == '' then
     redis.call('ZADD', KEYS[2], ds_int(now + math.min(tonumber(ARGV[#ARGV - 1]), tonumber(lease))), pid)
     redis.call('ZREM', KEYS[3], id)
     redis.call('HDEL', KEYS[4], id)
-    local cid = string.match(id, '^[^:]*')
-    redis.call(ARGV[2], ARGV[1] .. ':' .. cid, 'g:' .. id .. ' ' .. ds_int(now) .. ' ' .. next)
-    if next ~= '-' and string.match(next, '^[^:]*') ~= cid then
-      redis.call(ARGV[2], ARGV[1] .. ':' .. string.match(next, '^[^:]*'), 'w:- ' .. next)
-    end
+    ds_tell(ARGV[2], ARGV[1], id, next, 'g:' .. id .. ' ' .. ds_int(now) .. ' ' .. next)
     return 1
   end
 end

@@ -60,10 +60,13 @@ if ARGV[5] == '' then
     redis.call('ZADD', KEYS[2], string.format('%d', now + math.min(tonumber(ARGV[#ARGV - 1]), tonumber(lease))), pid)
     redis.call('ZREM', KEYS[3], id)
     redis.call('HDEL', KEYS[4], id)
-    local cid = string.match(id, '^[^:]*')
-    redis.call(ARGV[2], ARGV[1] .. ':' .. cid, 'g:' .. id .. ' ' .. string.format('%d', now) .. ' ' .. next)
-    if next ~= '-' and string.match(next, '^[^:]*') ~= cid then
-      redis.call(ARGV[2], ARGV[1] .. ':' .. string.match(next, '^[^:]*'), 'w:- ' .. next)
+    do
+      local pub, channel, msg = ARGV[2], ARGV[1], 'g:' .. id .. ' ' .. string.format('%d', now) .. ' ' .. next
+      local cid = string.match(id, '^[^:]*')
+      redis.call(pub, channel .. ':' .. cid, msg)
+      if next ~= '-' and string.match(next, '^[^:]*') ~= cid then
+        redis.call(pub, channel .. ':' .. string.match(next, '^[^:]*'), 'w:- ' .. next)
+      end
     end
     return 1
   end

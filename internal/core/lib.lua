@@ -2,10 +2,11 @@
 -- script's own body, so the helpers live in one place. Time is always the
 -- server's (TIME); nothing here trusts a client clock.
 --
--- ds_int, ds_ms, ds_us and ds_token are also inlined into the common cases that run
--- before this library is defined (X.in.lua -> X.lua, by go generate
--- ./internal/core; luagen/inline.go): keep them as they are written here, a
--- one-line return, or a body whose only return is its last line.
+-- ds_int, ds_ms, ds_us, ds_token, ds_extend, ds_done and ds_tell are also
+-- inlined into the common cases that run before this library is defined
+-- (X.in.lua -> X.lua, by go generate ./internal/core; luagen/inline.go):
+-- keep them as they are written here, a one-line return, or a body whose
+-- only return, if any, is its last line.
 
 -- x, a whole number (as large as a fencing token), as a string of digits.
 local function ds_int(x)
@@ -79,6 +80,19 @@ local function ds_notify(key, channel, msg, pub)
   if redis.call('ZCARD', key) == 0 then return 0 end
   redis.call(pub, channel, msg)
   return 1
+end
+
+-- Tell waiter id msg on its Client's channel, channel .. ':' .. <client id>
+-- (the part of a waiter id before its first ':'), so that other Clients do
+-- not even receive it. next ('-': none) is the waiter after it, which msg
+-- names: when next waits in another Client, that Client is nudged with a
+-- message of its own, 'w:- <next>', after msg.
+local function ds_tell(pub, channel, id, next, msg)
+  local cid = string.match(id, '^[^:]*')
+  redis.call(pub, channel .. ':' .. cid, msg)
+  if next ~= '-' and string.match(next, '^[^:]*') ~= cid then
+    redis.call(pub, channel .. ':' .. string.match(next, '^[^:]*'), 'w:- ' .. next)
+  end
 end
 
 -- Acquisitions. Every grant of a lock-like hold is an acquisition with an id

@@ -21,13 +21,13 @@ import (
 //     replaced where it is called, by the expression with its arguments in
 //     place of its parameters; an argument used more than once must be a
 //     name or a literal (an expression would run twice);
-//   - any other helper (ds_token, ds_done) may be called only as a statement
+//   - any other helper (ds_token, ds_done, ds_tell) may be called only as a statement
 //     of its own, `local a, b = h(args)` or `h(args)`, and becomes a
 //     do-block that binds the parameters, runs the body and assigns its
 //     final `return` (a helper called as `h(args)` has none).
 
 // inlineHelpers are the helpers of lib.lua that Inline replaces.
-var inlineHelpers = []string{"ds_int", "ds_ms", "ds_us", "ds_token", "ds_extend", "ds_done"}
+var inlineHelpers = []string{"ds_int", "ds_ms", "ds_us", "ds_token", "ds_extend", "ds_done", "ds_tell"}
 
 type helper struct {
 	params []string

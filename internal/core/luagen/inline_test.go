@@ -58,6 +58,15 @@ func TestInline(t *testing.T) {
     if redis.call('PTTL', key) < tonumber(ms) then redis.call('PEXPIRE', key, ms) end
   end
 end`},
+		{src: "    ds_tell(ARGV[2], ARGV[1], id, next, 'g:' .. id .. ' ' .. ds_int(now))", want: `    do
+      local pub, channel, msg = ARGV[2], ARGV[1], 'g:' .. id .. ' ' .. string.format('%d', now)
+      local cid = string.match(id, '^[^:]*')
+      redis.call(pub, channel .. ':' .. cid, msg)
+      if next ~= '-' and string.match(next, '^[^:]*') ~= cid then
+        redis.call(pub, channel .. ':' .. string.match(next, '^[^:]*'), 'w:- ' .. next)
+      end
+    end`},
+		{src: "local x = ds_tell(pub, ch, id, '-', m)", err: "does not end with a return"},
 	} {
 		got, err := Inline(string(lib), tc.src)
 		if tc.err != "" {
