@@ -116,7 +116,7 @@ end
 if watch then
   ds_extend(KEYS[1], ARGV[3])
 else
-  redis.call('PEXPIRE', KEYS[1], string.format('%d', last - now))
+  redis.call('PEXPIRE', KEYS[1], ds_int(last - now))
 end
 return 1
 `)
@@ -166,5 +166,5 @@ func (c *Core) Waiting(ctx context.Context, count *Script, key string, kind obse
 var WaiterSet = NewScript(`
 -- How many waiters the waiter set KEYS[1] holds whose window has not ended
 -- (changes nothing).
-return redis.call('ZCOUNT', KEYS[1], '(' .. string.format('%d', ds_now_ms()), '+inf')
+return redis.call('ZCOUNT', KEYS[1], '(' .. ds_int(ds_now_ms()), '+inf')
 `)
