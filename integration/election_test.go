@@ -519,3 +519,33 @@ func TestElectionResignEndsContextFirst(t *testing.T) {
 		})
 	}
 }
+
+// A resignation retried after a lost reply answers what the first attempt
+// found: when the leadership had already ended on the server (here the
+// election's hash is deleted behind the leader's back, so that nothing
+// tells it), the first attempt finds it not held and its reply is lost; the
+// retry must say ErrNotHeld too, not take the first attempt's "not held"
+// for a resignation of its own.
+func TestElectionResignRetriedAfterLostNotHeldReply(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	name := dstest.Name(t)
+	lc, lf := faultyClient(t, s, 0)
+	leader := electionOf(t, lc, name)
+	ctx := context.Background()
+	l, _, err := leader.Campaign(ctx, "leader")
+	require.NoError(t, err)
+
+	admin := s.Client(t)
+	// The first request is dropped and, meanwhile, the leadership ends on
+	// the server; the retry finds it not held and its reply is lost; the
+	// next retry answers.
+	lost := lf.Inject(&dstest.Rule{Match: resignLua, Fault: dstest.LoseRequest, Times: 1, Then: func() {
+		require.NoError(t, admin.Do(ctx, admin.B().Del().Key(leader.Key()).Build()).Error())
+	}})
+	notHeld := lf.Inject(&dstest.Rule{Match: resignLua, Fault: dstest.LoseReply, Times: 1})
+	err = leader.Resign(l)
+	require.Equal(t, 1, lost.Hits())
+	require.Equal(t, 1, notHeld.Hits(), "the attempt that found the leadership gone was sent, its reply lost")
+	assert.ErrorIs(t, err, distsync.ErrNotHeld, "a resignation that found nothing to resign")
+}

@@ -213,9 +213,10 @@ local function ds_done(d, id, now, life)
   ds_extend(d, life)
 end
 
--- Whether id is a finished acquisition.
+-- Whether id is a finished acquisition: released (id in d), or found not
+-- held by a release ('-'..id, ds_release).
 local function ds_finished(d, id)
-  return redis.call('ZSCORE', d, id) ~= false
+  return redis.call('ZSCORE', d, id) ~= false or redis.call('ZSCORE', d, '-' .. id) ~= false
 end
 
 -- Release acquisition id of holder m in hash h, finished acquisitions in d
@@ -227,8 +228,11 @@ end
 local function ds_release(h, d, m, id, now, life)
   local n, watch, last = ds_leave(h, m, id, now)
   if n < 0 then
-    if ds_finished(d, id) then return 2, false, 0 end
-    ds_done(d, id, now, life)
+    -- Released before by a release of its own (2), or found not held
+    -- before: a retry answers as the first attempt did, and the mark
+    -- ('-'..id) still refuses a late attempt (ds_finished).
+    if redis.call('ZSCORE', d, id) then return 2, false, 0 end
+    ds_done(d, '-' .. id, now, life)
     return -1, false, 0
   end
   ds_done(d, id, now, life)
