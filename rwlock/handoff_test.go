@@ -217,6 +217,37 @@ func TestVanishedReaderGrantDelaysLaterWriterByHandoffLease(t *testing.T) {
 	require.NoError(t, ro.Write().Unlock(w))
 }
 
+// A writer that vanished while waiting (writer preference) holds new
+// readers back only until it would have tried again by itself, plus the
+// hand-off lease for its attempt to arrive: its registration ends then, not
+// a waiter window (30 s by default) later. Here the reader ahead of it lets
+// its explicit lease lapse, so no release hands the lock on: the readers
+// that came after the writer learn of it only from the writer's registration.
+func TestVanishedWaitingWriterDelaysReadersByHandoffLease(t *testing.T) {
+	const (
+		hl    = 500 * time.Millisecond
+		lease = 2 * time.Second // the first reader's, which lapses
+	)
+	holder, gone, rw, rg, ro := vanishing(t, hl, rwlock.PreferWriters())
+	ctx := context.Background()
+	_, err := ro.Read().TryLock(ctx, 0, lease)
+	require.NoError(t, err)
+	errc := lockAway(ctx, rg.Write())
+	waitForWaiters(t, holder, rw, "wwaiters", 1)
+	dstest.Crash(gone)
+	require.ErrorIs(t, <-errc, distsync.ErrClosed)
+
+	start := time.Now()
+	r, err := rw.Read().Lock(ctx)
+	require.NoError(t, err)
+	// The writer would have tried again when the first reader's lease
+	// lapsed: the readers hold within the hand-off lease after that (the
+	// margin covers a loaded machine). Before, they waited for the end of
+	// the writer's registration: the lease and a waiter window (30 s).
+	assert.Less(t, time.Since(start), lease+hl+5*time.Second, "the reader holds within the hand-off lease of the writer's retry time")
+	require.NoError(t, rw.Read().Unlock(r))
+}
+
 // vanishing returns handles on one lock with the hand-off lease hl on three
 // Clients: the holder's, one to crash (dstest.Crash(gone)) and another.
 func vanishing(t *testing.T, hl time.Duration, opts ...rwlock.Option) (holder, gone *distsync.Client, rw, rg, ro *rwlock.RWLock) {
