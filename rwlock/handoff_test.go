@@ -136,18 +136,7 @@ func TestVanishedWriterGrantedAheadOfReadersDelaysThemByHandoffLease(t *testing.
 			waitForWaiters(t, holder, rw, "wwaiters", 1)
 			// Readers on two Clients, the holder's and another: each
 			// Client's readers must learn of the grant.
-			type hold struct {
-				rw  *rwlock.RWLock
-				ctx context.Context
-			}
-			got := make(chan hold, 2)
-			for _, x := range []*rwlock.RWLock{rw, ro} {
-				go func() {
-					r, err := x.Read().Lock(ctx)
-					assert.NoError(t, err)
-					got <- hold{x, r}
-				}()
-			}
+			got := readAway(t, ctx, rw, ro)
 			waitForWaiters(t, holder, rw, "rwaiters", 2)
 			dstest.Crash(gone)
 			require.ErrorIs(t, <-errc, distsync.ErrClosed)
@@ -217,6 +206,72 @@ func TestVanishedReaderGrantDelaysLaterWriterByHandoffLease(t *testing.T) {
 	require.NoError(t, ro.Write().Unlock(w))
 }
 
+// A writer that vanished while waiting (writer preference) holds new
+// readers back only until it would have tried again by itself, plus the
+// hand-off lease for its attempt to arrive: its registration ends then, not
+// a waiter window (30 s by default) later. Here the reader ahead of it lets
+// its explicit lease lapse, so no release hands the lock on: the readers
+// that came after the writer learn of it only from the writer's registration.
+func TestVanishedWaitingWriterDelaysReadersByHandoffLease(t *testing.T) {
+	const (
+		hl    = 500 * time.Millisecond
+		lease = 2 * time.Second // the first reader's, which lapses
+	)
+	holder, gone, rw, rg, ro := vanishing(t, hl, rwlock.PreferWriters())
+	ctx := context.Background()
+	_, err := ro.Read().TryLock(ctx, 0, lease)
+	require.NoError(t, err)
+	errc := lockAway(ctx, rg.Write())
+	waitForWaiters(t, holder, rw, "wwaiters", 1)
+	dstest.Crash(gone)
+	require.ErrorIs(t, <-errc, distsync.ErrClosed)
+
+	start := time.Now()
+	r, err := rw.Read().Lock(ctx)
+	require.NoError(t, err)
+	// The writer would have tried again when the first reader's lease
+	// lapsed: the readers hold within the hand-off lease after that (the
+	// margin covers a loaded machine). Before, they waited for the end of
+	// the writer's registration: the lease and a waiter window (30 s).
+	assert.Less(t, time.Since(start), lease+hl+5*time.Second, "the reader holds within the hand-off lease of the writer's retry time")
+	require.NoError(t, rw.Read().Unlock(r))
+}
+
+// Two writers that vanished while waiting (writer preference), the older
+// granted the lock by a release, delay the readers waiting behind them by
+// about twice the hand-off lease: the grant nudges the readers as well as
+// the second writer, whose registration it cuts to the hand-off lease and
+// the time to come back, so the readers find both gone. Before, the second
+// writer kept the readers from being nudged, and its registration held them
+// back until the holder's watchdog lease (30 s) and a waiter window (30 s)
+// ended.
+func TestTwoVanishedWritersDelayReadersByHandoffLease(t *testing.T) {
+	const hl = 500 * time.Millisecond
+	holder, gone, rw, rg, ro := vanishing(t, hl, rwlock.PreferWriters())
+	ctx := context.Background()
+	held, err := rw.Write().Lock(ctx)
+	require.NoError(t, err)
+	first := lockAway(ctx, rg.Write())
+	waitForWaiters(t, holder, rw, "wwaiters", 1)
+	second := lockAway(ctx, rg.Write())
+	waitForWaiters(t, holder, rw, "wwaiters", 2)
+	got := readAway(t, ctx, rw, ro)
+	waitForWaiters(t, holder, rw, "rwaiters", 2)
+	dstest.Crash(gone)
+	require.ErrorIs(t, <-first, distsync.ErrClosed)
+	require.ErrorIs(t, <-second, distsync.ErrClosed)
+
+	start := time.Now()
+	require.NoError(t, rw.Write().Unlock(held))
+	for range 2 {
+		r := <-got
+		// The bound is twice the hand-off lease; the margin covers a
+		// loaded machine.
+		assert.Less(t, time.Since(start), 2*hl+5*time.Second, "the readers hold within twice the hand-off lease")
+		require.NoError(t, r.rw.Read().Unlock(r.ctx))
+	}
+}
+
 // vanishing returns handles on one lock with the hand-off lease hl on three
 // Clients: the holder's, one to crash (dstest.Crash(gone)) and another.
 func vanishing(t *testing.T, hl time.Duration, opts ...rwlock.Option) (holder, gone *distsync.Client, rw, rg, ro *rwlock.RWLock) {
@@ -238,6 +293,26 @@ func lockAway(ctx context.Context, side *rwlock.Side) <-chan error {
 		errc <- err
 	}()
 	return errc
+}
+
+// readHold is a read hold readAway took: the handle and the hold's context.
+type readHold struct {
+	rw  *rwlock.RWLock
+	ctx context.Context
+}
+
+// readAway takes the read lock of each of rws in the background and sends
+// each hold once taken.
+func readAway(t *testing.T, ctx context.Context, rws ...*rwlock.RWLock) <-chan readHold {
+	got := make(chan readHold, len(rws))
+	for _, x := range rws {
+		go func() {
+			r, err := x.Read().Lock(ctx)
+			assert.NoError(t, err)
+			got <- readHold{x, r}
+		}()
+	}
+	return got
 }
 
 // A waiter that gives up gives back what a release granted it meanwhile: a

@@ -5,7 +5,9 @@
 -- KEYS[6] the acquisition's finished mark (ds_mark)  KEYS[7] the writers' queue (rw.lua)
 -- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] waiter id ('' when the caller will
 -- not wait)  ARGV[4] waiter window ms  ARGV[5] unused ('')
+-- ARGV[6] acquisition id  ARGV[7] 'w' (the watchdog renews it) or 'e'
 -- ARGV[8] '1' when waiting writers go first (writer preference)
+-- ARGV[9] the hand-off lease ms (unused)
 -- Reply: {token, hold count} when acquired or re-entered, or when this
 --        acquisition was granted before (a repeated attempt);
 --        {-2, 0} when the acquisition was released or given up before;

@@ -143,6 +143,15 @@ local function rw_first_writer(q, wwait, now)
   end
 end
 
+-- Writer id of the writers' waiter set wwait was nudged (rw_hand, or a
+-- 'w:- <id>' message): it bounds its sleep by hl, so it tries again within
+-- hl, and its registration is cut to that and a hand-off lease more for the
+-- attempt to arrive (never lengthened). One that vanished is dropped then,
+-- holding nobody back any longer.
+local function rw_cut(wwait, id, now, hl)
+  redis.call('ZADD', wwait, 'XX', 'LT', ds_int(now + 2 * hl), id)
+end
+
 -- Nudge every waiting reader: 'w:- *' (internal/notify) once on the channel
 -- of each Client with a reader in waiter set w, so that it bounds its sleep
 -- by the hand-off lease in case the writer granted ahead of it vanished.
@@ -162,10 +171,11 @@ end
 -- readers are granted all at once, unless writers go first (prefer '1') and
 -- one waits; when no hold is left and no reader is granted, the oldest
 -- waiting writer is (rw_first_writer). The writer first in line after the
--- grant is nudged (rw_hand), or, when a writer is granted and none waits
--- after it, the readers it goes ahead of (writer preference); when holds
--- are left that all end within hl, the oldest writer is nudged too. So a
--- grantee that vanished delays them by at most the hand-off lease hl ms.
+-- grant is nudged (rw_hand) and its registration cut (rw_cut), and, when a
+-- writer is granted, the readers it goes ahead of (writer preference) are
+-- nudged too; when holds are left that all end within hl, the oldest writer
+-- is nudged. So a grantee that vanished delays them by at most the
+-- hand-off lease hl ms, and a nudged writer that vanished too by hl more.
 local function rw_hand_on(h, l, fence, rwait, wwait, q, channel, pub, now, hl, prefer)
   if redis.call('HEXISTS', h, '#w') == 1 then return end
   hl = tonumber(hl)
@@ -178,13 +188,18 @@ local function rw_hand_on(h, l, fence, rwait, wwait, q, channel, pub, now, hl, p
       rw_hand(h, l, fence, rwait, id, 'r', now, hl, channel, pub, next)
       next = '-'
     end
+    if first then rw_cut(wwait, first, now, hl) end
   elseif first and redis.call('EXISTS', l) == 0 then
     rw_hand(h, l, fence, wwait, first, 'w', now, hl, channel, pub, second, q)
-    if prefer == '1' and second == '-' then rw_nudge_readers(rwait, now, channel, pub) end
+    if second ~= '-' then rw_cut(wwait, second, now, hl) end
+    -- Nudged even when a writer waits after the grantee: that one may
+    -- have vanished too, and then only the readers come back.
+    if prefer == '1' then rw_nudge_readers(rwait, now, channel, pub) end
   elseif first and rw_last(l, now) <= hl then
     -- The holds left end within the hand-off lease: grants not confirmed
     -- yet, whose grantees may have vanished. The oldest writer, whose
     -- refusal may have named a later end, is nudged.
+    rw_cut(wwait, first, now, hl)
     ds_tell(pub, channel, first, '-', 'w:- ' .. first)
   end
 end

@@ -90,7 +90,7 @@ type Option func(*RWLock)
 func PreferWriters() Option {
 	return func(rw *RWLock) {
 		rw.prefer = true
-		rw.read.h.Extra, rw.write.h.Extra = preferWriters, preferWriters
+		rw.read.h, rw.write.h = rw.read.describe(), rw.write.describe()
 	}
 }
 
@@ -187,16 +187,13 @@ func (h *handle) Keys(id string) []string {
 	return []string{rw.hash, rw.leases, rw.fence, rw.rwait, rw.wwait, rw.mark(id), rw.wqueue}
 }
 
-// The lock scripts' last argument: whether the handle prefers writers.
-var preferWriters, preferReaders = []string{"1"}, []string{"0"}
-
-// preference is the release scripts' last argument: '1' when waiting
-// writers go first.
+// preference is the scripts' argument that says whether waiting writers go
+// first: '1' when they do, else '0'.
 func preference(prefer bool) string {
 	if prefer {
-		return preferWriters[0]
+		return "1"
 	}
-	return preferReaders[0]
+	return "0"
 }
 
 func (h *handle) Release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
@@ -212,17 +209,20 @@ func (h *handle) Renewal(owner string) core.Renewal {
 	return core.Renewal{Script: renewScript, Keys: []string{rw.hash, rw.leases}, Args: []string{h.side + ":" + owner, core.Ms(rw.c.Lease)}}
 }
 
-// describe returns the Side as an acquire.Handle, made once (newRWLock;
-// PreferWriters sets its Extra).
+// describe returns the Side as an acquire.Handle, made by newRWLock and
+// again by PreferWriters.
 func (l *Side) describe() acquire.Handle {
 	rw := l.rw
 	k := &readLock
 	if l.side == "w" {
 		k = &writeLock
 	}
-	extra := preferReaders // the script's last argument: the writer preference
-	if rw.prefer {
-		extra = preferWriters
+	// The lock scripts' last arguments: the writer preference and the
+	// hand-off lease (a waiting writer's registration lasts that long
+	// beyond its retry time).
+	extra := []string{preference(rw.prefer), ""}
+	if rw.c != nil {
+		extra[1] = core.Ms(rw.c.HandoffLease)
 	}
 	return acquire.Handle{
 		Lock: k, Core: rw.c, Kind: observe.KindRWLock, Side: l.sideName(), Name: rw.name, What: l.what(),

@@ -14,6 +14,9 @@ if redis.call('HEXISTS', KEYS[1], 'r:' .. ARGV[1]) == 1 then
   return {-1, 0}
 end
 local retry = rw_last(KEYS[2], now)
-ds_wait(KEYS[5], ARGV[3], retry, ARGV[4])
+-- The writer tries again by itself after retry ms: its registration ends a
+-- hand-off lease later (at most a window), so that one that vanished holds
+-- readers back (writer preference) no longer than that.
+ds_wait(KEYS[5], ARGV[3], retry, math.min(tonumber(ARGV[4]), tonumber(ARGV[9])))
 rw_queue(KEYS[7], KEYS[5], ARGV[3])
 return {0, retry, now}

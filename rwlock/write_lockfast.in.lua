@@ -4,12 +4,15 @@
 -- KEYS[6] the acquisition's finished mark (ds_mark)  KEYS[7] the writers' queue (rw.lua)
 -- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] waiter id ('' when the caller will
 -- not wait)  ARGV[4] waiter window ms  ARGV[5] unused ('')
+-- ARGV[6] acquisition id  ARGV[7] 'w' (the watchdog renews it) or 'e'
+-- ARGV[8] '1' when waiting writers go first  ARGV[9] the hand-off lease ms
 -- Reply: {token, hold count} when acquired or re-entered, or when this
 --        acquisition was granted before (a repeated attempt);
 --        {-2, 0} when the acquisition was released or given up before;
 --        {0, ms until the last lease ends, server ms} when other owners
---        hold the lock: the waiter is registered, and a release may grant it
---        the lock directly (rw_hand_on in rw.lua);
+--        hold the lock: the waiter is registered until a hand-off lease
+--        after that (its own attempt then), and a release may grant it the
+--        lock directly (rw_hand_on in rw.lua);
 --        {-1, 0} when the owner holds a read lock but not the write lock
 --        (an upgrade, which would deadlock).
 --
