@@ -2,9 +2,9 @@
 -- deleted there, goes to the oldest waiter (ul_grant), which leaves the
 -- waiters.
 if ul_grant then
-  local g, hl = ul_grant, tonumber(ARGV[7])
+  local g, hl = ul_grant, tonumber(ul_hl)
   redis.call('ZREM', KEYS[2], g[1])
   redis.call('HDEL', KEYS[3], g[1])
-  mx_grant(KEYS[1], KEYS[5], ARGV[3], ARGV[4], hl, g[7], g[8], g[1], g[2], g[3], g[4], g[5], mx_nudge(g[6], g[8], hl, ARGV[12]), g[9])
+  mx_grant(KEYS[1], KEYS[5], ARGV[7], ARGV[6], hl, g[7], g[8], g[1], g[2], g[3], g[4], g[5], mx_nudge(g[6], g[8], hl, ul_window), g[9])
   return 1
 end

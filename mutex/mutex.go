@@ -26,6 +26,7 @@ import (
 	_ "embed"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/distsync/distsync/internal/acquire"
@@ -206,22 +207,42 @@ func (m *Mutex) release(ctx context.Context, owner, id string, life time.Duratio
 // else the token of one release by id from elsewhere, whose holder is told
 // on its Client's control channel (core.ReleaseID).
 func (m *Mutex) run(ctx context.Context, owner, id string, life time.Duration, leave bool, by string) (int64, error) {
-	l := "0"
-	if leave {
-		l = "1"
-	}
 	c := m.c
-	tag, ctl := "1", ""
-	if by != "" {
-		tag, ctl = by, c.ControlPrefix()
-	}
-	starve, hl := c.StarveAfter, c.HandoffLease
 	keys := core.SubKeys(m.key, "", waiters, entries, done+id, "")
 	keys[4] = m.fence
-	return c.Eval(ctx, unlockScript, keys,
-		[]string{owner, id, m.ch[:len(m.key)+1+len(channel)], c.PublishCmd(), core.Ms(life), msOrZero(starve), core.Ms(hl), "", l, tag, ctl, core.Ms(c.WaiterWindow)},
-	).AsInt64()
+	args := []string{owner, id, core.Ms(life), by, timing(c), c.PublishCmd(), m.ch[:len(m.key)+1+len(channel)], ""}
+	switch {
+	case by != "":
+		args[7] = c.ControlPrefix()
+	case leave:
+		args[3] = "l"
+		args = args[:7]
+	default:
+		args = args[:7]
+	}
+	return c.Eval(ctx, unlockScript, keys, args).AsInt64()
 }
+
+// timing is the unlock script's ARGV[5] for c: '<starve ms> <hand-off
+// lease ms> <waiters' window ms>', one argument where three would each cost
+// the server a Lua string on every release. The last one made is kept
+// (Clients mostly share their settings).
+func timing(c *core.Core) string {
+	t := timings{c.StarveAfter, c.HandoffLease, c.WaiterWindow, ""}
+	if p := lastTiming.Load(); p != nil && p.starve == t.starve && p.hl == t.hl && p.window == t.window {
+		return p.s
+	}
+	t.s = msOrZero(t.starve) + " " + core.Ms(t.hl) + " " + core.Ms(t.window)
+	lastTiming.Store(&t)
+	return t.s
+}
+
+type timings struct {
+	starve, hl, window time.Duration
+	s                  string
+}
+
+var lastTiming atomic.Pointer[timings]
 
 // Extend moves the end of the explicit lease of the acquisition ctx carries
 // (TryLock with lease > 0) to lease from now by the server's clock, and its

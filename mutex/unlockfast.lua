@@ -8,15 +8,13 @@
 -- release may have handed it meanwhile is given back.
 -- KEYS[1] the lock  KEYS[2] Q  KEYS[3] E  KEYS[4] the acquisition's
 -- finished mark  KEYS[5] the fencing counter (Core.FenceKey)
--- ARGV[1] owner  ARGV[2] acquisition id  ARGV[3] channel
--- ARGV[4] publish command (PUBLISH or SPUBLISH)  ARGV[5] ms to remember the
--- release  ARGV[6] starve ms  ARGV[7] hand-off lease ms
--- ARGV[8] unused ('')  ARGV[9] '1' when a waiter leaves
--- ARGV[10] the releaser: '1' the acquisition itself, else a token of one
--- release by id (ds_release_mark)  ARGV[11] '' for the acquisition's own
--- release; for a release by id, the prefix of the Clients' control
--- channels, where the holder is told (ds_tell_taken)
--- ARGV[12] the waiters' window ms (for mx_nudge)
+-- ARGV[1] owner  ARGV[2] acquisition id  ARGV[3] ms to remember the release
+-- ARGV[4] who releases: '' the acquisition itself, 'l' a waiter of it that
+-- leaves, else the token of one release by id (ds_release_mark)
+-- ARGV[5] the Client's timing, '<starve ms> <hand-off lease ms> <the
+-- waiters' window ms>' (timing in mutex.go)  ARGV[6] publish command (PUBLISH or
+-- SPUBLISH)  ARGV[7] channel  ARGV[8] for a release by id only: the prefix
+-- of the Clients' control channels, where the holder is told (ds_tell_taken)
 -- Reply: see ds_release (lib.lua): 1, 0, 2 released (2: by this releaser,
 -- before); -1 not held (by another releaser's release, too).
 --
@@ -32,8 +30,9 @@
 -- the owner left, a release by id) goes on to the full path below the
 -- helpers, which has changed nothing yet.
 local ul_ledger -- the owner's ledger read here (false: none), for the full path
+local ul_starve, ul_hl, ul_window -- ARGV[5], read where waiters need it
 local ul_grant  -- the oldest waiter to grant the lock to (handoff.lua): {id, entry fields, next, its entry, TIME, ms, the lock's '#q'}
-if ARGV[9] ~= '1' and ARGV[11] == '' then
+if ARGV[4] == '' then
   local v = redis.call('HMGET', KEYS[1], '#a:' .. ARGV[1], '#q')
   ul_ledger = v[1]
   local e -- the end of the acquisition when it is the owner's only one
@@ -50,13 +49,14 @@ if ARGV[9] ~= '1' and ARGV[11] == '' then
     end
     if live and v[2] then
       local two = redis.call('ZRANGE', KEYS[2], 0, 1, 'WITHSCORES')
+      ul_starve, ul_hl, ul_window = string.match(ARGV[5], '^(%d+) (%d+) (%d+)$')
       if #two > 0 then
         t = t or redis.call('TIME')
         local now = (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
         local after = two[3] or '-'
         local es = redis.call('HMGET', KEYS[3], two[1], after)
         local fend, acq, mode, lease, woken = string.match(es[1] or '', '^(%S+) (%S+) (%S+) (%S+) ?(%S*)$')
-        if fend and tonumber(fend) > now and woken == '' and (tonumber(t[1]) * 1000000 + tonumber(t[2])) - tonumber(two[2]) >= tonumber(ARGV[6]) * 1000 then
+        if fend and tonumber(fend) > now and woken == '' and (tonumber(t[1]) * 1000000 + tonumber(t[2])) - tonumber(two[2]) >= tonumber(ul_starve) * 1000 then
           ul_grant = {two[1], acq, mode, lease, after, es[2], t, now, v[2]}
         else
           live = false
@@ -65,7 +65,7 @@ if ARGV[9] ~= '1' and ARGV[11] == '' then
     end
     if live then
       redis.call('DEL', KEYS[1])
-      redis.call('SET', KEYS[4], '1', 'PX', ARGV[5])
+      redis.call('SET', KEYS[4], '1', 'PX', ARGV[3])
       if not ul_grant then return 1 end
     end
   end
