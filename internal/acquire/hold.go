@@ -60,7 +60,8 @@ type Handle struct {
 	Kind       observe.Kind
 	Side, Name string
 	// What names the lock in logs (`mutex "orders"`); ErrPrefix starts its
-	// errors (Errorf).
+	// errors (Errorf). Left empty, each is the kind and the quoted name,
+	// made when needed rather than kept by every handle (and every hold).
 	What, ErrPrefix string
 	// Key is the hold's key in Holds; Hash the hash whose marker ('#k')
 	// tells the primitive's kind.
@@ -74,6 +75,14 @@ type Handle struct {
 	Renewed time.Duration
 	// Ops is what the primitive does its own way.
 	Ops Ops
+}
+
+// what is What, or the kind and the quoted name.
+func (h *Handle) what() string {
+	if h.What != "" {
+		return h.What
+	}
+	return string(h.Kind) + " " + strconv.Quote(h.Name)
 }
 
 // Made returns h when it was made, and otherwise (a primitive no Client
@@ -105,7 +114,7 @@ type Ops interface {
 // held is a Handle as core.Holdable: what holds keep.
 type held struct{ h *Handle }
 
-func (h held) What() string                 { return h.h.What }
+func (h held) What() string                 { return h.h.what() }
 func (h held) Kind() (observe.Kind, string) { return h.h.Kind, h.h.Side }
 func (h held) Name() string                 { return h.h.Name }
 
@@ -318,7 +327,7 @@ func (a *attempt) leave(ctx context.Context) error { return a.h.Ops.Leave(ctx, a
 
 // giveBack gives back what the acquisition may have been granted (core.Undo).
 func (a *attempt) giveBack() {
-	a.c.Undo(a.h.What, a.id, a.lease, func(ctx context.Context, id string, life time.Duration) (int64, error) {
+	a.c.Undo(a.h.what(), a.id, a.lease, func(ctx context.Context, id string, life time.Duration) (int64, error) {
 		return a.h.Ops.Release(ctx, a.owner, id, life)
 	})
 }

@@ -105,8 +105,11 @@ func (h *Handle) Waiting(ctx context.Context, count *core.Script, key string) (i
 	return n, h.wrap(err)
 }
 
-// Errorf wraps err with the primitive and its name (ErrPrefix).
+// Errorf wraps err with the primitive and its name (ErrPrefix, or What).
 func (h *Handle) Errorf(err error) error {
+	if h.ErrPrefix == "" {
+		return fmt.Errorf("%s: %w", h.what(), err)
+	}
 	return fmt.Errorf("%s: %w", h.ErrPrefix, err)
 }
 
