@@ -35,6 +35,6 @@ func (m *Mutex) ForceLock(ctx context.Context) (context.Context, error) {
 	// The mutex's handle, with the prefix of the control channels the
 	// script tells the replaced holder's Client on.
 	h := *m.s()
-	h.Lock, h.Extra = &forceLock, []string{m.h.Core.ControlPrefix()}
+	h.Lock, h.Also = &forceLock, &acquire.Also{Extra: []string{m.h.Core.ControlPrefix()}}
 	return h.Acquire(ctx, 0, 0)
 }

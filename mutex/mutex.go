@@ -124,10 +124,10 @@ func (h *handle) Renewal(owner string) core.Renewal {
 
 // describe returns the Mutex as an acquire.Handle, made once (newMutex).
 func (m *Mutex) describe() acquire.Handle {
-	// What and ErrPrefix are left to the Handle: `mutex "<name>"`.
+	// Its name in logs and errors is the Handle's: `mutex "<name>"`.
 	return acquire.Handle{
 		Lock: &lock, Core: m.h.Core, Kind: observe.KindMutex, Name: m.h.Name,
-		Key: m.h.Key, Hash: m.h.Key, Channel: m.h.Channel, Ops: (*handle)(m),
+		Key: m.h.Key, Channel: m.h.Channel, Ops: (*handle)(m),
 	}
 }
 

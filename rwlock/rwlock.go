@@ -90,7 +90,7 @@ type Option func(*RWLock)
 func PreferWriters() Option {
 	return func(rw *RWLock) {
 		rw.prefer = true
-		rw.read.h.Extra, rw.write.h.Extra = preferWriters, preferWriters
+		rw.read.h.Also.Extra, rw.write.h.Also.Extra = preferWriters, preferWriters
 	}
 }
 
@@ -225,9 +225,11 @@ func (l *Side) describe() acquire.Handle {
 		extra = preferWriters
 	}
 	return acquire.Handle{
-		Lock: k, Core: rw.c, Kind: observe.KindRWLock, Side: l.sideName(), Name: rw.name, What: l.what(),
-		ErrPrefix: fmt.Sprintf("rwlock %q (%s)", rw.name, l.sideName()),
-		Key:       l.key, Hash: rw.hash, Channel: rw.mine, Extra: extra, Ops: (*handle)(l),
+		Lock: k, Core: rw.c, Kind: observe.KindRWLock, Name: rw.name, Key: l.key, Channel: rw.mine, Ops: (*handle)(l),
+		Also: &acquire.Also{
+			Side: l.sideName(), What: l.what(), ErrPrefix: fmt.Sprintf("rwlock %q (%s)", rw.name, l.sideName()),
+			Hash: rw.hash, Extra: extra,
+		},
 	}
 }
 
