@@ -673,9 +673,8 @@ type candidate struct {
 func (e *Election) describe(cand *candidate, value string) *acquire.Handle {
 	what := fmt.Sprintf("election %q", e.name)
 	return &acquire.Handle{
-		Lock: &lock, Core: e.c, Kind: observe.KindElection, Name: e.name, What: what, ErrPrefix: what,
-		Key: e.key, Hash: e.key, Channel: e.wake, Renewed: e.lease(), Ops: cand,
-		Extra: []string{value, e.obs, e.c.PublishCmd(), lastTermMs},
+		Lock: &lock, Core: e.c, Kind: observe.KindElection, Name: e.name, Key: e.key, Channel: e.wake, Ops: cand,
+		Also: &acquire.Also{What: what, ErrPrefix: what, Renewed: e.lease(), Extra: []string{value, e.obs, e.c.PublishCmd(), lastTermMs}},
 	}
 }
 

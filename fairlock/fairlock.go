@@ -107,8 +107,8 @@ func (h *handle) Renewal(owner string) core.Renewal {
 // (newFairLock).
 func (f *FairLock) describe() acquire.Handle {
 	return acquire.Handle{
-		Lock: &lock, Core: f.c, Kind: observe.KindFairLock, Name: f.name, What: f.what(),
-		ErrPrefix: fmt.Sprintf("fairlock %q", f.name), Key: f.key, Hash: f.key, Channel: f.channel, Ops: (*handle)(f),
+		Lock: &lock, Core: f.c, Kind: observe.KindFairLock, Name: f.name, Key: f.key, Channel: f.channel, Ops: (*handle)(f),
+		Also: &acquire.Also{What: f.what(), ErrPrefix: fmt.Sprintf("fairlock %q", f.name)},
 	}
 }
 

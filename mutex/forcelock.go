@@ -28,13 +28,13 @@ var (
 // returned, and what it may have granted given back.
 func (m *Mutex) ForceLock(ctx context.Context) (context.Context, error) {
 	m = core.OrZero(m)
-	if err := m.c.Closed(); err != nil {
+	if err := m.h.Core.Closed(); err != nil {
 		return ctx, m.errorf(err)
 	}
-	m.c.WatchControl()
+	m.h.Core.WatchControl()
 	// The mutex's handle, with the prefix of the control channels the
 	// script tells the replaced holder's Client on.
 	h := *m.s()
-	h.Lock, h.Extra = &forceLock, []string{m.c.ControlPrefix()}
+	h.Lock, h.Also = &forceLock, &acquire.Also{Extra: []string{m.h.Core.ControlPrefix()}}
 	return h.Acquire(ctx, 0, 0)
 }

@@ -13,7 +13,7 @@ import (
 // it ended.
 func (m *Mutex) HoldID(ctx context.Context) (string, error) {
 	m = core.OrZero(m)
-	id, err := m.c.HoldID(ctx, m.key)
+	id, err := m.h.Core.HoldID(ctx, m.h.Key)
 	if err != nil {
 		return "", m.errorf(err)
 	}
@@ -34,7 +34,7 @@ func (m *Mutex) UnlockID(ctx context.Context, holdID string) error {
 	release := func(ctx context.Context, owner, id, by string) (int64, error) {
 		return m.run(ctx, owner, id, core.ReleaseMemory, false, by)
 	}
-	if err := m.c.ReleaseID(ctx, m.key, release, holdID); err != nil {
+	if err := m.h.Core.ReleaseID(ctx, m.h.Key, release, holdID); err != nil {
 		return m.errorf(err)
 	}
 	return nil
@@ -50,7 +50,7 @@ func (m *Mutex) UnlockID(ctx context.Context, holdID string) error {
 // Client: it may end before the server's lease. One round trip.
 func (m *Mutex) ExtendID(ctx context.Context, holdID string, lease time.Duration) error {
 	m = core.OrZero(m)
-	if err := m.c.ExtendID(ctx, m.key, holdID, lease); err != nil {
+	if err := m.h.Core.ExtendID(ctx, m.h.Key, holdID, lease); err != nil {
 		return m.errorf(err)
 	}
 	return nil

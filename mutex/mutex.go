@@ -24,7 +24,6 @@ package mutex
 import (
 	"context"
 	_ "embed"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -78,12 +77,12 @@ return n
 // is safe for concurrent use; all state lives in Redis and in the contexts
 // Lock returns.
 type Mutex struct {
-	c     *core.Core
-	name  string
-	key   string // the lock hash; the other keys are derived from it (core.SubKeys)
-	fence string // the fencing counter of the name's slot (core.Core.FenceKey)
-	ch    string // the channel of this Client's waiters, made once
+	// h is the Mutex as the lock-like primitives' Handle, whose Core, Name,
+	// Key (the lock hash; the other keys are derived from it: core.SubKeys)
+	// and Channel (of this Client's waiters, made once) are the mutex's:
+	// a held lock keeps its Mutex, once.
 	h     acquire.Handle
+	fence string // the fencing counter of the name's slot (core.Core.FenceKey)
 }
 
 // The suffixes of a mutex's other keys, after its key and ':'.
@@ -103,7 +102,7 @@ type handle Mutex
 
 // Keys are those of lock.lua for acquisition id.
 func (h *handle) Keys(id string) []string {
-	k := core.SubKeys(h.key, "", "", waiters, entries, done+id)
+	k := core.SubKeys(h.h.Key, "", "", waiters, entries, done+id)
 	k[1] = h.fence
 	return k
 }
@@ -121,15 +120,15 @@ func (h *handle) Leave(ctx context.Context, waiter, id string) error {
 }
 
 func (h *handle) Renewal(owner string) core.Renewal {
-	return core.Renewal{Script: renewScript, Keys: []string{h.key}, Args: []string{owner, core.Ms(h.c.Lease)}}
+	return core.Renewal{Script: renewScript, Keys: []string{h.h.Key}, Args: []string{owner, core.Ms(h.h.Core.Lease)}}
 }
 
 // describe returns the Mutex as an acquire.Handle, made once (newMutex).
 func (m *Mutex) describe() acquire.Handle {
-	what := m.what()
+	// Its name in logs and errors is the Handle's: `mutex "<name>"`.
 	return acquire.Handle{
-		Lock: &lock, Core: m.c, Kind: observe.KindMutex, Name: m.name, What: what, ErrPrefix: what,
-		Key: m.key, Hash: m.key, Channel: m.ch, Ops: (*handle)(m),
+		Lock: &lock, Core: m.h.Core, Kind: observe.KindMutex, Name: m.h.Name,
+		Key: m.h.Key, Channel: m.h.Channel, Ops: (*handle)(m),
 	}
 }
 
@@ -149,17 +148,17 @@ func newMutex(c *core.Core, name string) (*Mutex, error) {
 	if err := core.ValidateName(name); err != nil {
 		return nil, err
 	}
-	key := c.Key(name, "")
-	m := &Mutex{c: c, name: name, key: key, fence: c.FenceKey(name), ch: key + ":" + channel + ":" + c.ID}
+	ch, key := c.KeyWith(name, channel+":"+c.ID)
+	m := &Mutex{h: acquire.Handle{Core: c, Name: name, Key: key, Channel: ch}, fence: c.FenceKey(name)}
 	m.h = m.describe()
 	return m, nil
 }
 
 // Name returns the mutex's name.
-func (m *Mutex) Name() string { return core.OrZero(m).name }
+func (m *Mutex) Name() string { return core.OrZero(m).h.Name }
 
 // Key returns the Redis key of the lock; keys of one mutex share its hash tag.
-func (m *Mutex) Key() string { return core.OrZero(m).key }
+func (m *Mutex) Key() string { return core.OrZero(m).h.Key }
 
 // Lock blocks until the owner ctx carries (a new owner when it carries
 // none) holds the lock, renewed by the watchdog until Unlock, or until ctx
@@ -207,10 +206,10 @@ func (m *Mutex) release(ctx context.Context, owner, id string, life time.Duratio
 // else the token of one release by id from elsewhere, whose holder is told
 // on its Client's control channel (core.ReleaseID).
 func (m *Mutex) run(ctx context.Context, owner, id string, life time.Duration, leave bool, by string) (int64, error) {
-	c := m.c
-	keys := core.SubKeys(m.key, "", waiters, entries, done+id, "")
+	c := m.h.Core
+	keys := core.SubKeys(m.h.Key, "", waiters, entries, done+id, "")
 	keys[4] = m.fence
-	args := []string{owner, id, core.Ms(life), by, timing(c), c.PublishCmd(), m.ch[:len(m.key)+1+len(channel)], ""}
+	args := []string{owner, id, core.Ms(life), by, timing(c), c.PublishCmd(), m.h.Channel[:len(m.h.Key)+1+len(channel)], ""}
 	switch {
 	case by != "":
 		args[7] = c.ControlPrefix()
@@ -264,13 +263,13 @@ func (m *Mutex) Extend(ctx context.Context, lease time.Duration) error {
 // ends. One round trip.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	m = core.OrZero(m)
-	if err := m.c.Closed(); err != nil {
+	if err := m.h.Core.Closed(); err != nil {
 		return false, m.errorf(err)
 	}
-	keys := core.SubKeys(m.key, "", waiters, entries, "")
+	keys := core.SubKeys(m.h.Key, "", waiters, entries, "")
 	keys[3] = m.fence
-	r, err := m.c.Eval(ctx, forceScript, keys,
-		[]string{m.key + ":" + channel, m.c.PublishCmd(), core.Ms(m.c.HandoffLease), m.c.ControlPrefix()},
+	r, err := m.h.Core.Eval(ctx, forceScript, keys,
+		[]string{m.h.Key + ":" + channel, m.h.Core.PublishCmd(), core.Ms(m.h.Core.HandoffLease), m.h.Core.ControlPrefix()},
 	).AsInt64()
 	if err != nil {
 		return false, m.errorf(err)
@@ -288,7 +287,7 @@ func (m *Mutex) Holders(ctx context.Context) (int, error) { return m.s().Holders
 // window ended (one round trip). Waiters that vanished count until then.
 func (m *Mutex) Waiting(ctx context.Context) (int, error) {
 	m = core.OrZero(m)
-	return m.s().Waiting(ctx, waitingScript, m.key+":"+entries)
+	return m.s().Waiting(ctx, waitingScript, m.h.Key+":"+entries)
 }
 
 // HoldCount returns how many times the owner ctx carries holds the lock
@@ -316,7 +315,5 @@ func msOrZero(d time.Duration) string {
 	}
 	return core.Ms(d)
 }
-
-func (m *Mutex) what() string { return "mutex " + strconv.Quote(m.name) }
 
 func (m *Mutex) errorf(err error) error { return m.s().Errorf(err) }

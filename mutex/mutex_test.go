@@ -338,3 +338,15 @@ func waiterEntries(t *testing.T, c *distsync.Client, m *mutex.Mutex) map[string]
 	require.NoError(t, err)
 	return e
 }
+
+// Errors name the mutex as `mutex "<name>"`, which the handle makes when
+// an error needs it rather than keeping it (a held lock keeps its Mutex).
+func TestErrorsNameTheMutex(t *testing.T) {
+	t.Parallel()
+	c := dstest.Client(t)
+	name := dstest.Name(t) + ` "quoted"`
+	m := newMutex(t, c, name)
+	err := m.Unlock(context.Background())
+	require.ErrorIs(t, err, distsync.ErrNotHeld)
+	assert.Equal(t, `mutex "`+dstest.Name(t)+` \"quoted\"": `+distsync.ErrNotHeld.Error(), err.Error())
+}

@@ -225,9 +225,11 @@ func (l *Side) describe() acquire.Handle {
 		extra[1] = core.Ms(rw.c.HandoffLease)
 	}
 	return acquire.Handle{
-		Lock: k, Core: rw.c, Kind: observe.KindRWLock, Side: l.sideName(), Name: rw.name, What: l.what(),
-		ErrPrefix: fmt.Sprintf("rwlock %q (%s)", rw.name, l.sideName()),
-		Key:       l.key, Hash: rw.hash, Channel: rw.mine, Extra: extra, Ops: (*handle)(l),
+		Lock: k, Core: rw.c, Kind: observe.KindRWLock, Name: rw.name, Key: l.key, Channel: rw.mine, Ops: (*handle)(l),
+		Also: &acquire.Also{
+			Side: l.sideName(), What: l.what(), ErrPrefix: fmt.Sprintf("rwlock %q (%s)", rw.name, l.sideName()),
+			Hash: rw.hash, Extra: extra,
+		},
 	}
 }
 

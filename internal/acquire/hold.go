@@ -21,7 +21,7 @@ type Lock struct {
 	// Script grants or refuses. Its keys are Ops.Keys; its arguments are
 	// owner, lease ms, waiter id, waiter window ms, fencing counter lifetime
 	// ms, acquisition id, mode ('w' renewed by the watchdog, 'e' an explicit
-	// lease), then Handle.Extra. It replies {token, hold count} when it
+	// lease), then Handle.Also.Extra. It replies {token, hold count} when it
 	// granted (or had granted this acquisition before: a repeated attempt),
 	// {0, ms until retry (-1: unknown)} when it refused, or {code < 0, 0} for
 	// an error in Codes (CodeFinished: the acquisition was released or given
@@ -54,26 +54,57 @@ func WaiterID(owner, id string) string { return owner + ":" + id }
 type Handle struct {
 	Lock *Lock
 	Core *core.Core
-	// Kind is the primitive's kind, Side a read-write lock's side
-	// (observe.SideRead, SideWrite; else ""), Name its name: what the
-	// observer is told.
-	Kind       observe.Kind
-	Side, Name string
-	// What names the lock in logs (`mutex "orders"`); ErrPrefix starts its
-	// errors (Errorf).
-	What, ErrPrefix string
-	// Key is the hold's key in Holds; Hash the hash whose marker ('#k')
-	// tells the primitive's kind.
-	Key, Hash string
+	// Kind is the primitive's kind, Name its name: what the observer is
+	// told.
+	Kind observe.Kind
+	Name string
+	// Key is the hold's key in Holds, and the hash whose marker ('#k')
+	// tells the primitive's kind unless Also.Hash is another.
+	Key string
 	// Channel is where releases notify this Client's waiters.
 	Channel string
+	// Ops is what the primitive does its own way.
+	Ops Ops
+	// Also is what only some kinds have, nil for none of it: kept apart,
+	// so that the Handle every hold keeps (in its primitive) is small.
+	Also *Also
+}
+
+// Also is what a Handle of some kinds has besides (Handle.Also).
+type Also struct {
+	// Side is a read-write lock's side (observe.SideRead, SideWrite), told
+	// to the observer.
+	Side string
+	// What names the lock in logs (`mutex "orders"`); ErrPrefix starts its
+	// errors (Errorf). Left empty, each is the kind and the quoted name,
+	// made when needed rather than kept by every handle.
+	What, ErrPrefix string
+	// Hash, when set, is the hash whose marker tells the kind, if not Key.
+	Hash string
 	// Extra are the script's arguments after the mode.
 	Extra []string
 	// Renewed, when > 0, is the lease the watchdog renews holds to, rather
 	// than the Client's watchdog lease.
 	Renewed time.Duration
-	// Ops is what the primitive does its own way.
-	Ops Ops
+}
+
+// noAlso is the Also of a Handle without one: read, never written.
+var noAlso Also
+
+// also returns h.Also, or an empty one.
+func (h *Handle) also() *Also {
+	if h.Also == nil {
+		return &noAlso
+	}
+	return h.Also
+}
+
+// what is What, or the kind and the quoted name.
+func (h *Handle) what() string {
+	if w := h.also().What; w != "" {
+		return w
+	}
+	return string(h.Kind) + " " + strconv.Quote(h.Name)
 }
 
 // Made returns h when it was made, and otherwise (a primitive no Client
@@ -105,8 +136,8 @@ type Ops interface {
 // held is a Handle as core.Holdable: what holds keep.
 type held struct{ h *Handle }
 
-func (h held) What() string                 { return h.h.What }
-func (h held) Kind() (observe.Kind, string) { return h.h.Kind, h.h.Side }
+func (h held) What() string                 { return h.h.what() }
+func (h held) Kind() (observe.Kind, string) { return h.h.Kind, h.h.also().Side }
 func (h held) Name() string                 { return h.h.Name }
 
 func (h held) Release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
@@ -165,17 +196,17 @@ func (a *attempt) hold(ctx context.Context, wait time.Duration) (context.Context
 	defer c.Untrack()
 	a.id = core.NewAcqID()
 	a.renewed = c.Lease
-	if h.Renewed > 0 {
-		a.renewed = h.Renewed
+	if r := h.also().Renewed; r > 0 {
+		a.renewed = r
 	}
 	mode, leaseArg := "w", core.Ms(a.renewed)
 	if a.lease > 0 {
 		mode, leaseArg = "e", core.Ms(a.lease)
 	}
-	a.args = append([]string{a.owner, leaseArg, "", core.Ms(c.WaiterWindow), "", a.id, mode}, h.Extra...)
+	a.args = append([]string{a.owner, leaseArg, "", core.Ms(c.WaiterWindow), "", a.id, mode}, h.also().Extra...)
 	a.keys = h.Ops.Keys(a.id)
 	t := &a.t
-	t.Kind, t.Side, t.Name = h.Kind, h.Side, h.Name
+	t.Kind, t.Side, t.Name = h.Kind, h.also().Side, h.Name
 	a.waiter = a.owner
 	if h.Lock.PerAcquisition {
 		a.waiter = WaiterID(a.owner, a.id)
@@ -318,7 +349,7 @@ func (a *attempt) leave(ctx context.Context) error { return a.h.Ops.Leave(ctx, a
 
 // giveBack gives back what the acquisition may have been granted (core.Undo).
 func (a *attempt) giveBack() {
-	a.c.Undo(a.h.What, a.id, a.lease, func(ctx context.Context, id string, life time.Duration) (int64, error) {
+	a.c.Undo(a.h.what(), a.id, a.lease, func(ctx context.Context, id string, life time.Duration) (int64, error) {
 		return a.h.Ops.Release(ctx, a.owner, id, life)
 	})
 }

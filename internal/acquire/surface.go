@@ -101,13 +101,20 @@ func (h *Handle) Extend(ctx context.Context, lease time.Duration) error {
 // those whose window ended, as count counts them (core.Waiting; one round
 // trip).
 func (h *Handle) Waiting(ctx context.Context, count *core.Script, key string) (int, error) {
-	n, err := h.Core.Waiting(ctx, count, key, h.Kind, h.Hash)
+	hash := h.also().Hash
+	if hash == "" {
+		hash = h.Key
+	}
+	n, err := h.Core.Waiting(ctx, count, key, h.Kind, hash)
 	return n, h.wrap(err)
 }
 
-// Errorf wraps err with the primitive and its name (ErrPrefix).
+// Errorf wraps err with the primitive and its name (ErrPrefix, or What).
 func (h *Handle) Errorf(err error) error {
-	return fmt.Errorf("%s: %w", h.ErrPrefix, err)
+	if p := h.also().ErrPrefix; p != "" {
+		return fmt.Errorf("%s: %w", p, err)
+	}
+	return fmt.Errorf("%s: %w", h.what(), err)
 }
 
 func (h *Handle) wrap(err error) error {

@@ -191,8 +191,9 @@ func SameClient[L any](lockers []L) []error {
 }
 
 // coreOf returns the Core of a handle distsync made (a pointer to a struct
-// with a *core.Core field, or whose first pointer-to-struct field leads to
-// one, as a read-write lock's side leads to its lock), or nil.
+// with a *core.Core field, or a struct field with one, as a mutex's
+// acquire.Handle, or whose first pointer-to-struct field leads to one, as a
+// read-write lock's side leads to its lock), or nil.
 func coreOf(v any) *core.Core {
 	coreType := reflect.TypeFor[*core.Core]()
 	rv := reflect.ValueOf(v)
@@ -206,6 +207,13 @@ func coreOf(v any) *core.Core {
 			f := rv.Field(i)
 			if f.Type() == coreType {
 				return (*core.Core)(f.UnsafePointer())
+			}
+			if f.Kind() == reflect.Struct {
+				for j := range f.NumField() {
+					if g := f.Field(j); g.Type() == coreType {
+						return (*core.Core)(g.UnsafePointer())
+					}
+				}
 			}
 			if !next.IsValid() && f.Kind() == reflect.Pointer && f.Type().Elem().Kind() == reflect.Struct {
 				next = f

@@ -94,6 +94,7 @@ type Core struct {
 	Holds    *Holds
 	closed   atomic.Bool
 	inflight atomic.Int64 // scripts running through Eval
+	fence    string       // the fencing counter off a Cluster, made once (Init)
 
 	// Operations and background jobs Close waits for (jobs.go).
 	jobsMu   sync.Mutex
@@ -120,6 +121,9 @@ func (c *Core) Init() {
 		c.HandoffLease = DefaultHandoffLease
 	}
 	c.Holds = NewHolds(c)
+	if !c.Sharded {
+		c.fence = c.Prefix + "fence"
+	}
 	c.jobCtx, c.jobStop = context.WithCancelCause(context.Background())
 }
 
@@ -252,6 +256,16 @@ func (c *Core) Key(name, suffix string) string {
 		return c.Prefix + "{" + name + "}"
 	}
 	return c.Prefix + "{" + name + "}:" + suffix
+}
+
+// KeyWith returns c.Key(name, suffix) and, as its start, c.Key(name, ""):
+// one string in memory for a handle that keeps both.
+func (c *Core) KeyWith(name, suffix string) (withSuffix, key string) {
+	s := c.Key(name, suffix)
+	if suffix == "" {
+		return s, s
+	}
+	return s, s[:len(s)-1-len(suffix)]
 }
 
 // SubKeys returns, for each suffix, key + ":" + suffix (key itself for ""):

@@ -3,6 +3,7 @@ package core
 import (
 	"slices"
 	"testing"
+	"unsafe"
 )
 
 func TestSubKeysAreThoseOfKey(t *testing.T) {
@@ -15,6 +16,20 @@ func TestSubKeysAreThoseOfKey(t *testing.T) {
 	}
 	if got := SubKeys(key); len(got) != 0 {
 		t.Fatalf("SubKeys without suffixes = %q", got)
+	}
+}
+
+// KeyWith's two keys are Key's, the key the start of the other's string.
+func TestKeyWithIsKey(t *testing.T) {
+	c := &Core{Config: Config{Prefix: "distsync:"}}
+	for _, suffix := range []string{"ch:client/1", ""} {
+		with, key := c.KeyWith("orders", suffix)
+		if with != c.Key("orders", suffix) || key != c.Key("orders", "") {
+			t.Fatalf("KeyWith(orders, %q) = %q, %q", suffix, with, key)
+		}
+		if unsafe.StringData(with) != unsafe.StringData(key) {
+			t.Fatalf("KeyWith(orders, %q): the key is a string of its own", suffix)
+		}
 	}
 }
 
@@ -44,6 +59,11 @@ func TestSlotTags(t *testing.T) {
 	c.Sharded = false
 	if got, want := c.FenceKey("foo"), "distsync:fence"; got != want {
 		t.Errorf("FenceKey(foo) standalone = %q, want %q", got, want)
+	}
+	// Off a Cluster, the handles of a Client share one string.
+	c.Init()
+	if a, b := c.FenceKey("foo"), c.FenceKey("bar"); a != "distsync:fence" || unsafe.StringData(a) != unsafe.StringData(b) {
+		t.Errorf("FenceKey standalone after Init = %q and %q, two strings", a, b)
 	}
 }
 

@@ -100,6 +100,9 @@ func SlotTag(slot int) string {
 // the slot of every other key of the name; else "<prefix>fence".
 func (c *Core) FenceKey(name string) string {
 	if !c.Sharded {
+		if c.fence != "" { // Init made it: every handle shares it
+			return c.fence
+		}
 		return c.Prefix + "fence"
 	}
 	return c.Prefix + "fence:{" + SlotTag(Slot(name)) + "}"

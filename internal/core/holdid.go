@@ -36,8 +36,8 @@ func parseHoldID(hid string) (id, owner string, err error) {
 func (h *Holds) Local(key, owner, id string) *Acq {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if hd := h.m[holdKey{key, owner}]; hd != nil {
-		for _, a := range hd.acqs {
+	if hd := h.find(key, owner); hd != nil {
+		for a := hd.acqs; a != nil; a = a.next {
 			if a.ID == id {
 				return a
 			}

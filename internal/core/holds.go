@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -24,23 +23,67 @@ import (
 // renews a hold while at least one watchdog acquisition of it is live; a
 // release removes exactly one acquisition, once, by its id.
 type Holds struct {
-	core   *Core
-	mu     sync.Mutex
-	m      map[holdKey]*Hold
+	core *Core
+	mu   sync.Mutex
+	// m has the holds by key: one owner's, and those of other owners of
+	// the same key after it (Hold.next). Keyed by the key alone, a map
+	// slot is 24 bytes rather than 40.
+	m      map[string]*Hold
 	closed error // set by Abandon: no grant is recorded any more
 }
 
 type holdKey struct{ key, owner string }
 
-// Hold is one owner's hold on one key, across its acquisitions.
+// Hold is one owner's hold on one key, across its acquisitions. Its lists
+// (next, acqs) change under its Holds' mu. It is 96 bytes, one size class
+// of the allocator, which a field more would raise to 112.
 type Hold struct {
 	holds *Holds
 	key   holdKey
+	next  *Hold    // the next hold of the same key in Holds.m (another owner's)
 	lock  Holdable // what it holds, from its first acquisition
-	acqs  []*Acq   // live acquisitions (mostly one: a slice, not a map)
+	acqs  *Acq     // live acquisitions, in grant order through Acq.next (mostly one)
 	watch int      // how many of them the watchdog renews
 	entry Entry    // watchdog registration while watch > 0
-	first [1]*Acq  // acqs' first backing array: one acquisition costs no slice
+}
+
+// find returns owner's hold on key, or nil; h.mu is held.
+func (h *Holds) find(key, owner string) *Hold {
+	for hd := h.m[key]; hd != nil; hd = hd.next {
+		if hd.key.owner == owner {
+			return hd
+		}
+	}
+	return nil
+}
+
+// forget removes hd from h.m, where it may not be; h.mu is held.
+func (h *Holds) forget(hd *Hold) {
+	k := hd.key.key
+	switch first := h.m[k]; {
+	case first == hd && hd.next == nil:
+		delete(h.m, k)
+	case first == hd:
+		h.m[k] = hd.next
+	default:
+		for p := first; p != nil; p = p.next {
+			if p.next == hd {
+				p.next = hd.next
+				break
+			}
+		}
+	}
+	hd.next = nil
+}
+
+// appendAcqs appends hd's live acquisitions but skip to out; h.mu is held.
+func (hd *Hold) appendAcqs(out []*Acq, skip *Acq) []*Acq {
+	for a := hd.acqs; a != nil; a = a.next {
+		if a != skip {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // Holdable is what a hold needs of the lock it holds, for as long as it
@@ -83,6 +126,7 @@ type Acq struct {
 	context.Context // derived from the parent, cancelled when it ends
 
 	hold *Hold
+	next *Acq // the hold's next live acquisition (Hold.acqs)
 	// ID identifies the acquisition on the server.
 	ID string
 	// Token is the fencing token of the hold.
@@ -193,7 +237,7 @@ func (a *Acq) String() string {
 }
 
 // NewHolds returns the registry of core's holds.
-func NewHolds(c *Core) *Holds { return &Holds{core: c, m: map[holdKey]*Hold{}} }
+func NewHolds(c *Core) *Holds { return &Holds{core: c, m: map[string]*Hold{}} }
 
 // Grant is a granted acquisition, for Holds.Grant.
 type Grant struct {
@@ -283,14 +327,16 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 		a.cancel(h.closed)
 		return nil, nil, h.closed
 	}
-	k := holdKey{g.Key, g.Owner}
-	hd := h.m[k]
+	hd := h.find(g.Key, g.Owner)
 	if hd == nil {
-		hd = &Hold{holds: h, key: k, lock: g.Lock}
-		hd.acqs = hd.first[:0]
-		h.m[k] = hd
+		hd = &Hold{holds: h, key: holdKey{g.Key, g.Owner}, next: h.m[g.Key], lock: g.Lock}
+		h.m[g.Key] = hd
 	}
-	hd.acqs = append(hd.acqs, a)
+	last := &hd.acqs
+	for *last != nil {
+		last = &(*last).next
+	}
+	*last = a
 	a.hold = hd
 	if g.Lease == 0 {
 		hd.watch++
@@ -337,11 +383,14 @@ func (hd *Hold) detach(a *Acq) {
 	h := hd.holds
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	i := slices.Index(hd.acqs, a)
-	if i < 0 {
+	p := &hd.acqs
+	for *p != nil && *p != a {
+		p = &(*p).next
+	}
+	if *p == nil {
 		return
 	}
-	hd.acqs = slices.Delete(hd.acqs, i, i+1)
+	*p, a.next = a.next, nil
 	if a.exp == nil {
 		hd.watch--
 		if hd.watch == 0 && hd.entry != nil {
@@ -349,8 +398,8 @@ func (hd *Hold) detach(a *Acq) {
 			hd.entry = nil
 		}
 	}
-	if len(hd.acqs) == 0 && h.m[hd.key] == hd {
-		delete(h.m, hd.key)
+	if hd.acqs == nil {
+		h.forget(hd)
 	}
 }
 
@@ -359,13 +408,7 @@ func (hd *Hold) others(a *Acq) []*Acq {
 	h := hd.holds
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var out []*Acq
-	for _, o := range hd.acqs {
-		if o != a {
-			out = append(out, o)
-		}
-	}
-	return out
+	return hd.appendAcqs(nil, a)
 }
 
 // Renewal renews the hold (core.Lease).
@@ -389,7 +432,7 @@ func (hd *Hold) Lost(cause error) func() {
 		return nil
 	}
 	hd.entry = nil
-	acqs := slices.Clone(hd.acqs)
+	acqs := hd.appendAcqs(nil, nil)
 	h.mu.Unlock()
 	ended := acqs[:0]
 	for _, a := range acqs {
@@ -424,7 +467,9 @@ func (h *Holds) GiveBack(timeout time.Duration, cause error) {
 	h.closed = cause
 	var acqs []*Acq
 	for _, hd := range h.m {
-		acqs = append(acqs, hd.acqs...)
+		for ; hd != nil; hd = hd.next {
+			acqs = hd.appendAcqs(acqs, nil)
+		}
 	}
 	h.mu.Unlock()
 	ended := acqs[:0]
@@ -769,8 +814,8 @@ func (a *Acq) Extend(ctx context.Context, lease time.Duration, send func(ctx con
 func (h *Holds) End(key, owner string, cause error) {
 	h.mu.Lock()
 	var acqs []*Acq
-	if hd := h.m[holdKey{key, owner}]; hd != nil {
-		acqs = slices.Clone(hd.acqs)
+	if hd := h.find(key, owner); hd != nil {
+		acqs = hd.appendAcqs(nil, nil)
 	}
 	h.mu.Unlock()
 	for _, a := range acqs {

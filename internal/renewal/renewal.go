@@ -88,18 +88,26 @@ type Stats struct {
 	LastTick   atomic.Int64 // duration of the last pass, in nanoseconds
 }
 
-// entry is a registered lease. Its instants are core.Mono's, 8 bytes each.
+// entry is a registered lease. Its instants are core.Mono's, 8 bytes each;
+// it is 64 bytes, one size class of the allocator, which a field more would
+// raise to 80.
 type entry struct {
-	l        core.Lease
-	due      time.Duration // when to renew next
-	deadline time.Duration // when the lease ends, by this process's clock, less the drift and the margin
-	lease    time.Duration // what each renewal extends it to; 0: the watchdog lease
-	until    atomic.Int64  // deadline, for Lapsed; MaxInt64 once released
-	idx      int           // position in queue, -1 when not queued
-	xidx     int           // position in expiry, -1 when not there
-	removed  bool
-	w        *Watchdog
+	l     core.Lease
+	due   time.Duration // when to renew next
+	lease time.Duration // what each renewal extends it to; 0: the watchdog lease
+	// until is when the lease ends, by this process's clock, less the drift
+	// and the margin (deadline), written under w.mu and read by Lapsed
+	// without it; MaxInt64 once released.
+	until   atomic.Int64
+	idx     int32 // position in queue, -1 when not queued
+	xidx    int32 // position in expiry, -1 when not there
+	removed bool
+	w       *Watchdog
 }
+
+// deadline is when e ends, by this process's clock (until): its key in the
+// expiry heap while it is there.
+func (e *entry) deadline() time.Duration { return time.Duration(e.until.Load()) }
 
 // term returns what each renewal extends e to and how long after its send
 // e is renewed again.
@@ -228,11 +236,11 @@ func (w *Watchdog) Add(l core.Lease, sentAt time.Time, lease, first time.Duratio
 	e := &entry{l: l, lease: lease, idx: -1, xidx: -1, w: w}
 	sent := core.Mono(sentAt)
 	full, interval := e.term()
-	e.due, e.deadline = sent+interval, sent+w.Trust(full)
+	due, deadline := sent+interval, sent+w.Trust(full)
 	if first > 0 && first < full {
-		e.due, e.deadline = sent+first/3, sent+w.Trust(first)
+		due, deadline = sent+first/3, sent+w.Trust(first)
 	}
-	deadline := e.deadline
+	e.due = due
 	e.until.Store(int64(deadline))
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -278,10 +286,10 @@ func (w *Watchdog) Remove(ce core.Entry) {
 func (w *Watchdog) drop(e *entry) {
 	e.removed = true
 	if e.idx >= 0 {
-		heap.Remove(&w.queue, e.idx)
+		heap.Remove(&w.queue, int(e.idx))
 	}
 	if e.xidx >= 0 {
-		heap.Remove(&w.expiry, e.xidx)
+		heap.Remove(&w.expiry, int(e.xidx))
 	}
 }
 
@@ -292,7 +300,7 @@ func (w *Watchdog) armExpiry() {
 	if first == nil || w.closed {
 		return
 	}
-	at := first.deadline
+	at := first.deadline()
 	if w.timerAt != 0 && w.timerAt <= at {
 		return
 	}
@@ -335,7 +343,7 @@ func (w *Watchdog) lapse(timer bool) []func() {
 	}
 	now := core.Mono(time.Now())
 	var lost []lostLease
-	for e := w.expiry.first(); e != nil && e.deadline <= now; e = w.expiry.first() {
+	for e := w.expiry.first(); e != nil && e.deadline() <= now; e = w.expiry.first() {
 		w.drop(e)
 		w.stats.Lost.Add(1)
 		lost = append(lost, lostLease{e.l, fmt.Errorf("%w: %s: the lease ran out: no renewal was confirmed in time", core.ErrLeaseLost, e.l.What())})
@@ -502,7 +510,7 @@ func (w *Watchdog) renew(batch []*entry) {
 	at := core.Mono(start)
 	deadline := at + w.interval
 	for _, e := range batch {
-		deadline = min(deadline, e.deadline)
+		deadline = min(deadline, e.deadline()) // a released one's is MaxInt64
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), start.Add(deadline-at))
 	defer cancel()
@@ -578,18 +586,17 @@ func (w *Watchdog) renew(batch []*entry) {
 			// The script checked the owner: the lease lasted from its
 			// last confirmation to this one, and is trusted from this send.
 			lease, interval := e.term()
-			e.deadline = sentAt + w.Trust(lease)
-			e.until.Store(int64(e.deadline))
+			e.until.Store(int64(sentAt + w.Trust(lease)))
 			e.due = sentAt + interval
-			heap.Fix(&w.expiry, e.xidx)
-		case nowAt >= e.deadline:
+			heap.Fix(&w.expiry, int(e.xidx))
+		case nowAt >= e.deadline():
 			// The expiry timer has not run yet (a busy process).
 			cause = fmt.Errorf("%w: %s: the lease ran out: no renewal was confirmed in time (the last attempt: %v)", core.ErrLeaseLost, e.l.What(), orGone(err))
 		case err == nil:
 			cause = fmt.Errorf("%w: %s: the server no longer holds it for this owner (deleted, or taken over)", core.ErrLeaseLost, e.l.What())
 		default:
 			// Retry soon, but well before the deadline.
-			e.due = nowAt + min(time.Second, (e.deadline-nowAt)/4)
+			e.due = nowAt + min(time.Second, (e.deadline()-nowAt)/4)
 			w.log.Debug("distsync: lease renewal failed, retrying", "lock", e.l.What(), "err", err)
 		}
 		if cause != nil {
@@ -643,9 +650,9 @@ type entries struct {
 }
 
 // key returns e's instant in q and where e keeps its position in q.
-func (q *entries) key(e *entry) (time.Duration, *int) {
+func (q *entries) key(e *entry) (time.Duration, *int32) {
 	if q.byDeadline {
-		return e.deadline, &e.xidx
+		return e.deadline(), &e.xidx
 	}
 	return e.due, &e.idx
 }
@@ -660,12 +667,12 @@ func (q *entries) Swap(i, j int) {
 	q.es[i], q.es[j] = q.es[j], q.es[i]
 	_, pi := q.key(q.es[i])
 	_, pj := q.key(q.es[j])
-	*pi, *pj = i, j
+	*pi, *pj = int32(i), int32(j)
 }
 func (q *entries) Push(x any) {
 	e := x.(*entry)
 	_, p := q.key(e)
-	*p = len(q.es)
+	*p = int32(len(q.es))
 	q.es = append(q.es, e)
 }
 func (q *entries) Pop() any {
