@@ -44,7 +44,8 @@ var libFile = helperFile{"internal/core/lib.lua", []string{"ds_int", "ds_ms", "d
 // of it that Inline replaces too in that folder's X.in.lua (their bodies
 // may call lib.lua's).
 var ownHelpers = map[string]helperFile{
-	"mutex": {"mutex/mx.lua", []string{"mx_wait"}},
+	"mutex":     {"mutex/mx.lua", []string{"mx_wait"}},
+	"semaphore": {"semaphore/lib.lua", []string{"sem_punwait", "sem_pwait", "sem_phold", "sem_ptell"}},
 }
 
 type helper struct {
