@@ -96,20 +96,21 @@ local function sem_wake(avail, released)
   end
 end
 
--- Register waiter id ('' when the caller will not wait) of the counting
--- semaphore as needing need permits, for ttl + window ms. A need stays
--- listed as long as its longest registered waiter.
-local function sem_wait(id, need, ttl, window)
-  if id == '' then return end
-  local span = math.max(ttl, 0) + tonumber(window)
-  ds_wait(KEYS[3], id, ttl, window)
-  redis.call('ZADD', KEYS[4], 'GT', ds_now_ms() + span, need)
-  if redis.call('PTTL', KEYS[4]) < span then redis.call('PEXPIRE', KEYS[4], span) end
-end
+-- The helpers from here to sem_ptell are also inlined into the common
+-- cases (luagen): keep each body's only return, if any, its last line.
 
--- The helpers from here to sem_ptell are also inlined into the permit
--- semaphore's common cases (luagen): keep each body's only return, if any,
--- its last line.
+-- Register waiter id ('' when the caller will not wait) of the counting
+-- semaphore as needing need permits, for window ms from now (server ms). A
+-- need stays listed as long as its longest registered waiter.
+local function sem_wait(id, need, window, now)
+  if id ~= '' then
+    local fend = ds_int(now + tonumber(window))
+    redis.call('ZADD', KEYS[3], fend, id)
+    ds_extend(KEYS[3], window)
+    redis.call('ZADD', KEYS[4], 'GT', fend, need)
+    ds_extend(KEYS[4], window)
+  end
+end
 
 -- Forget waiter id of the permit semaphore.
 local function sem_punwait(id)

@@ -45,7 +45,7 @@ var libFile = helperFile{"internal/core/lib.lua", []string{"ds_int", "ds_ms", "d
 // may call lib.lua's).
 var ownHelpers = map[string]helperFile{
 	"mutex":     {"mutex/mx.lua", []string{"mx_wait"}},
-	"semaphore": {"semaphore/lib.lua", []string{"sem_punwait", "sem_pwait", "sem_phold", "sem_ptell"}},
+	"semaphore": {"semaphore/lib.lua", []string{"sem_wait", "sem_punwait", "sem_pwait", "sem_phold", "sem_ptell"}},
 }
 
 type helper struct {
