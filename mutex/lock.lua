@@ -22,5 +22,7 @@ if v[1] then
   return {tonumber(v[2]), n}
 end
 local ttl = redis.call('PTTL', KEYS[1])
-if ARGV[3] ~= '' then mx_wait(KEYS[1], KEYS[3], KEYS[4], ARGV[3], ttl, ARGV[4], ARGV[6], ARGV[7], ARGV[2], v[4]) end
+if ARGV[3] ~= '' then
+  mx_wait(KEYS[1], KEYS[3], KEYS[4], ARGV[3], ttl, ARGV[4], ARGV[6], ARGV[7], ARGV[2], v[4], ds_clock(), ds_now_ms())
+end
 return {0, ttl, ds_now_ms()}

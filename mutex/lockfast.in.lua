@@ -22,17 +22,17 @@
 -- returns in them pays nothing for them).
 --
 -- A waiter's attempt while another owner holds the lock, not finished
--- before: it registers in the waiters of mx.lua (Q, E) and is refused. Its
--- first registration keeps its place (to the microsecond: two waiters that
--- come within a millisecond stay in order); its entry says when it will try
--- again by itself (its end less the window: a release that finds that late
--- enough needs no nudge, mx.lua), with a lock without expiry counted as half
--- a window. The lock is marked as waited for ('#q'): its release then hands
--- it on (unlockfast.lua). Q and E expire together, never earlier than a
--- registration's end: '#q' says until when they live at least, so that a
--- registration within that needs no PTTL nor PEXPIRE; one beyond it extends
--- them by a window more than it needs (once a window, not once a
--- registration) and notes the new end in '#q'.
+-- before: it registers in the waiters of mx.lua (Q, E; mx_wait, inlined)
+-- and is refused. Its first registration keeps its place (to the
+-- microsecond: two waiters that come within a millisecond stay in order);
+-- its entry says when it will try again by itself (its end less the window:
+-- a release that finds that late enough needs no nudge, mx.lua), with a
+-- lock without expiry counted as half a window. The lock is marked as
+-- waited for ('#q'): its release then hands it on (unlockfast.lua). Q and E
+-- expire together, never earlier than a registration's end: '#q' says until
+-- when they live at least, so that a registration within that needs no PTTL
+-- nor PEXPIRE; one beyond it extends them by a window more than it needs
+-- (once a window, not once a registration) and notes the new end in '#q'.
 local v -- what a waiter read of the lock: {its hold count, '#k', '#q'}
 if ARGV[3] ~= '' then
   v = redis.call('HMGET', KEYS[1], ARGV[1], '#k', '#q')
@@ -40,21 +40,7 @@ if ARGV[3] ~= '' then
     local t = redis.call('TIME')
     local now = ds_ms(t)
     local ttl = redis.call('PTTL', KEYS[1])
-    local span = ttl
-    if span < 0 then span = math.floor(tonumber(ARGV[4]) / 2) end
-    span = span + tonumber(ARGV[4])
-    redis.call('ZADD', KEYS[3], 'NX', ds_int(ds_us(t)), ARGV[3])
-    redis.call('HSET', KEYS[4], ARGV[3], ds_int(now + span) .. ' ' .. ARGV[6] .. ' ' .. ARGV[7] .. ' ' .. ARGV[2])
-    if now + span > (tonumber(v[3]) or 0) then
-      local keep = span + tonumber(ARGV[4])
-      local r = redis.call('PTTL', KEYS[4])
-      if r < keep then
-        redis.call('PEXPIRE', KEYS[3], keep)
-        redis.call('PEXPIRE', KEYS[4], keep)
-        r = keep
-      end
-      redis.call('HSET', KEYS[1], '#q', ds_int(now + r))
-    end
+    mx_wait(KEYS[1], KEYS[3], KEYS[4], ARGV[3], ttl, ARGV[4], ARGV[6], ARGV[7], ARGV[2], v[3], t, now)
     return {0, ttl, now}
   end
 end

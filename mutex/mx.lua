@@ -36,17 +36,18 @@ end
 
 -- Register waiter id, waiting for acquisition acq (mode, lease ms) of the
 -- lock h, held by another owner, until its remaining lease ttl (negative:
--- unknown, counted as half a window) plus window ms; h is marked as waited
--- for ('#q'), whose value qend (false: none) says until when Q and E live
--- at least. The full path's copy of the registration in lockfast.lua (a
--- hash without a kind marker gets here).
-local function mx_wait(h, q, e, id, ttl, window, acq, mode, lease, qend)
-  local now = ds_now_ms()
-  if ttl < 0 then ttl = math.floor(tonumber(window) / 2) end
-  local span = ttl + tonumber(window)
+-- unknown, counted as half a window) plus window ms, at the server time t
+-- (a TIME reply) whose ms is now; h is marked as waited for ('#q'), whose
+-- value qend (false: none) says until when Q and E live at least. Also
+-- inlined into lockfast.lua's common case (luagen): keep its body free of
+-- returns.
+local function mx_wait(h, q, e, id, ttl, window, acq, mode, lease, qend, t, now)
+  local span = ttl
+  if span < 0 then span = math.floor(tonumber(window) / 2) end
+  span = span + tonumber(window)
   -- Queued to the server's microsecond: ties by Client id would unsettle
   -- the order.
-  redis.call('ZADD', q, 'NX', ds_int(ds_us(ds_clock())), id)
+  redis.call('ZADD', q, 'NX', ds_int(ds_us(t)), id)
   redis.call('HSET', e, id, ds_int(now + span) .. ' ' .. acq .. ' ' .. mode .. ' ' .. lease)
   if now + span > (tonumber(qend) or 0) then
     local keep = span + tonumber(window)

@@ -8,6 +8,6 @@ if sem_avail() >= tonumber(ARGV[3]) then
   ds_unwait(KEYS[3], ARGV[4])
   return 1
 end
-sem_wait(ARGV[4], ARGV[3], 0, ARGV[5])
+sem_wait(ARGV[4], ARGV[3], ARGV[5], now)
 if not sem_exists then return -4 end
 return 0

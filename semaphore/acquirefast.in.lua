@@ -11,7 +11,7 @@
 -- acquisition neither finished nor taken before, on a semaphore whose
 -- permits were set, takes permits that are available (a waiter, woken by a
 -- release, leaves the waiter set), or is refused, a waiter being
--- registered (sem_wait's work, inlined). The counting semaphore holds no
+-- registered (sem_wait, inlined). The counting semaphore holds no
 -- leases (KEYS[2] stays empty), so the full path's sem_prune would change
 -- nothing. Anything else (a name of another kind or never set, a finished
 -- acquisition) goes on to the full path.
@@ -26,12 +26,6 @@ if v[2] == ARGV[#ARGV] and not redis.call('ZSCORE', KEYS[5], ARGV[6])
     if ARGV[4] ~= '' then redis.call('ZREM', KEYS[3], ARGV[4]) end
     return 1
   end
-  if ARGV[4] ~= '' then
-    local fend = ds_int(ds_ms(t) + tonumber(ARGV[5]))
-    redis.call('ZADD', KEYS[3], fend, ARGV[4])
-    ds_extend(KEYS[3], ARGV[5])
-    redis.call('ZADD', KEYS[4], 'GT', fend, ARGV[3])
-    ds_extend(KEYS[4], ARGV[5])
-  end
+  sem_wait(ARGV[4], ARGV[3], ARGV[5], ds_ms(t))
   return 0
 end

@@ -12,7 +12,7 @@
 -- acquisition neither finished nor taken before, on a semaphore whose
 -- permits were set, takes permits that are available (a waiter, woken by a
 -- release, leaves the waiter set), or is refused, a waiter being
--- registered (sem_wait's work, inlined). The counting semaphore holds no
+-- registered (sem_wait, inlined). The counting semaphore holds no
 -- leases (KEYS[2] stays empty), so the full path's sem_prune would change
 -- nothing. Anything else (a name of another kind or never set, a finished
 -- acquisition) goes on to the full path.
@@ -35,17 +35,20 @@ if v[2] == ARGV[#ARGV] and not redis.call('ZSCORE', KEYS[5], ARGV[6])
     if ARGV[4] ~= '' then redis.call('ZREM', KEYS[3], ARGV[4]) end
     return 1
   end
-  if ARGV[4] ~= '' then
-    local fend = string.format('%d', (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) + tonumber(ARGV[5]))
-    redis.call('ZADD', KEYS[3], fend, ARGV[4])
-    do
-      local key, ms = KEYS[3], ARGV[5]
-      if redis.call('PTTL', key) < tonumber(ms) then redis.call('PEXPIRE', key, ms) end
-    end
-    redis.call('ZADD', KEYS[4], 'GT', fend, ARGV[3])
-    do
-      local key, ms = KEYS[4], ARGV[5]
-      if redis.call('PTTL', key) < tonumber(ms) then redis.call('PEXPIRE', key, ms) end
+  do
+    local id, need, window, now = ARGV[4], ARGV[3], ARGV[5], (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+    if id ~= '' then
+      local fend = string.format('%d', now + tonumber(window))
+      redis.call('ZADD', KEYS[3], fend, id)
+      do
+        local key, ms = KEYS[3], window
+        if redis.call('PTTL', key) < tonumber(ms) then redis.call('PEXPIRE', key, ms) end
+      end
+      redis.call('ZADD', KEYS[4], 'GT', fend, need)
+      do
+        local key, ms = KEYS[4], window
+        if redis.call('PTTL', key) < tonumber(ms) then redis.call('PEXPIRE', key, ms) end
+      end
     end
   end
   return 0

@@ -96,24 +96,20 @@ local function sem_wake(avail, released)
   end
 end
 
--- Register waiter id ('' when the caller will not wait) as needing need
--- permits, for ttl + window ms. A need stays listed as long as its longest
--- registered waiter. The permit semaphore's waiter is queued instead, its
--- place kept when it registers again, with the permit ids it waits for
--- and their lease ms (a release grants them: sem_pgrant).
-local function sem_wait(id, need, ttl, window, ids, lease)
-  if id == '' then return end
-  local span = math.max(ttl, 0) + tonumber(window)
-  if ids then
-    redis.call('ZADD', KEYS[3], 'NX', ds_int(ds_us(ds_clock())), id)
-    redis.call('HSET', KEYS[4], id, ds_int(ds_now_ms() + span) .. ' ' .. lease .. ' ' .. ids)
-    ds_extend(KEYS[3], span)
-    ds_extend(KEYS[4], span)
-    return
+-- The helpers from here to sem_ptell are also inlined into the common
+-- cases (luagen): keep each body's only return, if any, its last line.
+
+-- Register waiter id ('' when the caller will not wait) of the counting
+-- semaphore as needing need permits, for window ms from now (server ms). A
+-- need stays listed as long as its longest registered waiter.
+local function sem_wait(id, need, window, now)
+  if id ~= '' then
+    local fend = ds_int(now + tonumber(window))
+    redis.call('ZADD', KEYS[3], fend, id)
+    ds_extend(KEYS[3], window)
+    redis.call('ZADD', KEYS[4], 'GT', fend, need)
+    ds_extend(KEYS[4], window)
   end
-  ds_wait(KEYS[3], id, ttl, window)
-  redis.call('ZADD', KEYS[4], 'GT', ds_now_ms() + span, need)
-  if redis.call('PTTL', KEYS[4]) < span then redis.call('PEXPIRE', KEYS[4], span) end
 end
 
 -- Forget waiter id of the permit semaphore.
@@ -121,21 +117,57 @@ local function sem_punwait(id)
   if id ~= '' and redis.call('ZREM', KEYS[3], id) == 1 then redis.call('HDEL', KEYS[4], id) end
 end
 
+-- Queue waiter id of the permit semaphore ('' when the caller will not
+-- wait: nothing is written), its place kept when it registers again, with
+-- the permit ids it waits for and their lease ms (a release grants them:
+-- sem_pgrant), at the server time t (a TIME reply) whose ms is now. first
+-- is the earliest lease of the held permits ({id, end}, or {} when none is
+-- held): the waiter is told to try again when it ends, or in half a window
+-- when no permit is held, and its window ms run from then. Returns the ms
+-- until that lease ends, -1 when no permit is held.
+local function sem_pwait(id, ids, lease, window, first, t, now)
+  local retry, told = -1, math.floor(window / 2)
+  if first[2] then
+    retry = tonumber(first[2]) - now
+    told = retry
+  end
+  if id ~= '' then
+    local span = told + window
+    redis.call('ZADD', KEYS[3], 'NX', ds_int(ds_us(t)), id)
+    redis.call('HSET', KEYS[4], id, ds_int(now + span) .. ' ' .. lease .. ' ' .. ids)
+    ds_extend(KEYS[3], span)
+    ds_extend(KEYS[4], span)
+  end
+  return retry
+end
+
+-- The permit ids, granted to a waiter that asked for lease ms, are held
+-- from now for that lease, at most the hand-off lease.
+local function sem_phold(ids, lease, now)
+  local exp = ds_int(now + math.min(tonumber(ARGV[#ARGV - 1]), tonumber(lease)))
+  for pid in string.gmatch(ids, '%S+') do redis.call('ZADD', KEYS[2], exp, pid) end
+end
+
+-- Waiter id, granted its permits, leaves the queue and is told
+-- 'g:<id> <server ms> <next>' on its Client's channel (ds_tell): it holds
+-- when the message arrives. next is the waiter after it ('-': none).
+local function sem_ptell(id, next, now)
+  sem_punwait(id)
+  ds_tell(ARGV[2], ARGV[1], id, next, 'g:' .. id .. ' ' .. ds_int(now) .. ' ' .. next)
+end
+
 -- The permit semaphore: grant the available permits to its queued
 -- waiters, oldest first, while the oldest's need fits (a waiter whose
--- window ended is dropped on the way). A waiter granted leaves the queue,
--- its permits are held under its ids with a lease of at most the hand-off
--- lease, and 'g:<id> <server ms> <next>' on its Client's channel
--- (ds_tell) tells it: it holds when the message arrives, and its Client's
--- renewal extends the lease. <next>, the waiter after it, is nudged to
--- bound its sleep by the hand-off lease (with a message of its own in
--- another Client): a granted waiter that vanished lets the lease end, and
--- the next one's attempt returns its permits and is granted them.
+-- window ended is dropped on the way). A waiter granted holds its permits
+-- with a lease of at most the hand-off lease (sem_phold) and is told
+-- (sem_ptell): its Client's renewal extends the lease. The waiter after it
+-- is nudged to bound its sleep by the hand-off lease (with a message of its
+-- own in another Client): a granted waiter that vanished lets the lease
+-- end, and the next one's attempt returns its permits and is granted them.
 local function sem_pgrant()
   local v = sem_avail()
   if v <= 0 or redis.call('EXISTS', KEYS[4]) == 0 then return end
   local now = ds_now_ms()
-  local hl = tonumber(ARGV[#ARGV - 1])
   for _ = 1, 64 do
     local two = redis.call('ZRANGE', KEYS[3], 0, 1)
     if #two == 0 then return end
@@ -147,12 +179,10 @@ local function sem_pgrant()
       local need = 0
       for _ in string.gmatch(ids, '%S+') do need = need + 1 end
       if need > v then return end
-      local exp = ds_int(now + math.min(hl, tonumber(lease)))
-      for pid in string.gmatch(ids, '%S+') do redis.call('ZADD', KEYS[2], exp, pid) end
+      sem_phold(ids, lease, now)
       v = v - need
       sem_add(-need)
-      sem_punwait(id)
-      ds_tell(ARGV[2], ARGV[1], id, next, 'g:' .. id .. ' ' .. ds_int(now) .. ' ' .. next)
+      sem_ptell(id, next, now)
       if v <= 0 then return end
     end
   end

@@ -34,12 +34,6 @@ if v >= n then
   end
   return {1, 0}
 end
--- A waiter told that no permit is held sleeps half a window.
-local retry, told = -1, math.floor(window / 2)
-if first[2] then
-  retry = tonumber(first[2]) - now
-  told = retry
-end
-sem_wait(ARGV[5], tostring(n), told, ARGV[6], ARGV[3], ARGV[4])
+local retry = sem_pwait(ARGV[5], ARGV[3], ARGV[4], window, first, ds_clock(), now)
 if not sem_exists then return {-4, retry, now} end
 return {0, retry, now}

@@ -16,7 +16,7 @@
 -- the last may have to wake a waiter), by a permit id neither granted nor
 -- finished before; a waiter for one permit, by such an id, when none is
 -- available and no held lease has ended (sem_prune would return it), is
--- queued (sem_wait's work, inlined) and refused. Anything else goes on to
+-- queued (sem_pwait, inlined) and refused. Anything else goes on to
 -- the full path.
 if ARGV[5] == '' and not string.find(ARGV[3], ' ', 1, true) then
   local v = redis.call('HMGET', KEYS[1], 'n', '#k', '#x')
@@ -37,17 +37,7 @@ if ARGV[5] ~= '' and not string.find(ARGV[3], ' ', 1, true) then
     local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
     if (not first[2] or tonumber(first[2]) > now)
         and not redis.call('ZSCORE', KEYS[2], ARGV[3]) and not redis.call('ZSCORE', KEYS[5], ARGV[3]) then
-      local window = tonumber(ARGV[6])
-      local retry, told = -1, math.floor(window / 2)
-      if first[2] then
-        retry = tonumber(first[2]) - now
-        told = retry
-      end
-      local span = told + window
-      redis.call('ZADD', KEYS[3], 'NX', ds_int(ds_us(t)), ARGV[5])
-      redis.call('HSET', KEYS[4], ARGV[5], ds_int(now + span) .. ' ' .. ARGV[4] .. ' ' .. ARGV[3])
-      ds_extend(KEYS[3], span)
-      ds_extend(KEYS[4], span)
+      local retry = sem_pwait(ARGV[5], ARGV[3], ARGV[4], tonumber(ARGV[6]), first, t, now)
       return {0, retry, now}
     end
   end

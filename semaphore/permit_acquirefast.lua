@@ -17,7 +17,7 @@
 -- the last may have to wake a waiter), by a permit id neither granted nor
 -- finished before; a waiter for one permit, by such an id, when none is
 -- available and no held lease has ended (sem_prune would return it), is
--- queued (sem_wait's work, inlined) and refused. Anything else goes on to
+-- queued (sem_pwait, inlined) and refused. Anything else goes on to
 -- the full path.
 if ARGV[5] == '' and not string.find(ARGV[3], ' ', 1, true) then
   local v = redis.call('HMGET', KEYS[1], 'n', '#k', '#x')
@@ -38,22 +38,28 @@ if ARGV[5] ~= '' and not string.find(ARGV[3], ' ', 1, true) then
     local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
     if (not first[2] or tonumber(first[2]) > now)
         and not redis.call('ZSCORE', KEYS[2], ARGV[3]) and not redis.call('ZSCORE', KEYS[5], ARGV[3]) then
-      local window = tonumber(ARGV[6])
-      local retry, told = -1, math.floor(window / 2)
-      if first[2] then
-        retry = tonumber(first[2]) - now
-        told = retry
-      end
-      local span = told + window
-      redis.call('ZADD', KEYS[3], 'NX', string.format('%d', (tonumber(t[1]) * 1000000 + tonumber(t[2]))), ARGV[5])
-      redis.call('HSET', KEYS[4], ARGV[5], string.format('%d', now + span) .. ' ' .. ARGV[4] .. ' ' .. ARGV[3])
+      local retry
       do
-        local key, ms = KEYS[3], span
-        if redis.call('PTTL', key) < tonumber(ms) then redis.call('PEXPIRE', key, ms) end
-      end
-      do
-        local key, ms = KEYS[4], span
-        if redis.call('PTTL', key) < tonumber(ms) then redis.call('PEXPIRE', key, ms) end
+        local id, ids, lease, window = ARGV[5], ARGV[3], ARGV[4], tonumber(ARGV[6])
+        local retry_, told = -1, math.floor(window / 2)
+        if first[2] then
+          retry_ = tonumber(first[2]) - now
+          told = retry_
+        end
+        if id ~= '' then
+          local span = told + window
+          redis.call('ZADD', KEYS[3], 'NX', string.format('%d', (tonumber(t[1]) * 1000000 + tonumber(t[2]))), id)
+          redis.call('HSET', KEYS[4], id, string.format('%d', now + span) .. ' ' .. lease .. ' ' .. ids)
+          do
+            local key, ms = KEYS[3], span
+            if redis.call('PTTL', key) < tonumber(ms) then redis.call('PEXPIRE', key, ms) end
+          end
+          do
+            local key, ms = KEYS[4], span
+            if redis.call('PTTL', key) < tonumber(ms) then redis.call('PEXPIRE', key, ms) end
+          end
+        end
+        retry = retry_
       end
       return {0, retry, now}
     end

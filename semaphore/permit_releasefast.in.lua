@@ -15,7 +15,8 @@
 -- (not fewer: a count set below the held permits must not grant)
 -- and no other held lease ended (sem_prune would return it), it goes
 -- straight to the oldest waiter when that one waits for one permit and its
--- window has not ended (sem_pgrant's work, inlined: the count stays).
+-- window has not ended (sem_pgrant's sem_phold and sem_ptell,
+-- inlined: the count stays).
 if ARGV[5] == '' then
   local waited = redis.call('EXISTS', KEYS[4]) == 1
   local t = redis.call('TIME')
@@ -31,19 +32,16 @@ if ARGV[5] == '' then
   end
   local first = v and v[1] == ARGV[#ARGV] and tonumber(v[3] or '0') == 0 and redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
   local two = first and tonumber(first[2]) > now and redis.call('ZRANGE', KEYS[3], 0, 1)
-  local fend, lease, pid
+  local fend, lease, ids -- the oldest waiter's entry, ids its one permit id
   if two and two[1] then
-    fend, lease, pid = string.match(redis.call('HGET', KEYS[4], two[1]) or '', '^(%d+) (%d+) (%S+)$')
+    fend, lease, ids = string.match(redis.call('HGET', KEYS[4], two[1]) or '', '^(%d+) (%d+) (%S+)$')
   end
   if fend and tonumber(fend) > now then
-    local id, next = two[1], two[2] or '-'
     redis.call('ZREM', KEYS[2], ARGV[3])
     ds_done(KEYS[5], ARGV[3], now, ARGV[4])
     if v[2] then redis.call('PEXPIRE', KEYS[1], v[2]) end -- its idle time to live (sem_used)
-    redis.call('ZADD', KEYS[2], ds_int(now + math.min(tonumber(ARGV[#ARGV - 1]), tonumber(lease))), pid)
-    redis.call('ZREM', KEYS[3], id)
-    redis.call('HDEL', KEYS[4], id)
-    ds_tell(ARGV[2], ARGV[1], id, next, 'g:' .. id .. ' ' .. ds_int(now) .. ' ' .. next)
+    sem_phold(ids, lease, now)
+    sem_ptell(two[1], two[2] or '-', now)
     return 1
   end
 end

@@ -108,8 +108,8 @@ var (
 func newScript(body string) *core.Script { return core.NewScript(libLua + body) }
 
 // newFastScript is newScript with fast, a common case that needs none of
-// the helpers (lib.lua's few it uses are inlined: X.in.lua), run before
-// they are defined (core.NewFastScript).
+// the helpers (the few of them and of the shared library it uses are
+// inlined: X.in.lua), run before they are defined (core.NewFastScript).
 func newFastScript(fast, body string) *core.Script {
 	return core.NewFastScript(fast, libLua+body)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,11 +12,12 @@ import (
 
 // A script's common case runs before the shared library is defined, so that
 // a run that returns early pays nothing for defining its helpers. The few
-// helpers a common case needs are written once, in internal/core/lib.lua,
-// and a common case's source (a file X.in.lua) calls them by name; luagen
-// (go generate ./internal/core) writes X.lua with each call replaced by the
-// helper's body, and TestGeneratedLua checks that every X.lua is current.
-// Inline does the replacing:
+// helpers a common case needs are written once, in internal/core/lib.lua or
+// in its primitive's own helper file (ownHelpers), and a common case's
+// source (a file X.in.lua) calls them by name; luagen (go generate
+// ./internal/core) writes X.lua with each call replaced by the helper's
+// body, and TestGeneratedLua checks that every X.lua is current. Inline
+// does the replacing:
 //
 //   - a helper whose body is one `return <expression>` (ds_ms, ds_int) is
 //     replaced where it is called, by the expression with its arguments in
@@ -24,10 +26,27 @@ import (
 //   - any other helper (ds_token, ds_done, ds_tell) may be called only as a statement
 //     of its own, `local a, b = h(args)` or `h(args)`, and becomes a
 //     do-block that binds the parameters, runs the body and assigns its
-//     final `return` (a helper called as `h(args)` has none).
+//     final `return` (a helper called as `h(args)` has none). A parameter
+//     whose argument is the same name is bound only when the body assigns
+//     it.
 
-// inlineHelpers are the helpers of lib.lua that Inline replaces.
-var inlineHelpers = []string{"ds_int", "ds_ms", "ds_us", "ds_token", "ds_extend", "ds_done", "ds_tell"}
+// A helperFile is a file of Lua helpers and those of them Inline replaces.
+type helperFile struct {
+	path  string // from the module's root
+	names []string
+}
+
+// libFile is the shared library and the helpers of it that Inline replaces
+// in every X.in.lua.
+var libFile = helperFile{"internal/core/lib.lua", []string{"ds_int", "ds_ms", "ds_us", "ds_token", "ds_extend", "ds_done", "ds_tell"}}
+
+// ownHelpers are, by folder, a primitive's own helper file and the helpers
+// of it that Inline replaces too in that folder's X.in.lua (their bodies
+// may call lib.lua's).
+var ownHelpers = map[string]helperFile{
+	"mutex":     {"mutex/mx.lua", []string{"mx_wait"}},
+	"semaphore": {"semaphore/lib.lua", []string{"sem_wait", "sem_punwait", "sem_pwait", "sem_phold", "sem_ptell"}},
+}
 
 type helper struct {
 	params []string
@@ -42,12 +61,12 @@ var (
 	identifier = regexp.MustCompile(`[A-Za-z_]\w*`)
 )
 
-// libHelpers reads inlineHelpers from lib, the text of lib.lua.
-func libHelpers(lib string) (map[string]helper, error) {
-	hs := map[string]helper{}
-	for _, m := range helperDef.FindAllStringSubmatch(lib, -1) {
+// readHelpers adds to hs the helpers names of text, the text of a helper
+// file.
+func readHelpers(hs map[string]helper, text string, names []string) error {
+	for _, m := range helperDef.FindAllStringSubmatch(text, -1) {
 		name := m[1]
-		if !contains(inlineHelpers, name) {
+		if !contains(names, name) {
 			continue
 		}
 		h := helper{}
@@ -64,12 +83,12 @@ func libHelpers(lib string) (map[string]helper, error) {
 		}
 		hs[name] = h
 	}
-	for _, name := range inlineHelpers {
+	for _, name := range names {
 		if _, ok := hs[name]; !ok {
-			return nil, fmt.Errorf("lib.lua defines no helper %s", name)
+			return fmt.Errorf("no helper %s", name)
 		}
 	}
-	return hs, nil
+	return nil
 }
 
 func contains(list []string, s string) bool {
@@ -81,13 +100,9 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// Inline returns src with the calls of lib's inline helpers replaced by
-// their bodies (see above).
-func Inline(lib, src string) (string, error) {
-	hs, err := libHelpers(lib)
-	if err != nil {
-		return "", err
-	}
+// Inline returns src with the calls of the helpers hs replaced by their
+// bodies (see above).
+func Inline(hs map[string]helper, src string) (string, error) {
 	var out []string
 	for _, line := range strings.Split(src, "\n") {
 		lines, err := inlineLine(hs, line)
@@ -160,7 +175,7 @@ func inlineStmt(hs map[string]helper, h helper, ind, vars, args string) ([]strin
 				return nil, fmt.Errorf("argument %q uses a variable it assigns", as[i])
 			}
 		}
-		if as[i] != p {
+		if as[i] != p || assigns(h.body, p) {
 			ps, vs = append(ps, rename(p)), append(vs, as[i])
 		}
 	}
@@ -191,6 +206,19 @@ func inlineStmt(hs map[string]helper, h helper, ind, vars, args string) ([]strin
 		out = append(out, exp...)
 	}
 	return append(out, ind+"end"), nil
+}
+
+// assigns reports whether a line of body may assign the name p (`p = x`,
+// `a, p = x, y`, or a local p of its own), so that the inlined body binds p
+// afresh rather than assign the caller's variable of that name.
+func assigns(body []string, p string) bool {
+	re := regexp.MustCompile(`(?:^|[^\w.])` + regexp.QuoteMeta(p) + `(?:\s*,\s*[\w.\[\]]+)*\s*=(?:[^=]|$)`)
+	for _, l := range body {
+		if re.MatchString(l) {
+			return true
+		}
+	}
+	return false
 }
 
 // inlineExpr replaces the calls of expression helpers in s.
@@ -372,13 +400,23 @@ const generatedHeader = "-- Code generated by luagen from %s; DO NOT EDIT.\n"
 // Generated returns, for every X.in.lua below root, the module's root (but
 // in bench/), the path of X.lua and the text it must have.
 func Generated(root string) (map[string]string, error) {
-	b, err := os.ReadFile(filepath.Join(root, "internal", "core", "lib.lua"))
-	if err != nil {
+	read := func(hs map[string]helper, f helperFile) error {
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f.path)))
+		if err == nil {
+			err = readHelpers(hs, string(b), f.names)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.path, err)
+		}
+		return nil
+	}
+	lib := map[string]helper{}
+	if err := read(lib, libFile); err != nil {
 		return nil, err
 	}
-	lib := string(b)
+	folders := map[string]map[string]helper{} // the helpers of a folder's X.in.lua
 	out := map[string]string{}
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -388,11 +426,27 @@ func Generated(root string) (map[string]string, error) {
 		if d.IsDir() || !strings.HasSuffix(path, ".in.lua") {
 			return nil
 		}
+		dir, err := filepath.Rel(root, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		dir = filepath.ToSlash(dir)
+		hs, ok := folders[dir]
+		if !ok {
+			hs = lib
+			if f, own := ownHelpers[dir]; own {
+				hs = maps.Clone(lib)
+				if err := read(hs, f); err != nil {
+					return err
+				}
+			}
+			folders[dir] = hs
+		}
 		src, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		text, err := Inline(lib, string(src))
+		text, err := Inline(hs, string(src))
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
@@ -402,18 +456,21 @@ func Generated(root string) (map[string]string, error) {
 	return out, err
 }
 
-// replaceParams replaces every identifier of e outside strings by f's
-// result; whole tells f that the identifier is a whole argument of a call
-// (between '(' or ', ' and ',' or ')'), where any expression fits.
+// replaceParams replaces every identifier of e outside strings and comments
+// by f's result; whole tells f that the identifier is a whole argument of a
+// call (between '(' or ', ' and ',' or ')'), where any expression fits.
 func replaceParams(e string, f func(id string, whole bool) string) string {
 	var b strings.Builder
 	for i := 0; i < len(e); {
 		c := e[i]
 		switch {
+		case strings.HasPrefix(e[i:], "--"):
+			b.WriteString(e[i:]) // a comment, to the end of the line
+			i = len(e)
 		case c == '\'' || c == '"':
 			j := strings.IndexByte(e[i+1:], c)
 			if j < 0 {
-				j = len(e) - i - 1
+				j = len(e) - i - 2 // unterminated: to the end
 			}
 			b.WriteString(e[i : i+j+2])
 			i += j + 2

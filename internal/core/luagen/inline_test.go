@@ -29,6 +29,10 @@ func TestInline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	hs := map[string]helper{}
+	if err := readHelpers(hs, string(lib), libFile.names); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct{ src, want, err string }{
 		{src: "local e = ds_int(ds_ms(t) + tonumber(ARGV[2]))",
 			want: "local e = string.format('%d', (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) + tonumber(ARGV[2]))"},
@@ -68,7 +72,7 @@ end`},
     end`},
 		{src: "local x = ds_tell(pub, ch, id, '-', m)", err: "does not end with a return"},
 	} {
-		got, err := Inline(string(lib), tc.src)
+		got, err := Inline(hs, tc.src)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("Inline(%q) error %v, want %q", tc.src, err, tc.err)
@@ -77,6 +81,61 @@ end`},
 		}
 		if err != nil || got != tc.want {
 			t.Errorf("Inline(%q) =\n%s\n(%v), want\n%s", tc.src, got, err, tc.want)
+		}
+	}
+}
+
+// A folder's X.in.lua inlines its primitive's own helpers (ownHelpers) as it
+// does lib.lua's, their calls of lib.lua's helpers too; a parameter the body
+// assigns is bound afresh even when its argument is the same name, so that
+// the caller's variable keeps its value; a comment in the body is copied as
+// it is (an apostrophe in it opens no string).
+func TestInlineOwn(t *testing.T) {
+	lib, err := os.ReadFile("../lib.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := `local function xx_wait(q, id, ttl, t)
+  -- n counts the server's adds
+  if ttl < 0 then ttl = 0 end
+  local n = redis.call('ZADD', q, ds_int(ds_us(t) + ttl), id)
+  return n
+end
+
+local function xx_other()
+  return 1
+end
+`
+	hs := map[string]helper{}
+	if err := readHelpers(hs, string(lib), libFile.names); err != nil {
+		t.Fatal(err)
+	}
+	if err := readHelpers(hs, own, []string{"xx_wait"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Inline(hs, "  local n = xx_wait(KEYS[3], ARGV[3], ttl, t)\n  return {n, ttl}")
+	want := `  local n
+  do
+    local q, id, ttl = KEYS[3], ARGV[3], ttl
+    -- n counts the server's adds
+    if ttl < 0 then ttl = 0 end
+    local n_ = redis.call('ZADD', q, string.format('%d', (tonumber(t[1]) * 1000000 + tonumber(t[2])) + ttl), id)
+    n = n_
+  end
+  return {n, ttl}`
+	if err != nil || got != want {
+		t.Errorf("Inline =\n%s\n(%v), want\n%s", got, err, want)
+	}
+	if err := readHelpers(hs, own, []string{"xx_gone"}); err == nil {
+		t.Error("readHelpers of a helper the file does not define: no error")
+	}
+	for _, f := range ownHelpers {
+		text, err := os.ReadFile("../../../" + f.path)
+		if err == nil {
+			err = readHelpers(map[string]helper{}, string(text), f.names)
+		}
+		if err != nil {
+			t.Errorf("%s: %v", f.path, err)
 		}
 	}
 }

@@ -1,7 +1,7 @@
 // Command luagen writes, for every X.in.lua below the given folder (default
-// the module root), X.lua: its source with the calls of lib.lua's inline
-// helpers replaced by their bodies (Inline). Run it with go generate
-// ./internal/core.
+// the module root), X.lua: its source with the calls of the inline helpers
+// of lib.lua and of its primitive's own helper file replaced by their bodies
+// (Inline). Run it with go generate ./internal/core.
 package main
 
 import (
