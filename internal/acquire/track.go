@@ -97,8 +97,11 @@ func (t *Track) Report(ctx context.Context, c *core.Core, token int64, err error
 // what is left of wait, until one is granted, fails otherwise, the wait is
 // spent, or lateAgain new ones were late too: then the lease is too short
 // for the round trips of this connection, and waiting longer would not
-// help. Each run is a new acquisition, with an id of its own: the late one
-// is finished on the server.
+// help. A late hand-off (LateGrant.Handed) is not counted: its lease was
+// the release's short hand-off lease, not the acquisition's, so a process
+// too busy to take one in time is no reason to end an unbounded wait. Each
+// run is a new acquisition, with an id of its own: the late one is finished
+// on the server.
 func AgainIfLate[T any](ctx context.Context, wait time.Duration, run func(wait time.Duration) (T, error)) (T, error) {
 	l := newLate(wait)
 	for {
@@ -128,10 +131,13 @@ func newLate(wait time.Duration) late {
 // again reports whether, after an acquisition that ended with err, a new
 // one is to run (with left).
 func (l *late) again(ctx context.Context, err error) bool {
-	if err == nil || !isLate(err) || ctx.Err() != nil || l.wait == 0 || l.n == lateAgain {
+	late, ok := lateOf(err)
+	if !ok || ctx.Err() != nil || l.wait == 0 || l.n == lateAgain && !late.Handed {
 		return false
 	}
-	l.n++
+	if !late.Handed {
+		l.n++
+	}
 	if l.wait > 0 {
 		if l.left = l.wait - time.Since(l.start); l.left <= 0 {
 			return false
@@ -140,11 +146,14 @@ func (l *late) again(ctx context.Context, err error) bool {
 	return true
 }
 
-// isLate reports whether err is a core.LateGrant (its target is allocated
-// only on this path, not on every grant).
-func isLate(err error) bool {
+// lateOf returns the core.LateGrant err wraps, if any (its target is
+// allocated only on this path, not on every grant).
+func lateOf(err error) (core.LateGrant, bool) {
 	var late core.LateGrant
-	return errors.As(err, &late)
+	if err == nil || !errors.As(err, &late) {
+		return core.LateGrant{}, false
+	}
+	return late, true
 }
 
 // lateAgain is how many new acquisitions AgainIfLate tries after a late

@@ -269,9 +269,12 @@ type Grant struct {
 
 // LateGrant is why Grant refused a grant: its reply came After its request
 // was sent, when the Lease it left could have ended. The acquisition may
-// try again with a new id within its wait.
+// try again with a new id within its wait. Handed says the grant was a
+// release's hand-off (Grant.ServerLease): its lease was the short hand-off
+// lease, not the one the acquisition asked for.
 type LateGrant struct {
 	After, Lease time.Duration
+	Handed       bool
 }
 
 func (e LateGrant) Error() string {
@@ -300,13 +303,14 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 		lease = cmp.Or(g.Renewed, h.core.Lease)
 	}
 	deadline := g.SentAt.Add(h.core.Watchdog.Trust(lease))
-	if g.ServerLease > 0 && g.ServerLease < lease {
+	handed := g.ServerLease > 0 && g.ServerLease < lease
+	if handed {
 		lease = g.ServerLease // the watchdog renews it before it ends
 	}
 	trust := h.core.Watchdog.Trust(lease) // the watchdog's deadline, or the explicit lease's end
 	now := time.Now()
 	if !now.Before(g.SentAt.Add(trust)) {
-		return nil, nil, fmt.Errorf("%w: %w", ErrNotAcquired, LateGrant{After: now.Sub(g.SentAt).Round(time.Millisecond), Lease: lease})
+		return nil, nil, fmt.Errorf("%w: %w", ErrNotAcquired, LateGrant{After: now.Sub(g.SentAt).Round(time.Millisecond), Lease: lease, Handed: handed})
 	}
 	a := &Acq{ID: g.ID, Token: g.Token, granted: Mono(now), live: true, unknown: g.Unknown}
 	if g.Lease > 0 {
