@@ -109,6 +109,8 @@ func (f *FairLock) describe() acquire.Handle {
 	return acquire.Handle{
 		Lock: &lock, Core: f.c, Kind: observe.KindFairLock, Name: f.name, What: f.what(),
 		ErrPrefix: fmt.Sprintf("fairlock %q", f.name), Key: f.key, Hash: f.key, Channel: f.channel, Ops: (*handle)(f),
+		// An attempt that finds the lock lapsed wakes the head (lock.lua).
+		Extra: []string{f.channel, f.c.PublishCmd(), f.handoff(context.Background())},
 	}
 }
 

@@ -79,12 +79,15 @@ end
 -- channel). The head must come back within hl ms: its window is cut to
 -- that, and then it is dropped, so that the next one, which bounds its
 -- sleep by hl, finds itself the head. A head that vanished delays the queue
--- by at most hl. The caller checks that h is free. Returns 1 when it
--- published, 0 when nobody queues.
-local function dsq_wake(q, d, channel, pub, hl)
+-- by at most hl. The caller checks that h is free. With once, the head is
+-- woken only when this call cut its window (an earlier wake cut it
+-- already otherwise). Returns 1 when it published, 0 when it did not
+-- (nobody queues, or once and woken before).
+local function dsq_wake(q, d, channel, pub, hl, once)
   local two = redis.call('LRANGE', q, 0, 1)
   if #two == 0 then return 0 end
-  redis.call('ZADD', d, 'XX', 'LT', ds_int(ds_now_ms() + tonumber(hl)), two[1])
+  local cut = redis.call('ZADD', d, 'XX', 'LT', 'CH', ds_int(ds_now_ms() + tonumber(hl)), two[1])
+  if once and cut == 0 then return 0 end
   redis.call(pub, channel, 'w:' .. two[1] .. ' ' .. (two[2] or '-'))
   return 1
 end
