@@ -15,6 +15,19 @@ local function mx_nudge(e, now, hl, window)
   return not fend or fend - tonumber(window) > now + hl
 end
 
+-- Nudge waiter third, the one after the waiter after the one a release
+-- granted the lock to or woke, when its entry e says it needs it
+-- (mx_nudge): 'w:- <third>' on its Client's channel. The release's own
+-- message nudges the second; so that one that vanished too (a process
+-- that died with two waiters queued, or two processes) delays the third by
+-- about the hand-off lease, not the retry time of its last refusal. third
+-- is '-' when none.
+local function mx_nudge_third(pub, channel, third, e, now, hl, window)
+  if third ~= '-' and mx_nudge(e, now, hl, window) then
+    redis.call(pub, channel .. ':' .. string.match(third, '^[^:]*'), 'w:- ' .. third)
+  end
+end
+
 -- Grant the lock h, deleted by the caller, to waiter id of the mutex's
 -- waiters, which waits for acquisition acq (mode, lease ms): a new hold with
 -- a fresh fencing token (fence; t a TIME reply, now its ms), its
