@@ -294,6 +294,49 @@ func TestVanishedHeadOfLapsedLockDelaysQueueByHandoffLease(t *testing.T) {
 	}
 }
 
+// Two waiters at the head of the queue that vanished (their process died)
+// delay the live waiter behind them by about twice the hand-off lease: the
+// release grants the lock to the first and nudges the two after it, so the
+// live third tries again within the hand-off lease, finds the lock lapsed
+// and wakes the second, whose window that cuts, and holds a hand-off lease
+// later. Before, only the second was nudged, and the third slept until the
+// retry time of its refusal: the holder's watchdog lease (30 s).
+func TestTwoVanishedWaitersDelayQueueByHandoffLease(t *testing.T) {
+	t.Parallel()
+	const hl = 300 * time.Millisecond
+	holder, gone, other := dstest.Client(t), dstest.Client(t), dstest.Client(t)
+	name := dstest.Name(t)
+	f, fg, fo := newFair(t, holder, name), newFair(t, gone, name), newFair(t, other, name)
+	for _, x := range []*fairlock.FairLock{f, fg, fo} {
+		fairlock.Tune(x, hl)
+	}
+	ctx := context.Background()
+	held, err := f.Lock(ctx)
+	require.NoError(t, err)
+	vanished := make(chan error, 2)
+	for i := range 2 {
+		go func() {
+			_, err := fg.Lock(ctx)
+			vanished <- err
+		}()
+		waitForQueue(t, f, i+1) // queued in this order
+	}
+	got := lockQueued(t, fo, 3)
+	dstest.Crash(gone) // both die without leaving the queue
+	for range 2 {
+		require.ErrorIs(t, <-vanished, distsync.ErrClosed)
+	}
+
+	start := time.Now()
+	require.NoError(t, f.Unlock(held))
+	h := <-got
+	// The bound is about twice the hand-off lease; the margin covers a
+	// loaded machine, and is a tenth of the delay before.
+	assert.Less(t, time.Since(start), 2*hl+3*time.Second, "the live waiter holds within twice the hand-off lease")
+	assert.Empty(t, queue(t, other, fo), "the vanished waiters were dropped")
+	require.NoError(t, fo.Unlock(h))
+}
+
 // A live head of the queue keeps its turn when the lock lapses without a
 // release: a waiter behind it that tries first only wakes it (its window
 // cut to the hand-off lease), and the head, which comes within that,
