@@ -675,7 +675,7 @@ func (e *Election) describe(cand *candidate, value string) *acquire.Handle {
 	return &acquire.Handle{
 		Lock: &lock, Core: e.c, Kind: observe.KindElection, Name: e.name, What: what, ErrPrefix: what,
 		Key: e.key, Hash: e.key, Channel: e.wake, Renewed: e.lease(), Ops: cand,
-		Extra: []string{value, e.obs, e.c.PublishCmd(), lastTermMs},
+		Extra: []string{value, e.obs, e.c.PublishCmd(), lastTermMs, e.wake, e.handoff(context.Background())},
 	}
 }
 
