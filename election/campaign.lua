@@ -10,7 +10,8 @@
 -- attempt, which queues nobody)  ARGV[4] candidate window ms
 -- ARGV[5] unused ('')  ARGV[6] acquisition id  ARGV[7] mode
 -- ARGV[8] value  ARGV[9] the change channel  ARGV[10] publish command
--- ARGV[11] ms to remember the last term
+-- ARGV[11] ms to remember the last term  ARGV[12] the wake-up channel
+-- ARGV[13] the hand-off lease ms
 -- Reply: {term, 1} when it leads, or led already (a repeated attempt: its
 --        lease is renewed from now);
 --        {0, ms after which to try again, server ms} when refused; a
@@ -25,7 +26,8 @@ if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
   return {tonumber(redis.call('HGET', KEYS[1], '#t')), n}
 end
 local head = redis.call('LINDEX', KEYS[2], 0)
-if redis.call('EXISTS', KEYS[1]) == 0 and (not head or head == ARGV[3]) then
+local vacant = redis.call('EXISTS', KEYS[1]) == 0
+if vacant and (not head or head == ARGV[3]) then
   if ds_finished(KEYS[5], ARGV[6]) then return {-2, 0} end
   dsq_granted(KEYS[2], KEYS[3], head)
   if head then redis.call('HDEL', KEYS[7], head) end
@@ -38,6 +40,15 @@ if redis.call('EXISTS', KEYS[1]) == 0 and (not head or head == ARGV[3]) then
   redis.call('PEXPIRE', KEYS[6], ARGV[11])
   redis.call(ARGV[10], ARGV[9], 'c')
   return {term, 1}
+end
+if vacant then
+  -- Nobody leads, yet another candidate heads the queue: the leadership
+  -- lapsed (the leader's lease ran out, its process died) without a
+  -- resignation, which would have handed it on. The head is woken as a
+  -- resignation would wake it (dsq_wake), once: its window is cut to the
+  -- hand-off lease, so one that vanished is dropped then, and this refusal
+  -- names that end as its retry time (dsq_refuse).
+  dsq_wake(KEYS[2], KEYS[3], ARGV[12], ARGV[10], ARGV[13], true)
 end
 local r = dsq_refuse(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[4], now)
 if ARGV[3] ~= '' then

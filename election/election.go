@@ -674,7 +674,7 @@ func (e *Election) describe(cand *candidate, value string) *acquire.Handle {
 	what := fmt.Sprintf("election %q", e.name)
 	return &acquire.Handle{
 		Lock: &lock, Core: e.c, Kind: observe.KindElection, Name: e.name, Key: e.key, Channel: e.wake, Ops: cand,
-		Also: &acquire.Also{What: what, ErrPrefix: what, Renewed: e.lease(), Extra: []string{value, e.obs, e.c.PublishCmd(), lastTermMs}},
+		Also: &acquire.Also{What: what, ErrPrefix: what, Renewed: e.lease(), Extra: []string{value, e.obs, e.c.PublishCmd(), lastTermMs, e.wake, e.handoff(context.Background())}},
 	}
 }
 

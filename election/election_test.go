@@ -585,12 +585,7 @@ func TestGrantToVanishedCandidateMovesOnWithinHandoffLease(t *testing.T) {
 	require.NoError(t, e.Resign(l))
 	w := receive(t, next, "the next candidate, within the hand-off lease (1 s; 10 s on a loaded machine)")
 	t.Logf("the next candidate led %v after the resignation", time.Since(start).Round(time.Millisecond))
-	st, err := e.Leader(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, "next", st.Value)
-	assert.Equal(t, w.Term, st.Term)
-	_, err = e.ForceResign(ctx)
-	require.NoError(t, err)
+	leadsDeposed(t, e, w, "next")
 }
 
 // A leadership granted to a candidate whose Client closes is given back by
@@ -625,4 +620,87 @@ func TestGrantDuringCloseIsGivenBack(t *testing.T) {
 		}
 		require.ErrorIs(t, err, distsync.ErrNoLeader, "round %d: the leadership came back", i)
 	}
+}
+
+// A head candidate that vanished, when the leadership lapses without a
+// resignation (the leader's process died too), delays the next candidate
+// by about the hand-off lease: the first campaign attempt that finds nobody
+// leading with another candidate at the head wakes the head, as a
+// resignation would, cutting its window. Before, nothing woke it, and the
+// next candidate waited for its window to end: the leader's lease and a
+// candidate window (30 s) after its last attempt.
+func TestVanishedHeadCandidateOfLapsedLeadership(t *testing.T) {
+	t.Parallel()
+	name := dstest.Name(t)
+	const lease = time.Second // the leader's, which lapses
+	leader := dstest.Client(t, func(o *distsync.Options) { o.Watchdog.Lease = lease })
+	e := newElection(t, leader, name)
+	ctx := context.Background()
+	_, _, err := e.Campaign(ctx, "leader")
+	require.NoError(t, err)
+	gone, other := dstest.Client(t), dstest.Client(t)
+	ghost := campaign(newElection(t, gone, name), ctx, "ghost")
+	dstest.AwaitCandidates(t, e, 1)
+	eo := newElection(t, other, name)
+	next := campaign(eo, ctx, "next")
+	dstest.AwaitCandidates(t, e, 2)
+	start := time.Now()
+	dstest.Crash(gone) // the head candidate vanishes
+	require.ErrorIs(t, (<-ghost).Err, distsync.ErrClosed)
+	dstest.Crash(leader) // and the leader: its leadership lapses
+
+	w := dstest.Elected(t, next, time.Minute, "the next candidate")
+	// The next candidate would have tried again when the leader's lease
+	// ended: it leads within the hand-off lease (1 s) after that (the
+	// margin covers a loaded machine), not a candidate window (30 s) later.
+	assert.Less(t, time.Since(start), lease+time.Second+5*time.Second, "the next candidate leads within the hand-off lease of the lease's end")
+	leadsDeposed(t, eo, w, "next")
+}
+
+// Two head candidates that vanished (their process died) delay the next
+// by about twice the hand-off lease: the resignation grants the leadership
+// to the first and nudges the two after it, so the live third campaigns
+// within the hand-off lease, finds the leadership lapsed and wakes the
+// second, whose window that cuts. Before, only the second was nudged, and
+// the third slept until the retry time of its refusal: the leader's lease
+// (30 s).
+func TestTwoVanishedHeadCandidates(t *testing.T) {
+	t.Parallel()
+	name := dstest.Name(t)
+	e := newElection(t, dstest.Client(t), name)
+	ctx := context.Background()
+	l, _, err := e.Campaign(ctx, "leader")
+	require.NoError(t, err)
+	gone := dstest.Client(t)
+	eg := newElection(t, gone, name)
+	var ghosts []<-chan dstest.Campaign
+	for i := range 2 {
+		ghosts = append(ghosts, campaign(eg, ctx, "ghost"))
+		dstest.AwaitCandidates(t, e, i+1) // queued in this order
+	}
+	next := campaign(newElection(t, dstest.Client(t), name), ctx, "next")
+	dstest.AwaitCandidates(t, e, 3)
+	dstest.Crash(gone) // both vanish
+	for _, g := range ghosts {
+		require.ErrorIs(t, (<-g).Err, distsync.ErrClosed)
+	}
+
+	start := time.Now()
+	require.NoError(t, e.Resign(l))
+	w := dstest.Elected(t, next, time.Minute, "the next candidate")
+	// The bound is about twice the hand-off lease (1 s); the margin covers
+	// a loaded machine.
+	assert.Less(t, time.Since(start), 2*time.Second+5*time.Second, "the next candidate leads within twice the hand-off lease")
+	leadsDeposed(t, e, w, "next")
+}
+
+// leadsDeposed checks that campaign w, with value, leads e, then deposes it.
+func leadsDeposed(t *testing.T, e *election.Election, w dstest.Campaign, value string) {
+	t.Helper()
+	st, err := e.Leader(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, value, st.Value)
+	assert.Equal(t, w.Term, st.Term, "it leads")
+	_, err = e.ForceResign(context.Background())
+	require.NoError(t, err)
 }

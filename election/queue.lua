@@ -32,13 +32,14 @@ end
 -- counter fence, the value it campaigns with (from V), a lease of at most
 -- hl ms until its Client renews it, the last term (last, kept lastms), and
 -- 'g:<id> <acquisition id> <term> <now> <next>' on wake: it leads when the
--- message arrives, and the candidate after it, nudged, bounds its sleep by
--- hl in case the head vanished (its grant then lapses and the next one
--- campaigns for the free leadership). Observers are told. A head whose id
+-- message arrives, and the two candidates after it (dsq_next), nudged,
+-- bound their sleep by hl in case the head vanished (its grant then lapses
+-- and the next one campaigns for the free leadership, or, when it vanished
+-- too, the third wakes it: campaign.lua). Observers are told. A head whose id
 -- says nothing of its campaign is woken instead (el_vacant).
 local function el_handon(h, q, d, v, fence, last, lastms, wake, pub, hl, obs, now)
-  local two = redis.call('LRANGE', q, 0, 1)
-  local id = two[1]
+  local three = redis.call('LRANGE', q, 0, 2)
+  local id = three[1]
   local owner, acq, mode, lease
   if id then owner, acq, mode, lease = string.match(id, '^(.*):([^:]+):([we])(%d+)$') end
   if not owner then return el_vacant(q, d, wake, pub, hl, obs) end
@@ -56,6 +57,6 @@ local function el_handon(h, q, d, v, fence, last, lastms, wake, pub, hl, obs, no
   redis.call('PEXPIRE', h, ds_int(ttl))
   redis.call('HSET', last, 't', s)
   redis.call('PEXPIRE', last, lastms)
-  redis.call(pub, wake, 'g:' .. id .. ' ' .. acq .. ' ' .. s .. ' ' .. ds_int(now) .. ' ' .. (two[2] or '-'))
+  redis.call(pub, wake, 'g:' .. id .. ' ' .. acq .. ' ' .. s .. ' ' .. ds_int(now) .. ' ' .. dsq_next(three))
   redis.call(pub, obs, 'c')
 end

@@ -108,7 +108,8 @@ func (h *handle) Renewal(owner string) core.Renewal {
 func (f *FairLock) describe() acquire.Handle {
 	return acquire.Handle{
 		Lock: &lock, Core: f.c, Kind: observe.KindFairLock, Name: f.name, Key: f.key, Channel: f.channel, Ops: (*handle)(f),
-		Also: &acquire.Also{What: f.what(), ErrPrefix: fmt.Sprintf("fairlock %q", f.name)},
+		// An attempt that finds the lock lapsed wakes the head (lock.lua).
+		Also: &acquire.Also{What: f.what(), ErrPrefix: fmt.Sprintf("fairlock %q", f.name), Extra: []string{f.channel, f.c.PublishCmd(), f.handoff(context.Background())}},
 	}
 }
 

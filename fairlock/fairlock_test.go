@@ -237,6 +237,132 @@ func TestVanishedWaiterSkipped(t *testing.T) {
 	require.NoError(t, f.Unlock(h))
 }
 
+// A head of the queue that vanished, whose holder's lock lapses without a
+// release (the holder's lease ran out, or its process died too), delays the
+// live waiters behind it by about the hand-off lease: the first attempt
+// that finds the lock free with the head not taking it wakes the head as a
+// release would, cutting its window to the hand-off lease. Before, nothing
+// woke it, and the waiters behind it waited for its window to end: the
+// holder's lease and a waiter window (30 s by default) after its last attempt.
+func TestVanishedHeadOfLapsedLockDelaysQueueByHandoffLease(t *testing.T) {
+	const (
+		hl    = 500 * time.Millisecond
+		lease = time.Second // the holder's, which lapses
+	)
+	for _, tc := range []struct {
+		name    string
+		crashed bool // the holder's process dies (else its explicit lease runs out)
+	}{{"lease ran out", false}, {"holder crashed", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			holder := dstest.Client(t, func(o *distsync.Options) { o.Watchdog.Lease = lease })
+			gone, other := dstest.Client(t), dstest.Client(t)
+			name := dstest.Name(t)
+			f, fg, fo := newFair(t, holder, name), newFair(t, gone, name), newFair(t, other, name)
+			for _, x := range []*fairlock.FairLock{f, fg, fo} {
+				fairlock.Tune(x, hl)
+			}
+			ctx := context.Background()
+			if tc.crashed {
+				_, err := f.Lock(ctx)
+				require.NoError(t, err)
+			} else {
+				_, err := f.TryLock(ctx, 0, lease)
+				require.NoError(t, err)
+			}
+			vanished := make(chan error, 1)
+			go func() {
+				_, err := fg.Lock(ctx)
+				vanished <- err
+			}()
+			waitForQueue(t, f, 1)
+			got := lockQueued(t, fo, 2)
+			start := time.Now()
+			dstest.Crash(gone) // the head's process dies without leaving the queue
+			require.ErrorIs(t, <-vanished, distsync.ErrClosed)
+			if tc.crashed {
+				dstest.Crash(holder) // its lock is never released: it lapses
+			}
+			h := <-got
+			// The live waiter would have tried again when the holder's lease
+			// ended: it holds within the hand-off lease after that (the margin
+			// covers a loaded machine), not a waiter window (30 s) later.
+			assert.Less(t, time.Since(start), lease+hl+5*time.Second, "the waiter behind the vanished head holds within the hand-off lease of the lease's end")
+			assert.Empty(t, queue(t, other, fo), "the vanished head was dropped")
+			require.NoError(t, fo.Unlock(h))
+		})
+	}
+}
+
+// Two waiters at the head of the queue that vanished (their process died)
+// delay the live waiter behind them by about twice the hand-off lease: the
+// release grants the lock to the first and nudges the two after it, so the
+// live third tries again within the hand-off lease, finds the lock lapsed
+// and wakes the second, whose window that cuts, and holds a hand-off lease
+// later. Before, only the second was nudged, and the third slept until the
+// retry time of its refusal: the holder's watchdog lease (30 s).
+func TestTwoVanishedWaitersDelayQueueByHandoffLease(t *testing.T) {
+	t.Parallel()
+	const hl = 300 * time.Millisecond
+	holder, gone, other := dstest.Client(t), dstest.Client(t), dstest.Client(t)
+	name := dstest.Name(t)
+	f, fg, fo := newFair(t, holder, name), newFair(t, gone, name), newFair(t, other, name)
+	for _, x := range []*fairlock.FairLock{f, fg, fo} {
+		fairlock.Tune(x, hl)
+	}
+	ctx := context.Background()
+	held, err := f.Lock(ctx)
+	require.NoError(t, err)
+	vanished := make(chan error, 2)
+	for i := range 2 {
+		go func() {
+			_, err := fg.Lock(ctx)
+			vanished <- err
+		}()
+		waitForQueue(t, f, i+1) // queued in this order
+	}
+	got := lockQueued(t, fo, 3)
+	dstest.Crash(gone) // both die without leaving the queue
+	for range 2 {
+		require.ErrorIs(t, <-vanished, distsync.ErrClosed)
+	}
+
+	start := time.Now()
+	require.NoError(t, f.Unlock(held))
+	h := <-got
+	// The bound is about twice the hand-off lease; the margin covers a
+	// loaded machine, and is a tenth of the delay before.
+	assert.Less(t, time.Since(start), 2*hl+3*time.Second, "the live waiter holds within twice the hand-off lease")
+	assert.Empty(t, queue(t, other, fo), "the vanished waiters were dropped")
+	require.NoError(t, fo.Unlock(h))
+}
+
+// A live head of the queue keeps its turn when the lock lapses without a
+// release: a waiter behind it that tries first only wakes it (its window
+// cut to the hand-off lease), and the head, which comes within that,
+// takes the lock before the waiter behind it.
+func TestLiveHeadOfLapsedLockKeepsItsTurn(t *testing.T) {
+	t.Parallel()
+	const lease = 500 * time.Millisecond // the holder's, which lapses
+	holder, a, b := dstest.Client(t), dstest.Client(t), dstest.Client(t)
+	name := dstest.Name(t)
+	f, fa, fb := newFair(t, holder, name), newFair(t, a, name), newFair(t, b, name)
+	ctx := context.Background()
+	_, err := f.TryLock(ctx, 0, lease)
+	require.NoError(t, err)
+	gotA := lockQueued(t, fa, 1)
+	gotB := lockQueued(t, fb, 2)
+	select {
+	case ha := <-gotA:
+		require.NoError(t, fa.Unlock(ha))
+		require.NoError(t, fb.Unlock(<-gotB))
+	case hb := <-gotB:
+		t.Error("the waiter behind the head took the lock first")
+		require.NoError(t, fb.Unlock(hb))
+		require.NoError(t, fa.Unlock(<-gotA))
+	}
+}
+
 // Waiting counts the waiters whose window has not ended, as the mutex, the
 // read-write lock and Client.Inspect do: a waiter that vanished still
 // stands in the queue once its window ended, until an attempt drops it, but

@@ -11,13 +11,13 @@
 -- head whose id says nothing of its acquisition is woken instead
 -- (dsq_wake). Returns 1 when it told someone, 0 when nobody queues.
 local function fl_handon(h, q, d, fence, channel, pub, hl, now)
-  local two = redis.call('LRANGE', q, 0, 1)
-  if #two == 0 then return 0 end
-  local id = two[1]
+  local three = redis.call('LRANGE', q, 0, 2)
+  if #three == 0 then return 0 end
+  local id = three[1]
   local owner, acq, mode, lease = string.match(id, '^(.*):([^:]+):([we])(%d+)$')
   if not owner then return dsq_wake(q, d, channel, pub, hl) end
   dsq_granted(q, d, id)
-  fl_give(h, fence, channel, pub, hl, ds_clock(), now, id, owner, acq, mode, lease, two[2] or '-')
+  fl_give(h, fence, channel, pub, hl, ds_clock(), now, id, owner, acq, mode, lease, dsq_next(three))
   return 1
 end
 

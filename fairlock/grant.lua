@@ -11,9 +11,10 @@
 -- its ms), its acquisition in the ledger, a lease of at most hl ms until
 -- its Client renews it, and 'g:<id> <acquisition id> <token> <now> <next>'
 -- published on channel: the head holds when it arrives, and next (the
--- waiter after it, '-' when none), nudged, bounds its sleep by hl in case
--- the head vanished (its grant then lapses and the next takes the free
--- lock).
+-- two waiters after it, dsq_next in queue.lua), nudged, bound their sleep
+-- by hl in case the head vanished (its grant then lapses and the next
+-- takes the free lock, or, when it vanished too, the third wakes it:
+-- fairlock/lock.lua).
 local function fl_give(h, fence, channel, pub, hl, t, now, id, owner, acq, mode, lease, next)
   local _, s
   do

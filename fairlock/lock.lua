@@ -28,6 +28,15 @@ if not v[2] and (not head or head == ARGV[3]) then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return {tok, 1}
 end
+if not v[2] then
+  -- Nobody holds the lock, yet another waiter heads the queue: the last
+  -- hold lapsed (its lease ran out, its holder died) without a release,
+  -- which would have handed the lock on. The head is woken as a release
+  -- would wake it (dsq_wake), once: its window is cut to the hand-off
+  -- lease, so one that vanished is dropped then, and this refusal names
+  -- that end as its retry time (dsq_refuse).
+  dsq_wake(KEYS[2], KEYS[3], ARGV[8], ARGV[9], ARGV[10], true)
+end
 local r = dsq_refuse(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[4], now)
 r[3] = now -- for a grant that follows (acquire.Lock.Handoff)
 return r

@@ -7,6 +7,8 @@
 -- caller will not wait: it is then never queued)  ARGV[4] waiter window ms
 -- ARGV[5] unused ('')  ARGV[6] acquisition id
 -- ARGV[7] 'w' (the watchdog renews it) or 'e' (an explicit lease)
+-- ARGV[8] channel  ARGV[9] publish command  ARGV[10] the hand-off lease ms
+-- (to wake the head of the queue of a lock that lapsed: lock.lua)
 -- Reply: {token, hold count} when acquired or re-entered, or when this
 --        acquisition was granted before (a repeated attempt: its lease is
 --        then renewed from now, as a new grant's would be, so the caller

@@ -14,7 +14,7 @@
 -- The common cases come first, before the helpers are defined: the owner's
 -- only acquisition is released (the HGET of the ledger; TIME too for an
 -- explicit lease, to check that it has not ended), the DEL and the finished
--- mark, and then either nobody queues (the LRANGE of the two oldest finds
+-- mark, and then either nobody queues (the LRANGE of the three oldest finds
 -- none) or the head of the queue is live (its window end in D, one ZSCORE,
 -- has not passed) and its id says its acquisition: the lock goes to it as
 -- fl_handon would (fl_give, in grant.lua, and handoff.lua, after it), without pruning the queue first (a waiter whose window
@@ -24,17 +24,20 @@
 local fu_ledger = redis.call('HGET', KEYS[1], '#a:' .. ARGV[1]) -- for the full path
 local fu_grant -- the head to grant the lock to (handoff.lua): {id, owner, acquisition, mode, lease, TIME, ms, next}
 if dsf_only(fu_ledger, ARGV[2]) then
-  local two = redis.call('LRANGE', KEYS[2], 0, 1)
-  local owner, acq, mode, lease = string.match(two[1] or '', '^(.*):([^:]+):([we])(%d+)$')
+  local three = redis.call('LRANGE', KEYS[2], 0, 2)
+  local owner, acq, mode, lease = string.match(three[1] or '', '^(.*):([^:]+):([we])(%d+)$')
   if owner then
     local t = redis.call('TIME')
     local now = (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
-    local ends = redis.call('ZSCORE', KEYS[3], two[1])
+    local ends = redis.call('ZSCORE', KEYS[3], three[1])
     if ends and tonumber(ends) > now then
-      fu_grant = {two[1], owner, acq, mode, lease, t, now, two[2] or '-'}
+      -- next: the two after it, as dsq_next (queue.lua) writes them
+      local next = '-'
+      if #three > 1 then next = table.concat(three, ',', 2) end
+      fu_grant = {three[1], owner, acq, mode, lease, t, now, next}
     end
   end
-  if #two == 0 or fu_grant then
+  if #three == 0 or fu_grant then
     redis.call('DEL', KEYS[1])
     redis.call('SET', KEYS[4], '1', 'PX', ARGV[5])
     if not fu_grant then return 1 end

@@ -15,6 +15,32 @@ local function mx_nudge(e, now, hl, window)
   return not fend or fend - tonumber(window) > now + hl
 end
 
+-- The notifier's <next> for a release that chose waiter id (to grant the
+-- lock to or to wake): after, the waiter after it, and third, the one
+-- after that ('-' when none), each when its entry (ea, e3 in E, false when
+-- gone) says it needs a nudge (mx_nudge): '<after>,<third>', one of them,
+-- or '-'. ds_tell nudges them on id's Client's channel and on the first
+-- one's; a third whose Client is neither gets 'w:- <third>' of its own,
+-- here. So a chosen waiter that vanished delays the next by at most the
+-- hand-off lease, and two in a row (a process that died with both queued)
+-- delay the third by about as much, not until the retry time of its last
+-- refusal.
+local function mx_next_of(pub, channel, id, after, ea, third, e3, now, hl, window)
+  local next = '-'
+  if after ~= '-' and mx_nudge(ea, now, hl, window) then next = after end
+  if third ~= '-' and mx_nudge(e3, now, hl, window) then
+    local c = string.match(third, '^[^:]*')
+    if next == '-' then
+      next = third
+    elseif c == string.match(id, '^[^:]*') or c == string.match(after, '^[^:]*') then
+      next = next .. ',' .. third
+    else
+      redis.call(pub, channel .. ':' .. c, 'w:- ' .. third)
+    end
+  end
+  return next
+end
+
 -- Grant the lock h, deleted by the caller, to waiter id of the mutex's
 -- waiters, which waits for acquisition acq (mode, lease ms): a new hold with
 -- a fresh fencing token (fence; t a TIME reply, now its ms), its
@@ -22,11 +48,11 @@ end
 -- renews it, and the waiters flag ('#q', with the value qend the lock had:
 -- see lockfast.lua) when others wait (after, the waiter after it, is not
 -- '-'). The grant is published on the channel of the waiter's Client
--- ('g:<id> <acq> <token> <now> <next>', see mx.lua); next names the waiter
--- after it when nudge says it needs it (mx_nudge), with a message of its
--- own when it waits in another Client (ds_tell). The caller removes id from
--- the waiters.
-local function mx_grant(h, fence, channel, pub, hl, t, now, id, acq, mode, lease, after, nudge, qend)
+-- ('g:<id> <acq> <token> <now> <next>', see mx.lua); next names the
+-- waiters after it that need a nudge (mx_next_of), with a message of its
+-- own when the first waits in another Client (ds_tell). The caller removes
+-- id from the waiters.
+local function mx_grant(h, fence, channel, pub, hl, t, now, id, acq, mode, lease, after, next, qend)
   local _, s
   do
     local key = fence
@@ -51,8 +77,6 @@ local function mx_grant(h, fence, channel, pub, hl, t, now, id, acq, mode, lease
     redis.call('HSET', h, owner, 1, '#t', s, '#k', 'mutex', '#a:' .. owner, acq .. '=' .. e)
   end
   redis.call('PEXPIRE', h, string.format('%d', ttl))
-  local next = '-'
-  if nudge then next = after end
   do
     local msg = 'g:' .. id .. ' ' .. acq .. ' ' .. s .. ' ' .. string.format('%d', now) .. ' ' .. next
     local cid = string.match(id, '^[^:]*')

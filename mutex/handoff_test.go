@@ -2,6 +2,7 @@ package mutex_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"testing"
@@ -431,4 +432,91 @@ func TestGrantToVanishedWaiterMovesOnWithinHandoffLease(t *testing.T) {
 			require.NoError(t, mn.Unlock(w))
 		})
 	}
+}
+
+// Two waiters that vanished in a row ahead of a live one delay it by about
+// the hand-off lease, whether the release grants the lock to the oldest
+// (starving) or frees it and wakes the oldest alone (barging): the release
+// nudges the two waiters after the one it chose, so the live third bounds
+// its sleep by the hand-off lease and then takes the lock its vanished
+// grantee let lapse, or the free lock. Before, only the second was nudged,
+// and the third slept until the retry time of its refusal: the holder's
+// watchdog lease (30 s).
+func TestTwoVanishedWaitersDelayNextByHandoffLease(t *testing.T) {
+	const hl = 300 * time.Millisecond
+	for _, tc := range []struct {
+		name   string
+		starve time.Duration
+	}{{"granted", starving}, {"woken", barging}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			holder, gone, next := dstest.Client(t), dstest.Client(t), dstest.Client(t)
+			name := dstest.Name(t)
+			m, mg, mn := newMutex(t, holder, name), newMutex(t, gone, name), newMutex(t, next, name)
+			tune(tc.starve, hl, m, mg, mn)
+			ctx := context.Background()
+			held, err := m.Lock(ctx)
+			require.NoError(t, err)
+			errs := make(chan error, 2)
+			for i := range 2 {
+				go func() {
+					_, err := mg.Lock(ctx)
+					errs <- err
+				}()
+				waitForWaiters(t, holder, m, int64(i+1)) // registered in this order
+			}
+			gotNext := waiting(t, ctx, next, mn, 3)
+			dstest.Crash(gone) // both die: nothing leaves the waiter set
+			for range 2 {
+				require.ErrorIs(t, <-errs, distsync.ErrClosed)
+			}
+
+			start := time.Now()
+			require.NoError(t, m.Unlock(held))
+			w := <-gotNext
+			// The bound is about the hand-off lease; the margin covers a
+			// loaded machine, and is a tenth of the delay before.
+			assert.Less(t, time.Since(start), hl+3*time.Second, "the live waiter holds within the hand-off lease")
+			n, err := mn.HoldCount(w)
+			require.NoError(t, err)
+			assert.Equal(t, 1, n, "the live waiter holds")
+			require.NoError(t, mn.Unlock(w))
+		})
+	}
+}
+
+// Two waiters that vanished ahead of a live one of the same Client (here
+// entries of no acquisition, as a paused goroutine's would stay) delay it
+// by about the hand-off lease too: the release's one message to that
+// Client names both waiters after the grantee ('<second>,<third>').
+func TestVanishedWaitersOfOneClientDelayNextByHandoffLease(t *testing.T) {
+	const hl = 300 * time.Millisecond
+	holder, next := dstest.Client(t), dstest.Client(t)
+	name := dstest.Name(t)
+	m, mn := newMutex(t, holder, name), newMutex(t, next, name)
+	tune(starving, hl, m, mn)
+	ctx := context.Background()
+	held, err := m.Lock(ctx)
+	require.NoError(t, err)
+	gotNext := waiting(t, ctx, next, mn, 1)
+	rc := holder.Rueidis()
+	now, err := rc.Do(ctx, rc.B().Time().Build()).AsStrSlice()
+	require.NoError(t, err)
+	sec, _ := strconv.ParseInt(now[0], 10, 64)
+	for i, age := range []time.Duration{2 * time.Second, time.Second} { // older than the live waiter
+		id := fmt.Sprintf("%s:ghost%d:a%d", next.ID(), i, i)
+		entry := fmt.Sprintf("%d a%d w 30000", sec*1000+time.Minute.Milliseconds(), i)
+		require.NoError(t, rc.Do(ctx, rc.B().Zadd().Key(m.Key()+":waiters").ScoreMember().ScoreMember(float64(sec*1000000-age.Microseconds()), id).Build()).Error())
+		require.NoError(t, rc.Do(ctx, rc.B().Hset().Key(m.Key()+":waiting").FieldValue().FieldValue(id, entry).Build()).Error())
+	}
+	require.Len(t, waiters(t, holder, m), 3)
+
+	start := time.Now()
+	require.NoError(t, m.Unlock(held))
+	w := <-gotNext
+	// The bound is about the hand-off lease; the margin covers a loaded
+	// machine. Without the nudge the live waiter would sleep until the
+	// holder's watchdog lease (30 s) ended.
+	assert.Less(t, time.Since(start), hl+3*time.Second, "the live waiter holds within the hand-off lease")
+	require.NoError(t, mn.Unlock(w))
 }

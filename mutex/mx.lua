@@ -22,6 +22,10 @@
 -- process bounds its sleep by a hand-off lease, so a chosen waiter that
 -- vanished delays the others by at most that; a grant leaves it out when
 -- that waiter tries again by itself within the lease anyway (mx_nudge).
+-- The waiter after that is nudged too (<next> is then '<id>,<id>', and
+-- it gets a 'w:- <id>' of its own when its Client was told nothing:
+-- mx_next_of), so that two in a row that vanished delay it by about the
+-- lease too.
 -- Messages go to the channel of the waiter's Client only ('<channel>:<client
 -- id>', the part of a waiter id before its first ':'), so other processes do
 -- not even receive them; a next waiter of another Client gets its own
@@ -83,12 +87,12 @@ local function mx_next(h, q, e, fence, channel, pub, starve, hl, window)
   local now
   hl = tonumber(hl)
   for _ = 1, 64 do
-    local two = redis.call('ZRANGE', q, 0, 1, 'WITHSCORES')
+    local two = redis.call('ZRANGE', q, 0, 2, 'WITHSCORES') -- the oldest and the two after it
     if #two == 0 then break end
     now = now or ds_now_ms()
     local id, since = two[1], tonumber(two[2])
-    local after = two[3] or '-'
-    local es = redis.call('HMGET', e, id, after)
+    local after, third = two[3] or '-', two[5] or '-'
+    local es = redis.call('HMGET', e, id, after, third)
     local entry = es[1]
     local fend, acq, mode, lease, woken
     if entry then
@@ -101,7 +105,8 @@ local function mx_next(h, q, e, fence, channel, pub, starve, hl, window)
       redis.call('DEL', h)
       redis.call('ZREM', q, id)
       redis.call('HDEL', e, id)
-      mx_grant(h, fence, channel, pub, hl, ds_clock(), now, id, acq, mode, lease, after, mx_nudge(es[2], now, hl, window), 1)
+      mx_grant(h, fence, channel, pub, hl, ds_clock(), now, id, acq, mode, lease, after,
+        mx_next_of(pub, channel, id, after, es[2], third, es[3], now, hl, window), 1)
       return 'g'
     else
       redis.call('DEL', h)
@@ -109,7 +114,8 @@ local function mx_next(h, q, e, fence, channel, pub, starve, hl, window)
       -- wakes no second waiter while one is awake).
       if woken ~= '' then return '' end
       redis.call('HSET', e, id, entry .. ' ' .. ds_int(now))
-      ds_tell(pub, channel, id, after, 'w:' .. id .. ' ' .. after)
+      local next = mx_next_of(pub, channel, id, after, es[2], third, es[3], now, hl, window)
+      ds_tell(pub, channel, id, next, 'w:' .. id .. ' ' .. next)
       return 'w'
     end
   end

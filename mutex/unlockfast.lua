@@ -25,13 +25,13 @@
 -- explicit lease, to check that it has not ended). When waiters registered,
 -- the same, and the oldest waiter is granted the lock (handoff.lua, after
 -- the few helpers it needs) when it is live and its turn has come: one
--- ZRANGE of the two oldest, one HMGET of their entries. Anything else (a
+-- ZRANGE of the three oldest, one HMGET of their entries. Anything else (a
 -- waiter to drop, one young enough to wake only, another acquisition of
 -- the owner left, a release by id) goes on to the full path below the
 -- helpers, which has changed nothing yet.
 local ul_ledger -- the owner's ledger read here (false: none), for the full path
 local ul_starve, ul_hl, ul_window -- ARGV[5], read where waiters need it
-local ul_grant  -- the oldest waiter to grant the lock to (handoff.lua): {id, entry fields, next, its entry, TIME, ms, the lock's '#q'}
+local ul_grant  -- the oldest waiter to grant the lock to (handoff.lua): {id, entry fields, next, its entry, TIME, ms, the lock's '#q', the waiter after next, its entry}
 if ARGV[4] == '' then
   local v = redis.call('HMGET', KEYS[1], '#a:' .. ARGV[1], '#q')
   ul_ledger = v[1]
@@ -48,16 +48,16 @@ if ARGV[4] == '' then
       live = tonumber(e) > (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
     end
     if live and v[2] then
-      local two = redis.call('ZRANGE', KEYS[2], 0, 1, 'WITHSCORES')
+      local two = redis.call('ZRANGE', KEYS[2], 0, 2, 'WITHSCORES')
       ul_starve, ul_hl, ul_window = string.match(ARGV[5], '^(%d+) (%d+) (%d+)$')
       if #two > 0 then
         t = t or redis.call('TIME')
         local now = (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
-        local after = two[3] or '-'
-        local es = redis.call('HMGET', KEYS[3], two[1], after)
+        local after, third = two[3] or '-', two[5] or '-'
+        local es = redis.call('HMGET', KEYS[3], two[1], after, third)
         local fend, acq, mode, lease, woken = string.match(es[1] or '', '^(%S+) (%S+) (%S+) (%S+) ?(%S*)$')
         if fend and tonumber(fend) > now and woken == '' and (tonumber(t[1]) * 1000000 + tonumber(t[2])) - tonumber(two[2]) >= tonumber(ul_starve) * 1000 then
-          ul_grant = {two[1], acq, mode, lease, after, es[2], t, now, v[2]}
+          ul_grant = {two[1], acq, mode, lease, after, es[2], t, now, v[2], third, es[3]}
         else
           live = false
         end

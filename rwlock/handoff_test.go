@@ -81,12 +81,7 @@ func TestGrantToVanishedWaiterMovesOnWithinHandoffLease(t *testing.T) {
 			}
 			errc := lockAway(ctx, ghost)
 			waitForWaiters(t, holder, rw, set, 1)
-			gotNext := make(chan context.Context, 1)
-			go func() {
-				w, err := rn.Write().Lock(ctx)
-				assert.NoError(t, err)
-				gotNext <- w
-			}()
+			gotNext := holdAway(t, ctx, rn.Write())
 			n := int64(1)
 			if tc.ghost == "w" {
 				n = 2
@@ -171,12 +166,7 @@ func TestVanishedReaderGrantDelaysLaterWriterByHandoffLease(t *testing.T) {
 	held, err := rw.Write().Lock(ctx)
 	require.NoError(t, err)
 	errc := lockAway(ctx, rg.Read())
-	got := make(chan context.Context, 1)
-	go func() {
-		r, err := rw.Read().Lock(ctx)
-		assert.NoError(t, err)
-		got <- r
-	}()
+	got := holdAway(t, ctx, rw.Read())
 	waitForWaiters(t, holder, rw, "rwaiters", 2)
 	dstest.Crash(gone)
 	require.ErrorIs(t, <-errc, distsync.ErrClosed)
@@ -187,12 +177,7 @@ func TestVanishedReaderGrantDelaysLaterWriterByHandoffLease(t *testing.T) {
 		ttl, err := rw.Read().TTL(ctx)
 		return err == nil && ttl > hl
 	}, 5*time.Second, 10*time.Millisecond, "the live reader confirms its full lease")
-	gotW := make(chan context.Context, 1)
-	go func() {
-		w, err := ro.Write().Lock(ctx)
-		assert.NoError(t, err)
-		gotW <- w
-	}()
+	gotW := holdAway(t, ctx, ro.Write())
 	waitForWaiters(t, holder, rw, "wwaiters", 1)
 	require.NoError(t, rw.Read().Unlock(r))
 	n, err := rw.Read().Holders(ctx)
@@ -293,6 +278,17 @@ func lockAway(ctx context.Context, side *rwlock.Side) <-chan error {
 		errc <- err
 	}()
 	return errc
+}
+
+// holdAway locks side in the background and sends the hold once taken.
+func holdAway(t *testing.T, ctx context.Context, side *rwlock.Side) <-chan context.Context {
+	got := make(chan context.Context, 1)
+	go func() {
+		h, err := side.Lock(ctx)
+		assert.NoError(t, err)
+		got <- h
+	}()
+	return got
 }
 
 // readHold is a read hold readAway took: the handle and the hold's context.
@@ -410,12 +406,7 @@ func TestGrantGoesToTheWaitersClient(t *testing.T) {
 	}
 	w, err := rw.Write().Lock(ctx)
 	require.NoError(t, err)
-	rd := make(chan context.Context, 1)
-	go func() {
-		r, err := rwr.Read().Lock(ctx)
-		assert.NoError(t, err)
-		rd <- r
-	}()
+	rd := holdAway(t, ctx, rwr.Read())
 	waitForWaiters(t, holder, rw, "rwaiters", 1)
 	require.NoError(t, rw.Write().Unlock(w))
 	r := <-rd
@@ -428,4 +419,36 @@ func TestGrantGoesToTheWaitersClient(t *testing.T) {
 		break
 	}
 	require.NoError(t, rwr.Read().Unlock(r))
+}
+
+// Two writers that vanished while waiting, the older granted the lock by a
+// release, delay a live writer waiting after them by about the hand-off
+// lease: the grant nudges the two writers after the grantee, so the live
+// third tries again within the hand-off lease and takes the lock the
+// grantee let lapse. Before, only the second was nudged, and the third
+// slept until the retry time of its refusal: the holder's watchdog lease
+// (30 s).
+func TestTwoVanishedWritersDelayLiveWriterByHandoffLease(t *testing.T) {
+	const hl = 500 * time.Millisecond
+	holder, gone, rw, rg, ro := vanishing(t, hl)
+	ctx := context.Background()
+	held, err := rw.Write().Lock(ctx)
+	require.NoError(t, err)
+	first := lockAway(ctx, rg.Write())
+	waitForWaiters(t, holder, rw, "wwaiters", 1)
+	second := lockAway(ctx, rg.Write())
+	waitForWaiters(t, holder, rw, "wwaiters", 2)
+	got := holdAway(t, ctx, ro.Write())
+	waitForWaiters(t, holder, rw, "wwaiters", 3)
+	dstest.Crash(gone)
+	require.ErrorIs(t, <-first, distsync.ErrClosed)
+	require.ErrorIs(t, <-second, distsync.ErrClosed)
+
+	start := time.Now()
+	require.NoError(t, rw.Write().Unlock(held))
+	w := <-got
+	// The bound is about the hand-off lease; the margin covers a loaded
+	// machine, and is a sixth of the delay before.
+	assert.Less(t, time.Since(start), hl+4*time.Second, "the live writer holds within the hand-off lease")
+	require.NoError(t, ro.Write().Unlock(w))
 }

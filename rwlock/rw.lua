@@ -102,9 +102,10 @@ end
 -- attempt would (rw_grant: a fresh fencing token for a new hold), with a lease
 -- of at most the hand-off lease hl ms until its Client confirms it, and tell
 -- its Client (ds_tell): 'g:<id> <acquisition id> <token> <now> <next>'
--- (internal/notify). next, '-' for none, is nudged, by a message of its own
--- ('w:- <next>') when it waits in another Client: it bounds its sleep by hl
--- in case id has vanished, whose hold then lapses within hl.
+-- (internal/notify). next ('-' for none; '<a>,<b>' names two: rw_next) is
+-- nudged, by a message of its own ('w:- <next>') when it waits in another
+-- Client: it bounds its sleep by hl in case id has vanished, whose hold
+-- then lapses within hl.
 local function rw_hand(h, l, fence, wset, id, side, now, hl, channel, pub, next, q)
   redis.call('ZREM', wset, id)
   if q then redis.call('ZREM', q, id) end
@@ -131,15 +132,15 @@ local function rw_queue(q, wwait, id)
 end
 
 -- The oldest writer of the queue q whose registration in wwait lives, and
--- the one after it ('-' for none); nil when none lives. The writers found
+-- the two after it ('-' for none); nil when none lives. The writers found
 -- gone on the way leave the queue.
 local function rw_first_writer(q, wwait, now)
   for _ = 1, 64 do
-    local two = redis.call('ZRANGE', q, 0, 1)
-    if #two == 0 then return nil end
-    local e = redis.call('ZSCORE', wwait, two[1])
-    if e and tonumber(e) > now then return two[1], two[2] or '-' end
-    redis.call('ZREM', q, two[1])
+    local three = redis.call('ZRANGE', q, 0, 2)
+    if #three == 0 then return nil end
+    local e = redis.call('ZSCORE', wwait, three[1])
+    if e and tonumber(e) > now then return three[1], three[2] or '-', three[3] or '-' end
+    redis.call('ZREM', q, three[1])
   end
 end
 
@@ -150,6 +151,25 @@ end
 -- holding nobody back any longer.
 local function rw_cut(wwait, id, now, hl)
   redis.call('ZADD', wwait, 'XX', 'LT', ds_int(now + 2 * hl), id)
+end
+
+-- The writers a and b of the writers' waiter set wwait ('-' for none),
+-- first in line after waiter id, which a release hands the lock to, as
+-- the notifier's <next>: '<a>,<b>', '<a>' or '-'. Both are nudged by the
+-- message to id (ds_tell: on id's Client's channel and on a's), b by a
+-- 'w:- <b>' of its own when its Client is neither, and their registrations
+-- cut (rw_cut). So a writer that vanished after id delays the one after it
+-- by about hl, not the retry time of its last refusal.
+local function rw_next(id, a, b, wwait, now, hl, channel, pub)
+  if a == '-' then return '-' end
+  rw_cut(wwait, a, now, hl)
+  if b == '-' then return a end
+  rw_cut(wwait, b, now, hl)
+  local c = string.match(b, '^[^:]*')
+  if c ~= string.match(id, '^[^:]*') and c ~= string.match(a, '^[^:]*') then
+    redis.call(pub, channel .. ':' .. c, 'w:- ' .. b)
+  end
+  return a .. ',' .. b
 end
 
 -- Nudge every waiting reader: 'w:- *' (internal/notify) once on the channel
@@ -170,28 +190,27 @@ end
 -- with no attempt of the waiters' own. While no writer holds, the waiting
 -- readers are granted all at once, unless writers go first (prefer '1') and
 -- one waits; when no hold is left and no reader is granted, the oldest
--- waiting writer is (rw_first_writer). The writer first in line after the
--- grant is nudged (rw_hand) and its registration cut (rw_cut), and, when a
+-- waiting writer is (rw_first_writer). The two writers first in line after
+-- the grant are nudged and their registrations cut (rw_next), and, when a
 -- writer is granted, the readers it goes ahead of (writer preference) are
 -- nudged too; when holds are left that all end within hl, the oldest writer
 -- is nudged. So a grantee that vanished delays them by at most the
--- hand-off lease hl ms, and a nudged writer that vanished too by hl more.
+-- hand-off lease hl ms, and a nudged writer that vanished too by about hl
+-- more.
 local function rw_hand_on(h, l, fence, rwait, wwait, q, channel, pub, now, hl, prefer)
   if redis.call('HEXISTS', h, '#w') == 1 then return end
   hl = tonumber(hl)
-  local first, second = rw_first_writer(q, wwait, now)
+  local first, second, third = rw_first_writer(q, wwait, now)
   local readers = {}
   if prefer ~= '1' or not first then readers = rw_waiting(rwait, now) end
   if #readers > 0 then
-    local next = first or '-'
+    local next = rw_next(readers[1], first or '-', second or '-', wwait, now, hl, channel, pub)
     for _, id in ipairs(readers) do
       rw_hand(h, l, fence, rwait, id, 'r', now, hl, channel, pub, next)
       next = '-'
     end
-    if first then rw_cut(wwait, first, now, hl) end
   elseif first and redis.call('EXISTS', l) == 0 then
-    rw_hand(h, l, fence, wwait, first, 'w', now, hl, channel, pub, second, q)
-    if second ~= '-' then rw_cut(wwait, second, now, hl) end
+    rw_hand(h, l, fence, wwait, first, 'w', now, hl, channel, pub, rw_next(first, second, third, wwait, now, hl, channel, pub), q)
     -- Nudged even when a writer waits after the grantee: that one may
     -- have vanished too, and then only the readers come back.
     if prefer == '1' then rw_nudge_readers(rwait, now, channel, pub) end

@@ -257,7 +257,8 @@ var errHanded = errors.New("handed")
 // sleepFor sleeps until a notification worth an attempt, sleep has passed,
 // ctx is done (its error) or the notifier closed (core.ErrClosed). A grant
 // the waiter takes (w.Handed) ends it with errHanded; a nudge bounds the
-// rest of the sleep by w.Bound.
+// rest of the sleep by w.Bound; a signal that says nothing (Take took its
+// news already) is ignored.
 func sleepFor(ctx context.Context, w Wait, sub core.Subscription, timer *time.Timer, sleep time.Duration) error {
 	if !timer.Stop() {
 		select {
@@ -275,6 +276,12 @@ func sleepFor(ctx context.Context, w Wait, sub core.Subscription, timer *time.Ti
 		select {
 		case <-notified:
 			grant, woken, nudged := sub.Take()
+			if grant == "" && !woken && !nudged {
+				// A signal whose news an earlier Take took with another
+				// one's (two nudges, as second and third in line, one
+				// received before the other came): nothing to try for.
+				continue
+			}
 			if grant != "" && w.Handed != nil && w.Handed(grant) {
 				stats.Handed.Add(1)
 				return errHanded

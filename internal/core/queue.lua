@@ -74,18 +74,30 @@ local function dsq_refuse(h, q, d, id, window, now)
   return {0, math.max(retry, 1)}
 end
 
--- Wake the head of q, and only it, and nudge the waiter after it (the
--- notifier's 'w:<head> <next>' payload, by the publish command pub on
--- channel). The head must come back within hl ms: its window is cut to
--- that, and then it is dropped, so that the next one, which bounds its
+-- The waiters after the head in three, the first three of q: '<second>',
+-- '<second>,<third>' (both nudged, the third in case the second vanished
+-- too), or '-' when none (the notifier's <next>).
+local function dsq_next(three)
+  if #three < 2 then return '-' end
+  return table.concat(three, ',', 2)
+end
+
+-- Wake the head of q, and only it, and nudge the two waiters after it (the
+-- notifier's 'w:<head> <next>' payload, dsq_next, by the publish command
+-- pub on channel). The head must come back within hl ms: its window is cut
+-- to that, and then it is dropped, so that the next one, which bounds its
 -- sleep by hl, finds itself the head. A head that vanished delays the queue
--- by at most hl. The caller checks that h is free. Returns 1 when it
--- published, 0 when nobody queues.
-local function dsq_wake(q, d, channel, pub, hl)
-  local two = redis.call('LRANGE', q, 0, 1)
-  if #two == 0 then return 0 end
-  redis.call('ZADD', d, 'XX', 'LT', ds_int(ds_now_ms() + tonumber(hl)), two[1])
-  redis.call(pub, channel, 'w:' .. two[1] .. ' ' .. (two[2] or '-'))
+-- by at most hl, and two in a row about 2 hl: the third, nudged too,
+-- finds the second at the head of a free lock and wakes it in turn. The caller checks that h is free. With once, the head is
+-- woken only when this call cut its window (an earlier wake cut it
+-- already otherwise). Returns 1 when it published, 0 when it did not
+-- (nobody queues, or once and woken before).
+local function dsq_wake(q, d, channel, pub, hl, once)
+  local three = redis.call('LRANGE', q, 0, 2)
+  if #three == 0 then return 0 end
+  local cut = redis.call('ZADD', d, 'XX', 'LT', 'CH', ds_int(ds_now_ms() + tonumber(hl)), three[1])
+  if once and cut == 0 then return 0 end
+  redis.call(pub, channel, 'w:' .. three[1] .. ' ' .. dsq_next(three))
   return 1
 end
 

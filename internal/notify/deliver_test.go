@@ -47,14 +47,26 @@ func TestDeliverAddressesWaiters(t *testing.T) {
 	_, woken, _ = take(a)
 	assert.True(t, woken)
 
+	// nudgedOnly checks that each of subs was nudged, and only that.
+	nudgedOnly := func(msg string, subs ...*Sub) {
+		for _, s := range subs {
+			grant, woken, nudged := take(s)
+			assert.Equal(t, "", grant)
+			assert.False(t, woken)
+			assert.True(t, nudged, msg)
+		}
+	}
+	// Two waiters named next, comma-separated, are both nudged.
+	c := sub("c")
+	st.add(b)
+	n.deliver(st, "g:a acq 6 8 b,c")
+	nudgedOnly("both named next are nudged", b, c)
+	take(a)
+	st.remove(c)
+
 	// "*" as next nudges every waiter on the channel, anonymous ones too.
 	n.deliver(st, "w:- *")
-	for _, s := range []*Sub{a, anon} {
-		grant, woken, nudged = take(s)
-		assert.Equal(t, "", grant)
-		assert.False(t, woken)
-		assert.True(t, nudged, "every waiter is nudged")
-	}
+	nudgedOnly("every waiter is nudged", a, anon)
 }
 
 // A wake-up for one waiter does not go to a waiter woken already that has

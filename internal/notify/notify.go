@@ -16,7 +16,8 @@
 //
 // <next>, when not "-", names the waiter after the one woken: it is nudged
 // (Take reports it), so that it bounds its sleep in case the one woken or
-// granted has vanished; "*" nudges every local waiter on the channel.
+// granted has vanished; "<id>,<id>" names two (the second in case the
+// first vanished too); "*" nudges every local waiter on the channel.
 package notify
 
 import (
@@ -340,11 +341,16 @@ func (n *Notifier) deliver(st *channel, msg string) {
 				n.stats.Nudges.Add(1)
 				s.signal()
 			}
-		} else if next != "-" && next != id {
-			for _, s := range st.named[next] {
-				s.nudged = true
-				n.stats.Nudges.Add(1)
-				s.signal()
+		} else if next != "-" {
+			for nx := range strings.SplitSeq(next, ",") {
+				if nx == id {
+					continue
+				}
+				for _, s := range st.named[nx] {
+					s.nudged = true
+					n.stats.Nudges.Add(1)
+					s.signal()
+				}
 			}
 		}
 	case strings.HasPrefix(msg, "n:"):
