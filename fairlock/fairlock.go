@@ -106,10 +106,14 @@ func (h *handle) Renewal(owner string) core.Renewal {
 // describe returns the FairLock as an acquire.Handle, made once
 // (newFairLock).
 func (f *FairLock) describe() acquire.Handle {
+	also := &acquire.Also{What: f.what(), ErrPrefix: fmt.Sprintf("fairlock %q", f.name)}
+	if f.c != nil { // (a zero FairLock has no Client: its calls return ErrInvalidArgument)
+		// An attempt that finds the lock lapsed wakes the head (lock.lua).
+		also.Extra = []string{f.channel, f.c.PublishCmd(), f.handoff(context.Background())}
+	}
 	return acquire.Handle{
 		Lock: &lock, Core: f.c, Kind: observe.KindFairLock, Name: f.name, Key: f.key, Channel: f.channel, Ops: (*handle)(f),
-		// An attempt that finds the lock lapsed wakes the head (lock.lua).
-		Also: &acquire.Also{What: f.what(), ErrPrefix: fmt.Sprintf("fairlock %q", f.name), Extra: []string{f.channel, f.c.PublishCmd(), f.handoff(context.Background())}},
+		Also: also,
 	}
 }
 
