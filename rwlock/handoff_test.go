@@ -3,6 +3,7 @@ package rwlock_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -351,8 +352,10 @@ func TestWritersGrantedInOrder(t *testing.T) {
 	require.NoError(t, err)
 	const n = 5
 	order := make(chan int, n)
+	var wg sync.WaitGroup
+	defer wg.Wait() // each writer's Unlock is done before the Client closes
 	for i := range n {
-		go func() {
+		wg.Go(func() {
 			w, err := rw.Write().Lock(ctx)
 			if !assert.NoError(t, err) {
 				order <- -1
@@ -360,7 +363,7 @@ func TestWritersGrantedInOrder(t *testing.T) {
 			}
 			order <- i
 			assert.NoError(t, rw.Write().Unlock(w))
-		}()
+		})
 		waitForWaiters(t, c, rw, "wwaiters", int64(i+1))
 	}
 	require.NoError(t, rw.Write().Unlock(held))
