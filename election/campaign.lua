@@ -8,10 +8,10 @@
 -- the leadership (queue.lua)
 -- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] candidate id ('' on the first
 -- attempt, which queues nobody)  ARGV[4] candidate window ms
--- ARGV[5] unused ('')  ARGV[6] acquisition id  ARGV[7] mode
--- ARGV[8] value  ARGV[9] the change channel  ARGV[10] publish command
--- ARGV[11] ms to remember the last term  ARGV[12] the wake-up channel
--- ARGV[13] the hand-off lease ms
+-- ARGV[5] acquisition id  ARGV[6] mode
+-- ARGV[7] value  ARGV[8] the change channel  ARGV[9] publish command
+-- ARGV[10] ms to remember the last term  ARGV[11] the wake-up channel
+-- ARGV[12] the hand-off lease ms
 -- Reply: {term, 1} when it leads, or led already (a repeated attempt: its
 --        lease is renewed from now);
 --        {0, ms after which to try again, server ms} when refused; a
@@ -20,25 +20,25 @@
 ds_kind(KEYS[1], 'election')
 local now = dsq_prune(KEYS[2], KEYS[3])
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
-  if ds_finished(KEYS[5], ARGV[6]) then return {-2, 0} end
-  local n = ds_enter(KEYS[1], ARGV[1], ARGV[6], ARGV[7], ARGV[2], now, true)
+  if ds_finished(KEYS[5], ARGV[5]) then return {-2, 0} end
+  local n = ds_enter(KEYS[1], ARGV[1], ARGV[5], ARGV[6], ARGV[2], now, true)
   ds_extend(KEYS[1], ARGV[2])
   return {tonumber(redis.call('HGET', KEYS[1], '#t')), n}
 end
 local head = redis.call('LINDEX', KEYS[2], 0)
 local vacant = redis.call('EXISTS', KEYS[1]) == 0
 if vacant and (not head or head == ARGV[3]) then
-  if ds_finished(KEYS[5], ARGV[6]) then return {-2, 0} end
+  if ds_finished(KEYS[5], ARGV[5]) then return {-2, 0} end
   dsq_granted(KEYS[2], KEYS[3], head)
   if head then redis.call('HDEL', KEYS[7], head) end
   local term, s = ds_token(KEYS[4], ds_clock())
   redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', s, '#k', 'election',
-    '#a:' .. ARGV[1], ARGV[6] .. '=' .. ds_end(now, ARGV[7], ARGV[2]),
-    '#v', ARGV[8], '#s', ds_int(now))
+    '#a:' .. ARGV[1], ARGV[5] .. '=' .. ds_end(now, ARGV[6], ARGV[2]),
+    '#v', ARGV[7], '#s', ds_int(now))
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   redis.call('HSET', KEYS[6], 't', s) -- a hash: the ACL recipe has HGET, not GET
-  redis.call('PEXPIRE', KEYS[6], ARGV[11])
-  redis.call(ARGV[10], ARGV[9], 'c')
+  redis.call('PEXPIRE', KEYS[6], ARGV[10])
+  redis.call(ARGV[9], ARGV[8], 'c')
   return {term, 1}
 end
 if vacant then
@@ -48,12 +48,12 @@ if vacant then
   -- resignation would wake it (dsq_wake), once: its window is cut to the
   -- hand-off lease, so one that vanished is dropped then, and this refusal
   -- names that end as its retry time (dsq_refuse).
-  dsq_wake(KEYS[2], KEYS[3], ARGV[12], ARGV[10], ARGV[13], true)
+  dsq_wake(KEYS[2], KEYS[3], ARGV[11], ARGV[9], ARGV[12], true)
 end
 local r = dsq_refuse(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[4], now)
 if ARGV[3] ~= '' then
   -- Its value, for a grant; kept as long as the queue.
-  redis.call('HSET', KEYS[7], ARGV[3], ARGV[8])
+  redis.call('HSET', KEYS[7], ARGV[3], ARGV[7])
   local ttl = redis.call('PTTL', KEYS[2])
   if ttl > 0 then redis.call('PEXPIRE', KEYS[7], ttl) end
 end

@@ -15,7 +15,7 @@ if v[1] then
     -- A waiter whose owner got the lock meanwhile re-enters: it waits no more.
     redis.call('LREM', KEYS[2], 1, ARGV[3])
   end
-  local n = ds_enter(KEYS[1], ARGV[1], ARGV[6], ARGV[7], ARGV[2], now, true)
+  local n = ds_enter(KEYS[1], ARGV[1], ARGV[5], ARGV[6], ARGV[2], now, true)
   ds_extend(KEYS[1], ARGV[2])
   return {tonumber(v[3]), n}
 end
@@ -24,7 +24,7 @@ if not v[2] and (not head or head == ARGV[3]) then
   if redis.call('EXISTS', KEYS[5]) == 1 then return {-2, 0} end
   dsq_granted(KEYS[2], KEYS[3], head)
   local tok, s = ds_token(KEYS[4], ds_clock())
-  redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', s, '#k', 'fairlock', '#a:' .. ARGV[1], ARGV[6] .. '=' .. ds_end(now, ARGV[7], ARGV[2]))
+  redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', s, '#k', 'fairlock', '#a:' .. ARGV[1], ARGV[5] .. '=' .. ds_end(now, ARGV[6], ARGV[2]))
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return {tok, 1}
 end
@@ -35,7 +35,7 @@ if not v[2] then
   -- would wake it (dsq_wake), once: its window is cut to the hand-off
   -- lease, so one that vanished is dropped then, and this refusal names
   -- that end as its retry time (dsq_refuse).
-  dsq_wake(KEYS[2], KEYS[3], ARGV[8], ARGV[9], ARGV[10], true)
+  dsq_wake(KEYS[2], KEYS[3], ARGV[7], ARGV[8], ARGV[9], true)
 end
 local r = dsq_refuse(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[4], now)
 r[3] = now -- for a grant that follows (acquire.Lock.Handoff)

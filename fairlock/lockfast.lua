@@ -6,9 +6,9 @@
 -- KEYS[5] the acquisition's finished mark (ds_mark)
 -- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] waiter id (fl.lua; '' when the
 -- caller will not wait: it is then never queued)  ARGV[4] waiter window ms
--- ARGV[5] unused ('')  ARGV[6] acquisition id
--- ARGV[7] 'w' (the watchdog renews it) or 'e' (an explicit lease)
--- ARGV[8] channel  ARGV[9] publish command  ARGV[10] the hand-off lease ms
+-- ARGV[5] acquisition id
+-- ARGV[6] 'w' (the watchdog renews it) or 'e' (an explicit lease)
+-- ARGV[7] channel  ARGV[8] publish command  ARGV[9] the hand-off lease ms
 -- (to wake the head of the queue of a lock that lapsed: lock.lua)
 -- Reply: {token, hold count} when acquired or re-entered, or when this
 --        acquisition was granted before (a repeated attempt: its lease is
@@ -38,7 +38,7 @@ if ARGV[3] == '' and redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[5]) == 0 then
     end
     tok, s = tonumber(s_), s_
   end
-  redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', s, '#k', 'fairlock', '#a:' .. ARGV[1], ARGV[6] .. '=' .. dsf_end(ARGV[7], ARGV[2], t))
+  redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', s, '#k', 'fairlock', '#a:' .. ARGV[1], ARGV[5] .. '=' .. dsf_end(ARGV[6], ARGV[2], t))
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return {tok, 1}
 end

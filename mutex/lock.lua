@@ -8,7 +8,7 @@ if e > 0 and redis.call('EXISTS', KEYS[5]) == 1 then return {-2, 0} end
 if e == 0 then
   local tok, s = ds_token(KEYS[2], ds_clock())
   if ARGV[3] ~= '' then mx_unwait(KEYS[3], KEYS[4], ARGV[3]) end
-  redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', s, '#k', 'mutex', '#a:' .. ARGV[1], ARGV[6] .. '=' .. ds_end(nil, ARGV[7], ARGV[2]))
+  redis.call('HSET', KEYS[1], ARGV[1], 1, '#t', s, '#k', 'mutex', '#a:' .. ARGV[1], ARGV[5] .. '=' .. ds_end(nil, ARGV[6], ARGV[2]))
   mx_flag(KEYS[1], KEYS[3])
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return {tok, 1}
@@ -16,13 +16,13 @@ end
 local v = redis.call('HMGET', KEYS[1], ARGV[1], '#t', '#k', '#q')
 if v[3] ~= 'mutex' then ds_kind(KEYS[1], 'mutex') end
 if v[1] then
-  local n = ds_enter(KEYS[1], ARGV[1], ARGV[6], ARGV[7], ARGV[2], nil, true)
+  local n = ds_enter(KEYS[1], ARGV[1], ARGV[5], ARGV[6], ARGV[2], nil, true)
   ds_extend(KEYS[1], ARGV[2])
   if ARGV[3] ~= '' then mx_unwait(KEYS[3], KEYS[4], ARGV[3], KEYS[1]) end
   return {tonumber(v[2]), n}
 end
 local ttl = redis.call('PTTL', KEYS[1])
 if ARGV[3] ~= '' then
-  mx_wait(KEYS[1], KEYS[3], KEYS[4], ARGV[3], ttl, ARGV[4], ARGV[6], ARGV[7], ARGV[2], v[4], ds_clock(), ds_now_ms())
+  mx_wait(KEYS[1], KEYS[3], KEYS[4], ARGV[3], ttl, ARGV[4], ARGV[5], ARGV[6], ARGV[2], v[4], ds_clock(), ds_now_ms())
 end
 return {0, ttl, ds_now_ms()}

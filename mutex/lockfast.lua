@@ -8,9 +8,8 @@
 -- KEYS[2] the fencing counter of the name's slot (Core.FenceKey)  KEYS[3] Q and KEYS[4] E, the waiters
 -- (mx.lua)  KEYS[5] the acquisition's finished mark (ds_mark)
 -- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] waiter id ('<owner>:<acquisition
--- id>', mx.lua; '' when the caller will not wait)  ARGV[4] waiter window ms  ARGV[5] unused
--- ('': it was a lifetime of per-name fencing counters)
--- ARGV[6] acquisition id  ARGV[7] 'w' (the watchdog renews it) or 'e'
+-- id>', mx.lua; '' when the caller will not wait)  ARGV[4] waiter window ms
+-- ARGV[5] acquisition id  ARGV[6] 'w' (the watchdog renews it) or 'e'
 -- Reply: {token, hold count} when acquired or re-entered, or when this
 --        acquisition was granted before (a repeated attempt, or the
 --        confirmation of a hand-off: it extends the lease to the full one);
@@ -42,7 +41,7 @@ if ARGV[3] ~= '' then
     local now = (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
     local ttl = redis.call('PTTL', KEYS[1])
     do
-      local h, q, e, id, window, acq, mode, lease, qend = KEYS[1], KEYS[3], KEYS[4], ARGV[3], ARGV[4], ARGV[6], ARGV[7], ARGV[2], v[3]
+      local h, q, e, id, window, acq, mode, lease, qend = KEYS[1], KEYS[3], KEYS[4], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[2], v[3]
       local span = ttl
       if span < 0 then span = math.floor(tonumber(window) / 2) end
       span = span + tonumber(window)
@@ -85,9 +84,9 @@ if not (v and v[2]) and redis.call('EXISTS', KEYS[1], KEYS[5], KEYS[3]) == 0 the
     tok, s = tonumber(s_), s_
   end
   local e = 'w'
-  if ARGV[7] ~= 'w' then e = string.format('%d', (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) + tonumber(ARGV[2])) end
+  if ARGV[6] ~= 'w' then e = string.format('%d', (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) + tonumber(ARGV[2])) end
   -- (the count '1' is a string: the server formats a number argument with %.17g)
-  redis.call('HSET', KEYS[1], ARGV[1], '1', '#t', s, '#k', 'mutex', '#a:' .. ARGV[1], ARGV[6] .. '=' .. e)
+  redis.call('HSET', KEYS[1], ARGV[1], '1', '#t', s, '#k', 'mutex', '#a:' .. ARGV[1], ARGV[5] .. '=' .. e)
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return {tok, 1}
 end

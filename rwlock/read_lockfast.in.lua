@@ -3,10 +3,10 @@
 -- KEYS[4] the readers' waiter set  KEYS[5] the writers' waiter set
 -- KEYS[6] the acquisition's finished mark (ds_mark)  KEYS[7] the writers' queue (rw.lua)
 -- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] waiter id ('' when the caller will
--- not wait)  ARGV[4] waiter window ms  ARGV[5] unused ('')
--- ARGV[6] acquisition id  ARGV[7] 'w' (the watchdog renews it) or 'e'
--- ARGV[8] '1' when waiting writers go first (writer preference)
--- ARGV[9] the hand-off lease ms (unused)
+-- not wait)  ARGV[4] waiter window ms
+-- ARGV[5] acquisition id  ARGV[6] 'w' (the watchdog renews it) or 'e'
+-- ARGV[7] '1' when waiting writers go first (writer preference)
+-- ARGV[8] the hand-off lease ms (unused)
 -- Reply: {token, hold count} when acquired or re-entered, or when this
 --        acquisition was granted before (a repeated attempt);
 --        {-2, 0} when the acquisition was released or given up before;
@@ -26,7 +26,7 @@ if ARGV[3] == '' then
   local m = 'r:' .. ARGV[1]
   local v = redis.call('HMGET', KEYS[1], '#w', '#a:' .. m, '#k')
   local busy
-  if ARGV[8] == '1' then
+  if ARGV[7] == '1' then
     busy = redis.call('EXISTS', KEYS[6], KEYS[5])
   else
     busy = redis.call('EXISTS', KEYS[6])
@@ -34,7 +34,7 @@ if ARGV[3] == '' then
   if not v[1] and not v[2] and (not v[3] or v[3] == 'rwlock') and busy == 0 then
     local t = redis.call('TIME')
     local tok, s = ds_token(KEYS[3], t)
-    redis.call('HSET', KEYS[1], m, 1, 't:' .. m, s, '#a:' .. m, ARGV[6] .. '=' .. dsf_end(ARGV[7], ARGV[2], t), '#k', 'rwlock')
+    redis.call('HSET', KEYS[1], m, 1, 't:' .. m, s, '#a:' .. m, ARGV[5] .. '=' .. dsf_end(ARGV[6], ARGV[2], t), '#k', 'rwlock')
     redis.call('ZADD', KEYS[2], ds_int(ds_ms(t) + tonumber(ARGV[2])), m)
     local lease = tonumber(ARGV[2])
     for i = 1, 2 do

@@ -3,9 +3,9 @@
 -- KEYS[4] the readers' waiter set  KEYS[5] the writers' waiter set
 -- KEYS[6] the acquisition's finished mark (ds_mark)  KEYS[7] the writers' queue (rw.lua)
 -- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] waiter id ('' when the caller will
--- not wait)  ARGV[4] waiter window ms  ARGV[5] unused ('')
--- ARGV[6] acquisition id  ARGV[7] 'w' (the watchdog renews it) or 'e'
--- ARGV[8] '1' when waiting writers go first  ARGV[9] the hand-off lease ms
+-- not wait)  ARGV[4] waiter window ms
+-- ARGV[5] acquisition id  ARGV[6] 'w' (the watchdog renews it) or 'e'
+-- ARGV[7] '1' when waiting writers go first  ARGV[8] the hand-off lease ms
 -- Reply: {token, hold count} when acquired or re-entered, or when this
 --        acquisition was granted before (a repeated attempt);
 --        {-2, 0} when the acquisition was released or given up before;
@@ -24,7 +24,7 @@ if ARGV[3] == '' and redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[6]) == 0 then
   local t = redis.call('TIME')
   local tok, s = ds_token(KEYS[3], t)
   local m = 'w:' .. ARGV[1]
-  redis.call('HSET', KEYS[1], '#w', ARGV[1], m, 1, 't:' .. m, s, '#a:' .. m, ARGV[6] .. '=' .. dsf_end(ARGV[7], ARGV[2], t), '#k', 'rwlock')
+  redis.call('HSET', KEYS[1], '#w', ARGV[1], m, 1, 't:' .. m, s, '#a:' .. m, ARGV[5] .. '=' .. dsf_end(ARGV[6], ARGV[2], t), '#k', 'rwlock')
   redis.call('ZADD', KEYS[2], ds_int(ds_ms(t) + tonumber(ARGV[2])), m)
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   redis.call('PEXPIRE', KEYS[2], ARGV[2])

@@ -203,7 +203,7 @@ func (a *attempt) hold(ctx context.Context, wait time.Duration) (context.Context
 	if a.lease > 0 {
 		mode, leaseArg = "e", core.Ms(a.lease)
 	}
-	a.args = append([]string{a.owner, leaseArg, "", core.Ms(c.WaiterWindow), "", a.id, mode}, h.also().Extra...)
+	a.args = append([]string{a.owner, leaseArg, "", core.Ms(c.WaiterWindow), a.id, mode}, h.also().Extra...)
 	a.keys = h.Ops.Keys(a.id)
 	t := &a.t
 	t.Kind, t.Side, t.Name = h.Kind, h.also().Side, h.Name
