@@ -150,28 +150,41 @@ end
 
 -- Waiter id, granted its permits, leaves the queue and is told
 -- 'g:<id> <server ms> <next>' on its Client's channel (ds_tell): it holds
--- when the message arrives. next is the waiter after it ('-': none).
-local function sem_ptell(id, next, now)
+-- when the message arrives. after and third are the two waiters after it
+-- in the queue ('-': none), both nudged: <next> is '<after>,<third>' when
+-- third waits in id's Client or after's, which ds_tell's messages reach;
+-- else <next> is after, and third's Client is told 'w:- <third>' of its
+-- own. So two granted waiters in a row that vanished (a process that died
+-- with both queued) delay the third by about twice the hand-off lease, not
+-- until the retry time of its last refusal.
+local function sem_ptell(id, after, third, now)
   sem_punwait(id)
+  local next, c = after, string.match(third, '^[^:]*')
+  if third ~= '-' and (c == string.match(id, '^[^:]*') or c == string.match(after, '^[^:]*')) then
+    next = after .. ',' .. third
+  end
   ds_tell(ARGV[2], ARGV[1], id, next, 'g:' .. id .. ' ' .. ds_int(now) .. ' ' .. next)
+  if third ~= '-' and next == after then redis.call(ARGV[2], ARGV[1] .. ':' .. c, 'w:- ' .. third) end
 end
 
 -- The permit semaphore: grant the available permits to its queued
 -- waiters, oldest first, while the oldest's need fits (a waiter whose
 -- window ended is dropped on the way). A waiter granted holds its permits
 -- with a lease of at most the hand-off lease (sem_phold) and is told
--- (sem_ptell): its Client's renewal extends the lease. The waiter after it
--- is nudged to bound its sleep by the hand-off lease (with a message of its
--- own in another Client): a granted waiter that vanished lets the lease
--- end, and the next one's attempt returns its permits and is granted them.
+-- (sem_ptell): its Client's renewal extends the lease. The two waiters
+-- after it are nudged to bound their sleep by the hand-off lease: a
+-- granted waiter that vanished lets the lease end, and the next one's
+-- attempt returns its permits and is granted them; when the second
+-- vanished too, the third's attempt grants them to it, and the third is
+-- granted them a hand-off lease later.
 local function sem_pgrant()
   local v = sem_avail()
   if v <= 0 or redis.call('EXISTS', KEYS[4]) == 0 then return end
   local now = ds_now_ms()
   for _ = 1, 64 do
-    local two = redis.call('ZRANGE', KEYS[3], 0, 1)
-    if #two == 0 then return end
-    local id, next = two[1], two[2] or '-'
+    local three = redis.call('ZRANGE', KEYS[3], 0, 2)
+    if #three == 0 then return end
+    local id = three[1]
     local fend, lease, ids = string.match(redis.call('HGET', KEYS[4], id) or '', '^(%d+) (%d+) (.+)$')
     if not fend or tonumber(fend) <= now then
       sem_punwait(id)
@@ -182,7 +195,7 @@ local function sem_pgrant()
       sem_phold(ids, lease, now)
       v = v - need
       sem_add(-need)
-      sem_ptell(id, next, now)
+      sem_ptell(id, three[2] or '-', three[3] or '-', now)
       if v <= 0 then return end
     end
   end

@@ -31,17 +31,17 @@ if ARGV[5] == '' then
     return 1
   end
   local first = v and v[1] == ARGV[#ARGV] and tonumber(v[3] or '0') == 0 and redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-  local two = first and tonumber(first[2]) > now and redis.call('ZRANGE', KEYS[3], 0, 1)
+  local three = first and tonumber(first[2]) > now and redis.call('ZRANGE', KEYS[3], 0, 2)
   local fend, lease, ids -- the oldest waiter's entry, ids its one permit id
-  if two and two[1] then
-    fend, lease, ids = string.match(redis.call('HGET', KEYS[4], two[1]) or '', '^(%d+) (%d+) (%S+)$')
+  if three and three[1] then
+    fend, lease, ids = string.match(redis.call('HGET', KEYS[4], three[1]) or '', '^(%d+) (%d+) (%S+)$')
   end
   if fend and tonumber(fend) > now then
     redis.call('ZREM', KEYS[2], ARGV[3])
     ds_done(KEYS[5], ARGV[3], now, ARGV[4])
     if v[2] then redis.call('PEXPIRE', KEYS[1], v[2]) end -- its idle time to live (sem_used)
     sem_phold(ids, lease, now)
-    sem_ptell(two[1], two[2] or '-', now)
+    sem_ptell(three[1], three[2] or '-', three[3] or '-', now)
     return 1
   end
 end

@@ -40,10 +40,10 @@ if ARGV[5] == '' then
     return 1
   end
   local first = v and v[1] == ARGV[#ARGV] and tonumber(v[3] or '0') == 0 and redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-  local two = first and tonumber(first[2]) > now and redis.call('ZRANGE', KEYS[3], 0, 1)
+  local three = first and tonumber(first[2]) > now and redis.call('ZRANGE', KEYS[3], 0, 2)
   local fend, lease, ids -- the oldest waiter's entry, ids its one permit id
-  if two and two[1] then
-    fend, lease, ids = string.match(redis.call('HGET', KEYS[4], two[1]) or '', '^(%d+) (%d+) (%S+)$')
+  if three and three[1] then
+    fend, lease, ids = string.match(redis.call('HGET', KEYS[4], three[1]) or '', '^(%d+) (%d+) (%S+)$')
   end
   if fend and tonumber(fend) > now then
     redis.call('ZREM', KEYS[2], ARGV[3])
@@ -62,9 +62,13 @@ if ARGV[5] == '' then
       for pid in string.gmatch(ids, '%S+') do redis.call('ZADD', KEYS[2], exp, pid) end
     end
     do
-      local id, next = two[1], two[2] or '-'
+      local id, after, third = three[1], three[2] or '-', three[3] or '-'
       do
         if id ~= '' and redis.call('ZREM', KEYS[3], id) == 1 then redis.call('HDEL', KEYS[4], id) end
+      end
+      local next, c = after, string.match(third, '^[^:]*')
+      if third ~= '-' and (c == string.match(id, '^[^:]*') or c == string.match(after, '^[^:]*')) then
+        next = after .. ',' .. third
       end
       do
         local pub, channel, msg = ARGV[2], ARGV[1], 'g:' .. id .. ' ' .. string.format('%d', now) .. ' ' .. next
@@ -74,6 +78,7 @@ if ARGV[5] == '' then
           redis.call(pub, channel .. ':' .. string.match(next, '^[^:]*'), 'w:- ' .. next)
         end
       end
+      if third ~= '-' and next == after then redis.call(ARGV[2], ARGV[1] .. ':' .. c, 'w:- ' .. third) end
     end
     return 1
   end

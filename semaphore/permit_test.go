@@ -2,6 +2,8 @@ package semaphore_test
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -442,6 +444,100 @@ func TestGrantToVanishedPermitWaiterMovesOnWithinHandoffLease(t *testing.T) {
 	assert.Equal(t, int64(1), held(t, sn))
 	require.NoError(t, sn.Release(ctx, q))
 	assert.Equal(t, int64(1), available(t, sn), "the lapsed grant came back once")
+}
+
+// Two waiters at the head of the queue that vanished (their process died
+// with both queued) delay the live waiter behind them by about twice the
+// hand-off lease: the release grants the first its permit and nudges the
+// two after it, so the live third tries again within the hand-off lease,
+// finds the first grant lapsed (its attempt grants the permit to the
+// second, which lapses too) and holds a hand-off lease later. Nudging only
+// the second, the third slept until the retry time of its refusal: the end
+// of the holder's watchdog lease (30 s).
+func TestTwoVanishedPermitWaitersDelayNextByHandoffLease(t *testing.T) {
+	t.Parallel()
+	const hl = 300 * time.Millisecond
+	holder, gone, next := dstest.Client(t), dstest.Client(t), dstest.Client(t)
+	s := setPermits(t, holder, 1)
+	sg, sn := newPermitSem(t, gone, s.Name()), newPermitSem(t, next, s.Name())
+	for _, x := range []*semaphore.PermitSemaphore{s, sg, sn} {
+		semaphore.Tune(x, hl)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := s.Acquire(ctx)
+	require.NoError(t, err)
+	vanished := make(chan error, 2)
+	for i := range 2 {
+		go func() {
+			_, err := sg.Acquire(ctx)
+			vanished <- err
+		}()
+		waitForWaiters(t, holder, s.Key(), int64(i+1)) // queued in this order
+	}
+	got := acquireLater(t, ctx, sn)
+	waitForWaiters(t, holder, s.Key(), 3)
+	dstest.Crash(gone) // both die without leaving the queue
+	for range 2 {
+		require.ErrorIs(t, <-vanished, distsync.ErrClosed)
+	}
+
+	liveHoldsAfterTwoHandoffs(t, ctx, s, sn, p, got, hl)
+}
+
+// liveHoldsAfterTwoHandoffs releases p, the only permit of s, held ahead
+// of two queued waiters that vanished and a live one of sn, whose permit
+// arrives on got, and checks that the live waiter holds within about twice
+// the hand-off lease hl, and that the lapsed grants came back once.
+func liveHoldsAfterTwoHandoffs(t *testing.T, ctx context.Context, s, sn *semaphore.PermitSemaphore, p *semaphore.Permit, got <-chan *semaphore.Permit, hl time.Duration) {
+	t.Helper()
+	start := time.Now()
+	require.NoError(t, s.Release(ctx, p))
+	q := <-got
+	require.NotNil(t, q)
+	took := time.Since(start)
+	t.Logf("the live waiter held %v after the release", took.Round(time.Millisecond))
+	// The bound is about twice the hand-off lease; the margin covers a
+	// loaded machine, and is a tenth of the delay before (the retry time
+	// of the live waiter's refusal: the holder's watchdog lease, 30 s).
+	assert.Less(t, took, 2*hl+3*time.Second, "the live waiter holds within twice the hand-off lease")
+	assert.Equal(t, int64(1), held(t, sn))
+	require.NoError(t, sn.Release(ctx, q))
+	assert.Equal(t, int64(1), available(t, sn), "the lapsed grants came back once")
+}
+
+// Two waiters that vanished ahead of a live one of the same Client (here
+// entries of no acquisition, as a paused goroutine's would stay) delay it
+// by about twice the hand-off lease too: the release's one message to that
+// Client names both waiters after the grantee ('<second>,<third>'), with
+// no message of the third's own.
+func TestVanishedPermitWaitersOfOneClientDelayNextByHandoffLease(t *testing.T) {
+	t.Parallel()
+	const hl = 300 * time.Millisecond
+	holder, next := dstest.Client(t), dstest.Client(t)
+	s := setPermits(t, holder, 1)
+	sn := newPermitSem(t, next, s.Name())
+	semaphore.Tune(s, hl)
+	semaphore.Tune(sn, hl)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := s.Acquire(ctx)
+	require.NoError(t, err)
+	got := acquireLater(t, ctx, sn)
+	waitForWaiters(t, holder, s.Key(), 1)
+	rc := holder.Rueidis()
+	now, err := rc.Do(ctx, rc.B().Time().Build()).AsStrSlice()
+	require.NoError(t, err)
+	sec, _ := strconv.ParseInt(now[0], 10, 64)
+	for i, age := range []time.Duration{2 * time.Second, time.Second} { // older than the live waiter
+		id := fmt.Sprintf("%s:ghost%d", next.ID(), i)
+		entry := fmt.Sprintf("%d 30000 %s:permit%d", sec*1000+time.Minute.Milliseconds(), next.ID(), i)
+		require.NoError(t, rc.Do(ctx, rc.B().Zadd().Key(s.Key()+":waiters").ScoreMember().ScoreMember(float64(sec*1000000-age.Microseconds()), id).Build()).Error())
+		require.NoError(t, rc.Do(ctx, rc.B().Hset().Key(s.Key()+":pneeds").FieldValue().FieldValue(id, entry).Build()).Error())
+	}
+	waitForWaiters(t, holder, s.Key(), 3)
+
+	liveHoldsAfterTwoHandoffs(t, ctx, s, sn, p, got, hl)
 }
 
 // Queued waiters are granted in the order they queued.
