@@ -47,11 +47,7 @@ local function el_handon(h, q, d, v, fence, last, lastms, wake, pub, hl, obs, no
   local value = redis.call('HGET', v, id) or ''
   redis.call('HDEL', v, id)
   local _, s = ds_token(fence, ds_clock())
-  local ttl, e = tonumber(hl), 'w'
-  if mode ~= 'w' then
-    ttl = math.min(ttl, tonumber(lease))
-    e = ds_int(now + tonumber(lease))
-  end
+  local ttl, e = ds_handed(hl, mode, lease, now)
   redis.call('HSET', h, owner, 1, '#t', s, '#k', 'election', '#a:' .. owner, acq .. '=' .. e,
     '#v', value, '#s', ds_int(now))
   redis.call('PEXPIRE', h, ds_int(ttl))

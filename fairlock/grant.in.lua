@@ -16,11 +16,7 @@
 -- fairlock/lock.lua).
 local function fl_give(h, fence, channel, pub, hl, t, now, id, owner, acq, mode, lease, next)
   local _, s = ds_token(fence, t)
-  local ttl, e = tonumber(hl), 'w'
-  if mode ~= 'w' then
-    ttl = math.min(ttl, tonumber(lease))
-    e = ds_int(now + tonumber(lease))
-  end
+  local ttl, e = ds_handed(hl, mode, lease, now)
   redis.call('HSET', h, owner, 1, '#t', s, '#k', 'fairlock', '#a:' .. owner, acq .. '=' .. e)
   redis.call('PEXPIRE', h, ds_int(ttl))
   redis.call(pub, channel, 'g:' .. id .. ' ' .. acq .. ' ' .. s .. ' ' .. ds_int(now) .. ' ' .. next)

@@ -27,10 +27,14 @@ local function fl_give(h, fence, channel, pub, hl, t, now, id, owner, acq, mode,
     end
     _, s = tonumber(s_), s_
   end
-  local ttl, e = tonumber(hl), 'w'
-  if mode ~= 'w' then
-    ttl = math.min(ttl, tonumber(lease))
-    e = string.format('%d', now + tonumber(lease))
+  local ttl, e
+  do
+    local ttl_, e_ = tonumber(hl), 'w'
+    if mode ~= 'w' then
+      ttl_ = math.min(ttl_, tonumber(lease))
+      e_ = string.format('%d', now + tonumber(lease))
+    end
+    ttl, e = ttl_, e_
   end
   redis.call('HSET', h, owner, 1, '#t', s, '#k', 'fairlock', '#a:' .. owner, acq .. '=' .. e)
   redis.call('PEXPIRE', h, string.format('%d', ttl))

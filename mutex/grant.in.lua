@@ -53,11 +53,7 @@ end
 -- id from the waiters.
 local function mx_grant(h, fence, channel, pub, hl, t, now, id, acq, mode, lease, after, next, qend)
   local _, s = ds_token(fence, t)
-  local ttl, e = hl, 'w'
-  if mode ~= 'w' then
-    ttl = math.min(ttl, tonumber(lease))
-    e = ds_int(now + tonumber(lease))
-  end
+  local ttl, e = ds_handed(hl, mode, lease, now)
   local owner = id
   if string.sub(id, -#acq - 1) == ':' .. acq then owner = string.sub(id, 1, -#acq - 2) end
   if after ~= '-' then

@@ -64,10 +64,14 @@ local function mx_grant(h, fence, channel, pub, hl, t, now, id, acq, mode, lease
     end
     _, s = tonumber(s_), s_
   end
-  local ttl, e = hl, 'w'
-  if mode ~= 'w' then
-    ttl = math.min(ttl, tonumber(lease))
-    e = string.format('%d', now + tonumber(lease))
+  local ttl, e
+  do
+    local ttl_, e_ = tonumber(hl), 'w'
+    if mode ~= 'w' then
+      ttl_ = math.min(ttl_, tonumber(lease))
+      e_ = string.format('%d', now + tonumber(lease))
+    end
+    ttl, e = ttl_, e_
   end
   local owner = id
   if string.sub(id, -#acq - 1) == ':' .. acq then owner = string.sub(id, 1, -#acq - 2) end

@@ -82,6 +82,19 @@ local function ds_notify(key, channel, msg, pub)
   return 1
 end
 
+-- The lease ms and the ledger end of a lock a release hands to a waiter
+-- (mode 'w' or 'e', lease ms; now the server ms): at most the hand-off lease
+-- hl until the waiter's renewal or confirmation extends it, and 'w' (the
+-- watchdog renews it) or now + lease.
+local function ds_handed(hl, mode, lease, now)
+  local ttl, e = tonumber(hl), 'w'
+  if mode ~= 'w' then
+    ttl = math.min(ttl, tonumber(lease))
+    e = ds_int(now + tonumber(lease))
+  end
+  return ttl, e
+end
+
 -- Tell waiter id msg on its Client's channel, channel .. ':' .. <client id>
 -- (the part of a waiter id before its first ':'), so that other Clients do
 -- not even receive it. next ('-': none) is the waiter after it, which msg
