@@ -81,8 +81,67 @@ func (f *floorLocker) lock(ctx context.Context, name string) (func() error, erro
 func (*floorLocker) retries() int64 { return 0 }
 func (f *floorLocker) close()       { f.c.Close() }
 
+// exactFloor is no library either: the least pair with distsync's exactness,
+// on a bare rueidis client (no watchdog, no context, no reentrancy, no
+// waiting). Its lock refuses an acquisition finished before (a late copy of
+// an attempt) and a name with waiters, takes a fencing token from one
+// counter that only grows (from the server's clock, as distsync's), and sets
+// the hold with its lease in one SET NX PX; its release checks the owner and
+// the acquisition, deletes, and leaves the finished mark an exact retried
+// release needs. What distsync spends beyond it is its client (the watchdog,
+// the holder's context, the ledger of acquisitions) and its layout (a hash:
+// reentrancy and the waiters' flag).
+type exactFloorLocker struct {
+	c        rueidis.Client
+	acq, rel *rueidis.Lua
+	seq      atomic.Int64
+}
+
+func openExactFloor(addr string) (locker, error) {
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
+	if err != nil {
+		return nil, err
+	}
+	return &exactFloorLocker{c: c,
+		acq: rueidis.NewLuaScript(`if redis.call('EXISTS', KEYS[3], KEYS[4]) ~= 0 then return 0 end
+local t = redis.call('TIME')
+local s = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
+local last = redis.call('SET', KEYS[2], s, 'GET')
+if last and (#last > #s or #last == #s and last >= s) then
+  s = string.format('%d', tonumber(last) + 1)
+  redis.call('SET', KEYS[2], s)
+end
+if redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. s, 'NX', 'PX', ARGV[2]) then return tonumber(s) end
+return 0`),
+		rel: rueidis.NewLuaScript(`if redis.call('GET', KEYS[1]) ~= ARGV[1] .. ' ' .. ARGV[2] then return -1 end
+redis.call('DEL', KEYS[1])
+redis.call('SET', KEYS[3], '1', 'PX', ARGV[3])
+return 1`),
+	}, nil
+}
+
+func (f *exactFloorLocker) lock(ctx context.Context, name string) (func() error, error) {
+	id := "exactfloor:" + strconv.FormatInt(time.Now().UnixNano(), 36) + ":" + strconv.FormatInt(f.seq.Add(1), 36)
+	keys := []string{"{" + name + "}", "exactfloor:fence", "{" + name + "}:done:" + id, "{" + name + "}:waiters"}
+	tok, err := f.acq.Exec(ctx, f.c, keys, []string{id, "10000"}).AsInt64()
+	if err != nil {
+		return nil, err
+	}
+	if tok == 0 {
+		return nil, errWouldWait
+	}
+	s := strconv.FormatInt(tok, 10)
+	return func() error {
+		return f.rel.Exec(context.Background(), f.c, keys, []string{id, s, "10000"}).Error()
+	}, nil
+}
+
+func (*exactFloorLocker) retries() int64 { return 0 }
+func (f *exactFloorLocker) close()       { f.c.Close() }
+
 var libraries = []library{
 	{"floor", openFloor, true, nil, []string{"set"}},
+	{"exact-floor", openExactFloor, true, nil, nil},
 	{"distsync", openDistsync, false, openDistsyncRedlock, nil},
 	{"redsync", openRedsync, false, openRedsyncN, []string{"set"}},
 	{"redislock", openRedislock, false, nil, nil},

@@ -106,7 +106,7 @@ func main() {
 	flag.IntVar(&cfg.peerLeases, "peer-leases", 2000, "most leases rueidislock holds in the watchdog scenario")
 	var footprint string
 	flag.StringVar(&footprint, "footprint", "", "held names, waiters and the names they wait for in the footprint scenario f (default 100000,100000,1000, quick 10000,10000,100)")
-	flag.StringVar(&libs, "libs", "floor,distsync,redsync,redislock,rueidislock,rueidislock-m1", "libraries to run (floor: SET NX PX and compare-and-delete, where nobody waits; rueidislock: its defaults, KeyMajority 2; rueidislock-m1: its README's one-instance options, KeyMajority 1 and NoLoopTracking)")
+	flag.StringVar(&libs, "libs", "floor,exact-floor,distsync,redsync,redislock,rueidislock,rueidislock-m1", "libraries to run (floor: SET NX PX and compare-and-delete, where nobody waits; exact-floor: the least pair with distsync's exactness (fencing token, finished mark, waiters' check), where nobody waits; rueidislock: its defaults, KeyMajority 2; rueidislock-m1: its README's one-instance options, KeyMajority 1 and NoLoopTracking)")
 	flag.StringVar(&only, "only", "", "scenario ids to run, e.g. 1a,3,4 (default all)")
 	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()

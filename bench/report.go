@@ -254,6 +254,9 @@ func (r *report) targets(w io.Writer) {
 		}
 		if best > 0 {
 			check(d.rate() >= 1.1*best, "1b %s: distsync %s pairs/s = %.2fx the best peer (%s, %s); target >= 1.1x", rw.sc.title, num(d.rate()), d.rate()/best, name, num(best))
+			if e, ok := peer(rw, "exact-floor"); ok && e.rate() > 0 {
+				fmt.Fprintf(w, "       (the exact floor, distsync's guarantees on the server with a bare client: %s pairs/s = %.2fx %s; distsync = %.2fx the exact floor)\n", num(e.rate()), e.rate()/best, name, d.rate()/e.rate())
+			}
 		}
 		if n := float64(len(d.lat)); n > 0 {
 			srv, cli := float64(d.serverCmd)/float64(time.Microsecond)/n, float64(d.clientCPU)/float64(time.Microsecond)/n
