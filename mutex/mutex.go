@@ -227,12 +227,12 @@ func (m *Mutex) run(ctx context.Context, owner, id string, life time.Duration, l
 // the server a Lua string on every release. The last one made is kept
 // (Clients mostly share their settings).
 func timing(c *core.Core) string {
-	t := timings{c.StarveAfter, c.HandoffLease, c.WaiterWindow, ""}
-	if p := lastTiming.Load(); p != nil && p.starve == t.starve && p.hl == t.hl && p.window == t.window {
-		return p.s
+	if p := lastTiming.Load(); p != nil && p.starve == c.StarveAfter && p.hl == c.HandoffLease && p.window == c.WaiterWindow {
+		return p.s // no allocation: t below is made only on a miss
 	}
+	t := &timings{c.StarveAfter, c.HandoffLease, c.WaiterWindow, ""}
 	t.s = msOrZero(t.starve) + " " + core.Ms(t.hl) + " " + core.Ms(t.window)
-	lastTiming.Store(&t)
+	lastTiming.Store(t)
 	return t.s
 }
 
