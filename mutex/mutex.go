@@ -100,10 +100,10 @@ var lock = acquire.Lock{Script: lockScript, Handoff: true, PerAcquisition: true}
 // it does its own way when acquired, held and renewed, out of its API.
 type handle Mutex
 
-// Keys are those of lock.lua for acquisition id.
-func (h *handle) Keys(id string) []string {
-	k := core.SubKeys(h.h.Key, "", "", waiters, entries, done+id)
-	k[1] = h.fence
+// Keys appends those of lock.lua for acquisition id to dst.
+func (h *handle) Keys(dst []string, id string) []string {
+	k := core.AppendSubKeys(dst, h.h.Key, "", "", waiters, entries, done+id)
+	k[len(dst)+1] = h.fence
 	return k
 }
 
@@ -207,7 +207,8 @@ func (m *Mutex) release(ctx context.Context, owner, id string, life time.Duratio
 // on its Client's control channel (core.ReleaseID).
 func (m *Mutex) run(ctx context.Context, owner, id string, life time.Duration, leave bool, by string) (int64, error) {
 	c := m.h.Core
-	keys := core.SubKeys(m.h.Key, "", waiters, entries, done+id, "")
+	var kb [5]string
+	keys := core.AppendSubKeys(kb[:0], m.h.Key, "", waiters, entries, done+id, "")
 	keys[4] = m.fence
 	args := []string{owner, id, core.Ms(life), by, timing(c), c.PublishCmd(), m.h.Channel[:len(m.h.Key)+1+len(channel)], ""}
 	switch {

@@ -119,8 +119,8 @@ func Made(h *Handle, describe func() Handle) *Handle {
 
 // Ops are the behaviours of a Handle that differ between primitives.
 type Ops interface {
-	// Keys returns the script's keys for acquisition id.
-	Keys(id string) []string
+	// Keys appends the script's keys for acquisition id to dst.
+	Keys(dst []string, id string) []string
 	// Release releases acquisition id of owner on the server once,
 	// remembering the release for life (core.Holdable.Release).
 	Release(ctx context.Context, owner, id string, life time.Duration) (int64, error)
@@ -169,6 +169,10 @@ type attempt struct {
 	renewed time.Duration // the lease the watchdog renews to
 	args    []string
 	keys    []string
+	// What args and keys take, but for kinds with more of them: the
+	// attempt is one allocation.
+	argv [6]string
+	keyv [5]string
 
 	t           Track
 	token       int64
@@ -203,8 +207,8 @@ func (a *attempt) hold(ctx context.Context, wait time.Duration) (context.Context
 	if a.lease > 0 {
 		mode, leaseArg = "e", core.Ms(a.lease)
 	}
-	a.args = append([]string{a.owner, leaseArg, "", core.Ms(c.WaiterWindow), a.id, mode}, h.also().Extra...)
-	a.keys = h.Ops.Keys(a.id)
+	a.args = append(append(a.argv[:0], a.owner, leaseArg, "", core.Ms(c.WaiterWindow), a.id, mode), h.also().Extra...)
+	a.keys = h.Ops.Keys(a.keyv[:0], a.id)
 	t := &a.t
 	t.Kind, t.Side, t.Name = h.Kind, h.also().Side, h.Name
 	a.waiter = a.owner

@@ -273,6 +273,12 @@ func (c *Core) KeyWith(name, suffix string) (withSuffix, key string) {
 // one allocation, so that a handle may keep its main key alone and derive the
 // others when a script needs them.
 func SubKeys(key string, suffixes ...string) []string {
+	return AppendSubKeys(make([]string, 0, len(suffixes)), key, suffixes...)
+}
+
+// AppendSubKeys is SubKeys appending the keys to dst: a caller's array on
+// the stack spares the slice's allocation.
+func AppendSubKeys(dst []string, key string, suffixes ...string) []string {
 	n := 0
 	for _, s := range suffixes {
 		if s != "" {
@@ -288,16 +294,16 @@ func SubKeys(key string, suffixes ...string) []string {
 			b.WriteString(s)
 		}
 	}
-	all, keys := b.String(), make([]string, len(suffixes))
-	for i, s := range suffixes {
+	all := b.String()
+	for _, s := range suffixes {
 		if s == "" {
-			keys[i] = key
+			dst = append(dst, key)
 			continue
 		}
 		l := len(key) + 1 + len(s)
-		keys[i], all = all[:l], all[l:]
+		dst, all = append(dst, all[:l]), all[l:]
 	}
-	return keys
+	return dst
 }
 
 // Ms renders a duration as whole milliseconds for a script argument (at least 1).
