@@ -162,6 +162,7 @@ var ErrFinished = errors.New("acquisition given up before the attempt arrived")
 type attempt struct {
 	h       *Handle
 	c       *core.Core
+	oid     string // the owner's id (core.WithOwner)
 	owner   string
 	id      string
 	waiter  string        // owner, or WaiterID with PerAcquisition
@@ -198,7 +199,8 @@ func (a *attempt) hold(ctx context.Context, wait time.Duration) (context.Context
 		return nil, err
 	}
 	defer c.Untrack()
-	a.id = core.NewAcqID()
+	var joined string // owner:id
+	a.owner, a.id, joined = c.NewAcq(a.oid)
 	a.renewed = c.Lease
 	if r := h.also().Renewed; r > 0 {
 		a.renewed = r
@@ -213,7 +215,7 @@ func (a *attempt) hold(ctx context.Context, wait time.Duration) (context.Context
 	t.Kind, t.Side, t.Name = h.Kind, h.also().Side, h.Name
 	a.waiter = a.owner
 	if h.Lock.PerAcquisition {
-		a.waiter = WaiterID(a.owner, a.id)
+		a.waiter = joined // WaiterID(a.owner, a.id)
 	}
 	if h.Lock.ModeInWaiter {
 		a.waiter += ":" + mode + leaseArg
