@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -261,7 +262,8 @@ func (a *attempt) try(actx context.Context, waiter string) (bool, time.Duration,
 		args = append([]string(nil), a.args...)
 		args[2] = waiter
 	}
-	res, err := a.c.TryAcquire(actx, a.h.Lock.Script, a.keys, args)
+	var buf [4]int64
+	res, err := a.c.TryAcquire(actx, a.h.Lock.Script, a.keys, args, buf[:0])
 	if err != nil {
 		return false, 0, t.Sent(sent, false, err)
 	}
@@ -272,7 +274,7 @@ func (a *attempt) try(actx context.Context, waiter string) (bool, time.Duration,
 		if err := a.h.Lock.Codes[res[0]]; err != nil {
 			return false, 0, err
 		}
-		return false, 0, fmt.Errorf("unexpected reply %v", res)
+		return false, 0, fmt.Errorf("unexpected reply %v", slices.Clone(res))
 	case res[0] == 0:
 		if len(res) > 2 {
 			a.reg = Refusal{Sent: sent, At: res[2]}
