@@ -103,25 +103,33 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 	if w.Track != nil {
 		w.Track.start = start
 	}
-	var deadline time.Time
-	sctx := ctx
-	if w.Budget > 0 {
-		deadline = start.Add(w.Budget)
-		var cancel context.CancelFunc
-		sctx, cancel = context.WithDeadline(ctx, deadline)
-		defer cancel()
-	}
 	var (
+		deadline   time.Time
+		sctx       = ctx
+		sctxEnd    context.CancelFunc // cancels sctx, when it is ctx's own
 		sub        core.Subscription
-		waiter     string // "" until subscribed: a refused attempt registers no waiter
+		waiter     string      // "" until subscribed: a refused attempt registers no waiter
+		timer      *time.Timer // made at the first sleep: most acquisitions never sleep
 		registered bool
 		spins      int
 		backoff    core.Backoff
 		lastErr    error
 	)
+	if w.Budget > 0 {
+		deadline = start.Add(w.Budget)
+		sctx, sctxEnd = context.WithDeadline(ctx, deadline)
+	}
+	// One deferred call (a function with more would have its defers run
+	// by the runtime rather than inline, on every acquisition).
 	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
 		if sub != nil {
 			sub.Close()
+		}
+		if sctxEnd != nil {
+			sctxEnd()
 		}
 	}()
 	leave := func() {
@@ -140,12 +148,6 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 			sub, waiter = s, w.Waiter
 		}
 	}
-	var timer *time.Timer // made at the first sleep: most acquisitions never sleep
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
 	for {
 		// One attempt, on a context that ends with ctx or after
 		// core.ReleaseTimeout, whichever is first.
