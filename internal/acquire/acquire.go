@@ -134,7 +134,7 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 	}()
 	leave := func() {
 		if registered && w.Leave != nil {
-			core.Retry(context.WithoutCancel(ctx), core.ReleaseTimeout, w.Leave)
+			core.RetryDetached(ctx, core.ReleaseTimeout, w.Leave)
 		}
 	}
 	if w.Budget != 0 && spun {

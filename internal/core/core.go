@@ -364,7 +364,7 @@ func CheckDuration(what string, d time.Duration) error {
 // IOContext is the context for a release or cleanup: it keeps the values of
 // ctx (the owner) but not its cancellation, and is bounded by timeout.
 func IOContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
-	return Within(context.WithoutCancel(ctx), timeout)
+	return UntilDetached(ctx, time.Now().Add(timeout))
 }
 
 // ReleaseTimeout bounds a release made on behalf of a cancelled context.

@@ -732,7 +732,7 @@ func (a *Acq) send(ctx context.Context) (int64, error) {
 	}
 	a.mu.Unlock()
 	var r int64
-	err := Retry(context.WithoutCancel(ctx), ReleaseTimeout, func(ctx context.Context) error {
+	err := RetryDetached(ctx, ReleaseTimeout, func(ctx context.Context) error {
 		var err error
 		r, err = a.hold.lock.Release(ctx, a.hold.key.owner, a.ID, life)
 		if err != nil && Unknown(err) {
