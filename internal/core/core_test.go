@@ -88,3 +88,17 @@ func TestNewAcqNames(t *testing.T) {
 		}
 	}
 }
+
+// ValidateName's shortcut for printable ASCII accepts exactly the names
+// its full checks accept.
+func TestValidateNameShortcut(t *testing.T) {
+	names := []string{"", "orders", "a{b", "a}b", "ünïcode", strings.Repeat("n", MaxNameLen), strings.Repeat("n", MaxNameLen+1)}
+	for b := range 256 {
+		names = append(names, string(rune(b)), "x"+string([]byte{byte(b)}))
+	}
+	for _, name := range names {
+		if got, want := ValidateName(name) == nil, validateName(name) == nil; got != want {
+			t.Errorf("ValidateName(%q) accepts: %v; the full checks: %v", name, got, want)
+		}
+	}
+}
