@@ -60,6 +60,32 @@ type Wait struct {
 	// Track, when set, learns when the wait started and whether an attempt
 	// was refused (the acquisition was contended), for Track.Report.
 	Track *Track
+	// att, set by attempt.hold in place of Leave and Handed, is the
+	// attempt whose leave and handed they are: no closure to allocate for
+	// each acquisition.
+	att *attempt
+}
+
+// leaves reports whether the waiter has a Leave.
+func (w Wait) leaves() bool { return w.att != nil || w.Leave != nil }
+
+// leave is Leave.
+func (w Wait) leave(ctx context.Context) error {
+	if w.att != nil {
+		return w.att.leave(ctx)
+	}
+	return w.Leave(ctx)
+}
+
+// handed is Handed, false when there is none.
+func (w Wait) handed(data string) bool {
+	switch {
+	case w.att != nil:
+		return w.att.h.Lock.Handoff && w.att.handed(data)
+	case w.Handed != nil:
+		return w.Handed(data)
+	}
+	return false
 }
 
 // WaitFor returns how a waiter of c waits on channel: c's notifier (or
@@ -133,8 +159,8 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 		}
 	}()
 	leave := func() {
-		if registered && w.Leave != nil {
-			core.RetryDetached(ctx, core.ReleaseTimeout, w.Leave)
+		if registered && w.leaves() {
+			core.RetryDetached(ctx, core.ReleaseTimeout, w.leave)
 		}
 	}
 	if w.Budget != 0 && spun {
@@ -240,9 +266,9 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 				// give back what a release handed this waiter) before its
 				// connection closes, so that the queue does not wait for
 				// this waiter's window.
-				if registered && w.Leave != nil {
+				if registered && w.leaves() {
 					lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), core.CloseGiveBack)
-					w.Leave(lctx)
+					w.leave(lctx)
 					cancel()
 				}
 			} else {
@@ -284,7 +310,7 @@ func sleepFor(ctx context.Context, w Wait, sub core.Subscription, timer *time.Ti
 				// received before the other came): nothing to try for.
 				continue
 			}
-			if grant != "" && w.Handed != nil && w.Handed(grant) {
+			if grant != "" && w.handed(grant) {
 				stats.Handed.Add(1)
 				return errHanded
 			}

@@ -221,11 +221,9 @@ func (a *attempt) hold(ctx context.Context, wait time.Duration) (context.Context
 	if h.Lock.ModeInWaiter {
 		a.waiter += ":" + mode + leaseArg
 	}
-	w := WaitFor(c, h.Channel, a.waiter, wait, a.leave)
+	w := WaitFor(c, h.Channel, a.waiter, wait, nil)
 	w.Bound = c.HandoffLease // a waiter nudged as the next in line
-	if h.Lock.Handoff {
-		w.Handed = a.handed
-	}
+	w.att = a                // a.leave, and a.handed with h.Lock.Handoff
 	w.Track = t
 	err := Do(ctx, w, a.try)
 	if err := t.Finish(ctx, err, a.giveBack); err != nil {
