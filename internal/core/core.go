@@ -292,12 +292,6 @@ func (c *Core) KeyWith(name, suffix string) (withSuffix, key string) {
 // one allocation, so that a handle may keep its main key alone and derive the
 // others when a script needs them.
 func SubKeys(key string, suffixes ...string) []string {
-	return AppendSubKeys(make([]string, 0, len(suffixes)), key, suffixes...)
-}
-
-// AppendSubKeys is SubKeys appending the keys to dst: a caller's array on
-// the stack spares the slice's allocation.
-func AppendSubKeys(dst []string, key string, suffixes ...string) []string {
 	n := 0
 	for _, s := range suffixes {
 		if s != "" {
@@ -313,16 +307,16 @@ func AppendSubKeys(dst []string, key string, suffixes ...string) []string {
 			b.WriteString(s)
 		}
 	}
-	all := b.String()
-	for _, s := range suffixes {
+	all, keys := b.String(), make([]string, len(suffixes))
+	for i, s := range suffixes {
 		if s == "" {
-			dst = append(dst, key)
+			keys[i] = key
 			continue
 		}
 		l := len(key) + 1 + len(s)
-		dst, all = append(dst, all[:l]), all[l:]
+		keys[i], all = all[:l], all[l:]
 	}
-	return dst
+	return keys
 }
 
 // Ms renders a duration as whole milliseconds for a script argument (at least 1).
