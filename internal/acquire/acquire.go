@@ -174,11 +174,11 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 			sub, waiter = s, w.Waiter
 		}
 	}
-	for {
+	for now := start; ; now = time.Now() {
 		// One attempt, on a context that ends with ctx or after
 		// core.ReleaseTimeout, whichever is first.
 		stats.Attempts.Add(1)
-		actx, cancel := core.Within(ctx, core.ReleaseTimeout)
+		actx, cancel := core.WithinAt(ctx, now, core.ReleaseTimeout)
 		ok, retry, err := try(actx, waiter)
 		cancel()
 		if !ok && err == nil && w.Track != nil {

@@ -104,10 +104,15 @@ func Until(ctx context.Context, deadline time.Time) (context.Context, context.Ca
 
 // Within is Until d from now.
 func Within(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return WithinAt(ctx, time.Now(), d)
+}
+
+// WithinAt is Within, now being the caller's reading of the clock (which
+// spares one).
+func WithinAt(ctx context.Context, now time.Time, d time.Duration) (context.Context, context.CancelFunc) {
 	if ctx.Done() != nil {
-		return context.WithTimeout(ctx, d)
+		return context.WithDeadline(ctx, now.Add(d))
 	}
-	now := time.Now()
 	return until(ctx, now, now.Add(d))
 }
 

@@ -131,19 +131,23 @@ func RetryDetached(ctx context.Context, budget time.Duration, f func(ctx context
 
 // retry is Retry, on context.WithoutCancel(ctx) when detached.
 func retry(ctx context.Context, detached bool, budget time.Duration, f func(ctx context.Context) error) error {
-	deadline := time.Now().Add(budget)
+	now := time.Now()
+	deadline := now.Add(budget)
 	var done <-chan struct{} // of ctx, nil when detached
 	if !detached {
 		done = ctx.Done()
 	}
 	var b Backoff
-	for {
+	for ; ; now = time.Now() {
 		var ictx context.Context
 		var cancel context.CancelFunc
-		if detached {
-			ictx, cancel = UntilDetached(ctx, deadline)
-		} else {
-			ictx, cancel = Until(ctx, deadline)
+		switch {
+		case detached:
+			ictx, cancel = bound(ctx, true, now, deadline)
+		case done == nil:
+			ictx, cancel = until(ctx, now, deadline)
+		default:
+			ictx, cancel = context.WithDeadline(ctx, deadline)
 		}
 		err := f(ictx)
 		spent := ictx.Err() != nil // the bound, which may end a little before deadline
