@@ -678,8 +678,8 @@ func (e *Election) describe(cand *candidate, value string) *acquire.Handle {
 	}
 }
 
-func (h *candidate) Keys(string) []string {
-	return []string{h.e.key, h.e.cands, h.e.wins, h.e.fence, h.e.done, h.e.last, h.e.vals}
+func (h *candidate) Keys(dst []string, _ string) []string {
+	return append(dst, h.e.key, h.e.cands, h.e.wins, h.e.fence, h.e.done, h.e.last, h.e.vals)
 }
 
 // lastTermMs is how long an election remembers its last leader's term

@@ -87,8 +87,8 @@ var lock = acquire.Lock{Script: lockScript, Handoff: true, PerAcquisition: true,
 // what it does its own way when acquired, held and renewed, out of its API.
 type handle FairLock
 
-func (h *handle) Keys(id string) []string {
-	return []string{h.key, h.queue, h.deadlines, h.fence, (*FairLock)(h).mark(id)}
+func (h *handle) Keys(dst []string, id string) []string {
+	return append(dst, h.key, h.queue, h.deadlines, h.fence, (*FairLock)(h).mark(id))
 }
 
 func (h *handle) Release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {

@@ -100,11 +100,30 @@ var lock = acquire.Lock{Script: lockScript, Handoff: true, PerAcquisition: true}
 // it does its own way when acquired, held and renewed, out of its API.
 type handle Mutex
 
-// Keys are those of lock.lua for acquisition id.
-func (h *handle) Keys(id string) []string {
-	k := core.SubKeys(h.h.Key, "", "", waiters, entries, done+id)
-	k[1] = h.fence
-	return k
+// Keys appends those of lock.lua for acquisition id to dst.
+func (h *handle) Keys(dst []string, id string) []string {
+	q, e, d := (*Mutex)(h).subKeys(id)
+	return append(dst, h.h.Key, h.fence, q, e, d)
+}
+
+// subKeys returns the keys of the mutex's waiter queue, of its waiters'
+// entries and of the finished mark of acquisition id: core.SubKeys's, in
+// one allocation and fewer steps (every lock and unlock needs them).
+func (m *Mutex) subKeys(id string) (q, e, d string) {
+	k := m.h.Key
+	var b strings.Builder
+	b.Grow(3*len(k) + len(":"+waiters+":"+entries+":"+done) + len(id))
+	b.WriteString(k)
+	b.WriteString(":" + waiters)
+	b.WriteString(k)
+	b.WriteString(":" + entries)
+	b.WriteString(k)
+	b.WriteString(":" + done)
+	b.WriteString(id)
+	s := b.String()
+	i := len(k) + len(":"+waiters)
+	j := i + len(k) + len(":"+entries)
+	return s[:i], s[i:j], s[j:]
 }
 
 func (h *handle) Release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
@@ -207,8 +226,8 @@ func (m *Mutex) release(ctx context.Context, owner, id string, life time.Duratio
 // on its Client's control channel (core.ReleaseID).
 func (m *Mutex) run(ctx context.Context, owner, id string, life time.Duration, leave bool, by string) (int64, error) {
 	c := m.h.Core
-	keys := core.SubKeys(m.h.Key, "", waiters, entries, done+id, "")
-	keys[4] = m.fence
+	q, e, d := m.subKeys(id)
+	keys := []string{m.h.Key, q, e, d, m.fence}
 	args := []string{owner, id, core.Ms(life), by, timing(c), c.PublishCmd(), m.h.Channel[:len(m.h.Key)+1+len(channel)], ""}
 	switch {
 	case by != "":
@@ -227,12 +246,12 @@ func (m *Mutex) run(ctx context.Context, owner, id string, life time.Duration, l
 // the server a Lua string on every release. The last one made is kept
 // (Clients mostly share their settings).
 func timing(c *core.Core) string {
-	t := timings{c.StarveAfter, c.HandoffLease, c.WaiterWindow, ""}
-	if p := lastTiming.Load(); p != nil && p.starve == t.starve && p.hl == t.hl && p.window == t.window {
-		return p.s
+	if p := lastTiming.Load(); p != nil && p.starve == c.StarveAfter && p.hl == c.HandoffLease && p.window == c.WaiterWindow {
+		return p.s // no allocation: t below is made only on a miss
 	}
+	t := &timings{c.StarveAfter, c.HandoffLease, c.WaiterWindow, ""}
 	t.s = msOrZero(t.starve) + " " + core.Ms(t.hl) + " " + core.Ms(t.window)
-	lastTiming.Store(&t)
+	lastTiming.Store(t)
 	return t.s
 }
 

@@ -182,9 +182,9 @@ var (
 // API.
 type handle Side
 
-func (h *handle) Keys(id string) []string {
+func (h *handle) Keys(dst []string, id string) []string {
 	rw := h.rw
-	return []string{rw.hash, rw.leases, rw.fence, rw.rwait, rw.wwait, rw.mark(id), rw.wqueue}
+	return append(dst, rw.hash, rw.leases, rw.fence, rw.rwait, rw.wwait, rw.mark(id), rw.wqueue)
 }
 
 // preference is the scripts' argument that says whether waiting writers go

@@ -143,7 +143,8 @@ func (s *PermitSemaphore) acquireOnce(ctx context.Context, n int64, wait, lease 
 	err := acquire.Do(ctx, w, func(actx context.Context, waiter string) (bool, time.Duration, error) {
 		args[4] = waiter
 		sent := time.Now()
-		res, err := s.c.TryAcquire(actx, permitAcquireScript, s.keys, args)
+		var buf [4]int64
+		res, err := s.c.TryAcquire(actx, permitAcquireScript, s.keys, args, buf[:0])
 		switch {
 		case err != nil:
 			return false, 0, t.Sent(sent, false, err)

@@ -60,6 +60,32 @@ type Wait struct {
 	// Track, when set, learns when the wait started and whether an attempt
 	// was refused (the acquisition was contended), for Track.Report.
 	Track *Track
+	// att, set by attempt.hold in place of Leave and Handed, is the
+	// attempt whose leave and handed they are: no closure to allocate for
+	// each acquisition.
+	att *attempt
+}
+
+// leaves reports whether the waiter has a Leave.
+func (w Wait) leaves() bool { return w.att != nil || w.Leave != nil }
+
+// leave is Leave.
+func (w Wait) leave(ctx context.Context) error {
+	if w.att != nil {
+		return w.att.leave(ctx)
+	}
+	return w.Leave(ctx)
+}
+
+// handed is Handed, false when there is none.
+func (w Wait) handed(data string) bool {
+	switch {
+	case w.att != nil:
+		return w.att.h.Lock.Handoff && w.att.handed(data)
+	case w.Handed != nil:
+		return w.Handed(data)
+	}
+	return false
 }
 
 // WaitFor returns how a waiter of c waits on channel: c's notifier (or
@@ -103,30 +129,38 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 	if w.Track != nil {
 		w.Track.start = start
 	}
-	var deadline time.Time
-	sctx := ctx
-	if w.Budget > 0 {
-		deadline = start.Add(w.Budget)
-		var cancel context.CancelFunc
-		sctx, cancel = context.WithDeadline(ctx, deadline)
-		defer cancel()
-	}
 	var (
+		deadline   time.Time
+		sctx       = ctx
+		sctxEnd    context.CancelFunc // cancels sctx, when it is ctx's own
 		sub        core.Subscription
-		waiter     string // "" until subscribed: a refused attempt registers no waiter
+		waiter     string      // "" until subscribed: a refused attempt registers no waiter
+		timer      *time.Timer // made at the first sleep: most acquisitions never sleep
 		registered bool
 		spins      int
 		backoff    core.Backoff
 		lastErr    error
 	)
+	if w.Budget > 0 {
+		deadline = start.Add(w.Budget)
+		sctx, sctxEnd = context.WithDeadline(ctx, deadline)
+	}
+	// One deferred call (a function with more would have its defers run
+	// by the runtime rather than inline, on every acquisition).
 	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
 		if sub != nil {
 			sub.Close()
 		}
+		if sctxEnd != nil {
+			sctxEnd()
+		}
 	}()
 	leave := func() {
-		if registered && w.Leave != nil {
-			core.Retry(context.WithoutCancel(ctx), core.ReleaseTimeout, w.Leave)
+		if registered && w.leaves() {
+			core.RetryDetached(ctx, core.ReleaseTimeout, w.leave)
 		}
 	}
 	if w.Budget != 0 && spun {
@@ -140,17 +174,11 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 			sub, waiter = s, w.Waiter
 		}
 	}
-	var timer *time.Timer // made at the first sleep: most acquisitions never sleep
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	for {
+	for now := start; ; now = time.Now() {
 		// One attempt, on a context that ends with ctx or after
 		// core.ReleaseTimeout, whichever is first.
 		stats.Attempts.Add(1)
-		actx, cancel := core.Within(ctx, core.ReleaseTimeout)
+		actx, cancel := core.WithinAt(ctx, now, core.ReleaseTimeout)
 		ok, retry, err := try(actx, waiter)
 		cancel()
 		if !ok && err == nil && w.Track != nil {
@@ -238,9 +266,9 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 				// give back what a release handed this waiter) before its
 				// connection closes, so that the queue does not wait for
 				// this waiter's window.
-				if registered && w.Leave != nil {
+				if registered && w.leaves() {
 					lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), core.CloseGiveBack)
-					w.Leave(lctx)
+					w.leave(lctx)
 					cancel()
 				}
 			} else {
@@ -282,7 +310,7 @@ func sleepFor(ctx context.Context, w Wait, sub core.Subscription, timer *time.Ti
 				// received before the other came): nothing to try for.
 				continue
 			}
-			if grant != "" && w.Handed != nil && w.Handed(grant) {
+			if grant != "" && w.handed(grant) {
 				stats.Handed.Add(1)
 				return errHanded
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -119,8 +120,8 @@ func Made(h *Handle, describe func() Handle) *Handle {
 
 // Ops are the behaviours of a Handle that differ between primitives.
 type Ops interface {
-	// Keys returns the script's keys for acquisition id.
-	Keys(id string) []string
+	// Keys appends the script's keys for acquisition id to dst.
+	Keys(dst []string, id string) []string
 	// Release releases acquisition id of owner on the server once,
 	// remembering the release for life (core.Holdable.Release).
 	Release(ctx context.Context, owner, id string, life time.Duration) (int64, error)
@@ -162,6 +163,7 @@ var ErrFinished = errors.New("acquisition given up before the attempt arrived")
 type attempt struct {
 	h       *Handle
 	c       *core.Core
+	oid     string // the owner's id (core.WithOwner)
 	owner   string
 	id      string
 	waiter  string        // owner, or WaiterID with PerAcquisition
@@ -169,6 +171,10 @@ type attempt struct {
 	renewed time.Duration // the lease the watchdog renews to
 	args    []string
 	keys    []string
+	// What args and keys take, but for kinds with more of them: the
+	// attempt is one allocation.
+	argv [6]string
+	keyv [5]string
 
 	t           Track
 	token       int64
@@ -194,7 +200,8 @@ func (a *attempt) hold(ctx context.Context, wait time.Duration) (context.Context
 		return nil, err
 	}
 	defer c.Untrack()
-	a.id = core.NewAcqID()
+	var joined string // owner:id
+	a.owner, a.id, joined = c.NewAcq(a.oid)
 	a.renewed = c.Lease
 	if r := h.also().Renewed; r > 0 {
 		a.renewed = r
@@ -203,22 +210,20 @@ func (a *attempt) hold(ctx context.Context, wait time.Duration) (context.Context
 	if a.lease > 0 {
 		mode, leaseArg = "e", core.Ms(a.lease)
 	}
-	a.args = append([]string{a.owner, leaseArg, "", core.Ms(c.WaiterWindow), a.id, mode}, h.also().Extra...)
-	a.keys = h.Ops.Keys(a.id)
+	a.args = append(append(a.argv[:0], a.owner, leaseArg, "", core.Ms(c.WaiterWindow), a.id, mode), h.also().Extra...)
+	a.keys = h.Ops.Keys(a.keyv[:0], a.id)
 	t := &a.t
 	t.Kind, t.Side, t.Name = h.Kind, h.also().Side, h.Name
 	a.waiter = a.owner
 	if h.Lock.PerAcquisition {
-		a.waiter = WaiterID(a.owner, a.id)
+		a.waiter = joined // WaiterID(a.owner, a.id)
 	}
 	if h.Lock.ModeInWaiter {
 		a.waiter += ":" + mode + leaseArg
 	}
-	w := WaitFor(c, h.Channel, a.waiter, wait, a.leave)
+	w := WaitFor(c, h.Channel, a.waiter, wait, nil)
 	w.Bound = c.HandoffLease // a waiter nudged as the next in line
-	if h.Lock.Handoff {
-		w.Handed = a.handed
-	}
+	w.att = a                // a.leave, and a.handed with h.Lock.Handoff
 	w.Track = t
 	err := Do(ctx, w, a.try)
 	if err := t.Finish(ctx, err, a.giveBack); err != nil {
@@ -255,7 +260,8 @@ func (a *attempt) try(actx context.Context, waiter string) (bool, time.Duration,
 		args = append([]string(nil), a.args...)
 		args[2] = waiter
 	}
-	res, err := a.c.TryAcquire(actx, a.h.Lock.Script, a.keys, args)
+	var buf [4]int64
+	res, err := a.c.TryAcquire(actx, a.h.Lock.Script, a.keys, args, buf[:0])
 	if err != nil {
 		return false, 0, t.Sent(sent, false, err)
 	}
@@ -266,7 +272,7 @@ func (a *attempt) try(actx context.Context, waiter string) (bool, time.Duration,
 		if err := a.h.Lock.Codes[res[0]]; err != nil {
 			return false, 0, err
 		}
-		return false, 0, fmt.Errorf("unexpected reply %v", res)
+		return false, 0, fmt.Errorf("unexpected reply %v", slices.Clone(res))
 	case res[0] == 0:
 		if len(res) > 2 {
 			a.reg = Refusal{Sent: sent, At: res[2]}

@@ -35,10 +35,10 @@ func (h *Handle) Acquire(in context.Context, wait, lease time.Duration) (context
 	if err := c.Closed(); err != nil {
 		return in, h.Errorf(err)
 	}
-	ctx, owner := c.Owner(in)
+	ctx, oid := core.WithOwner(in)
 	c.WatchControl() // a take-over from elsewhere ends the hold by push
 	for l := newLate(wait); ; {
-		a := &attempt{h: h, c: c, owner: owner, lease: lease}
+		a := &attempt{h: h, c: c, oid: oid, lease: lease}
 		lctx, err := a.hold(ctx, l.left)
 		if err == nil {
 			return lctx, nil

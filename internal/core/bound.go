@@ -62,9 +62,19 @@ func tickAt(n int64) *tick {
 }
 
 // boundCtx is a context that never ended by itself, bounded by a tick.
+// Detached, it is context.WithoutCancel of its Context so bounded, in one
+// allocation (a release's, made on behalf of a context that may have ended).
 type boundCtx struct {
 	context.Context
-	t *tick
+	t        *tick
+	detached bool
+}
+
+func (b *boundCtx) Value(key any) any {
+	if b.detached {
+		return context.WithoutCancel(b.Context).Value(key) // no allocation
+	}
+	return b.Context.Value(key)
 }
 
 func (b *boundCtx) Deadline() (time.Time, bool) { return b.t.at, true }
@@ -94,20 +104,39 @@ func Until(ctx context.Context, deadline time.Time) (context.Context, context.Ca
 
 // Within is Until d from now.
 func Within(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return WithinAt(ctx, time.Now(), d)
+}
+
+// WithinAt is Within, now being the caller's reading of the clock (which
+// spares one).
+func WithinAt(ctx context.Context, now time.Time, d time.Duration) (context.Context, context.CancelFunc) {
 	if ctx.Done() != nil {
-		return context.WithTimeout(ctx, d)
+		return context.WithDeadline(ctx, now.Add(d))
 	}
-	now := time.Now()
 	return until(ctx, now, now.Add(d))
 }
 
 // until is Until on a ctx whose Done is nil, at now.
 func until(ctx context.Context, now, deadline time.Time) (context.Context, context.CancelFunc) {
+	return bound(ctx, false, now, deadline)
+}
+
+// UntilDetached is Until(context.WithoutCancel(ctx), deadline), mostly in
+// one allocation.
+func UntilDetached(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
+	return bound(ctx, true, time.Now(), deadline)
+}
+
+// bound is until, of context.WithoutCancel(ctx) when detached.
+func bound(ctx context.Context, detached bool, now, deadline time.Time) (context.Context, context.CancelFunc) {
 	n := deadline.UnixNano() / int64(boundTick)
 	if n*int64(boundTick)-now.UnixNano() < int64(boundTick) {
+		if detached {
+			ctx = context.WithoutCancel(ctx)
+		}
 		return context.WithDeadline(ctx, deadline)
 	}
-	return &boundCtx{Context: ctx, t: tickAt(n)}, noCancel
+	return &boundCtx{Context: ctx, t: tickAt(n), detached: detached}, noCancel
 }
 
 func noCancel() {}

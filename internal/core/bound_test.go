@@ -73,3 +73,30 @@ func TestUntilFallsBackToWithDeadline(t *testing.T) {
 	}
 	ended(t, short, time.Minute)
 }
+
+// A detached bound is context.WithoutCancel's, bounded: the values of the
+// context it was made from, neither its end nor its cause, and the tick's
+// deadline. It is what releases run on, asked with a context that ended.
+func TestUntilDetachedIsWithoutCancel(t *testing.T) {
+	type key struct{}
+	cause := errors.New("the holder's context ended")
+	parent, end := context.WithCancelCause(context.WithValue(context.Background(), key{}, "owner"))
+	end(cause)
+	for _, d := range []time.Duration{5 * boundTick, boundTick / 2} { // a shared tick, a timer of its own
+		ctx, cancel := UntilDetached(parent, time.Now().Add(d))
+		if ctx.Err() != nil || context.Cause(ctx) != nil {
+			t.Fatalf("bound of %v: Err %v, Cause %v; want neither from the ended parent", d, ctx.Err(), context.Cause(ctx))
+		}
+		if v, _ := ctx.Value(key{}).(string); v != "owner" {
+			t.Fatalf("bound of %v: Value = %q, want the parent's", d, v)
+		}
+		if dl, ok := ctx.Deadline(); !ok || dl.After(time.Now().Add(d)) {
+			t.Fatalf("bound of %v: Deadline = %v, %v", d, dl, ok)
+		}
+		ended(t, ctx, time.Minute)
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) || !errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+			t.Fatalf("bound of %v ended with %v, cause %v; want its deadline", d, ctx.Err(), context.Cause(ctx))
+		}
+		cancel()
+	}
+}

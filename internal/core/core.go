@@ -234,6 +234,14 @@ func (c *Core) PublishCmd() string {
 // (a line break or an escape, which would fake lines where a name is
 // printed).
 func ValidateName(name string) error {
+	if len(name) > 0 && len(name) <= MaxNameLen && printableASCII(name) {
+		return nil // the common case, without validateName's UTF-8 and Unicode checks
+	}
+	return validateName(name)
+}
+
+// validateName is ValidateName without its shortcut.
+func validateName(name string) error {
 	switch {
 	case name == "":
 		return fmt.Errorf("%w: empty", ErrInvalidName)
@@ -247,6 +255,17 @@ func ValidateName(name string) error {
 		return fmt.Errorf("%w: %q contains a control character", ErrInvalidName, name)
 	}
 	return nil
+}
+
+// printableASCII reports whether s has only printable ASCII characters
+// but braces: a valid name when its length is.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; b < 0x20 || b >= 0x7f || b == '{' || b == '}' {
+			return false
+		}
+	}
+	return true
 }
 
 // Key returns the key of a primitive: prefix, the name as hash tag, then the
@@ -358,7 +377,7 @@ func CheckDuration(what string, d time.Duration) error {
 // IOContext is the context for a release or cleanup: it keeps the values of
 // ctx (the owner) but not its cancellation, and is bounded by timeout.
 func IOContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
-	return Within(context.WithoutCancel(ctx), timeout)
+	return UntilDetached(ctx, time.Now().Add(timeout))
 }
 
 // ReleaseTimeout bounds a release made on behalf of a cancelled context.

@@ -2,6 +2,7 @@ package core
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -70,5 +71,34 @@ func TestSlotTags(t *testing.T) {
 func BenchmarkBuildTags(b *testing.B) {
 	for range b.N {
 		buildTags()
+	}
+}
+
+// NewAcq's three names are the owner's full name, a fresh acquisition id
+// and the two joined by ':', whatever the length of the Client's id.
+func TestNewAcqNames(t *testing.T) {
+	for _, id := range []string{"host/abc", strings.Repeat("x", 200)} {
+		c := &Core{Config: Config{ID: id}}
+		owner, acq, joined := c.NewAcq("7")
+		if owner != id+":7" || joined != owner+":"+acq || !strings.HasPrefix(acq, acqPrefix) {
+			t.Fatalf("NewAcq(7) on %q = %q, %q, %q", id, owner, acq, joined)
+		}
+		if _, next, _ := c.NewAcq("7"); next == acq {
+			t.Fatalf("NewAcq gave %q twice", acq)
+		}
+	}
+}
+
+// ValidateName's shortcut for printable ASCII accepts exactly the names
+// its full checks accept.
+func TestValidateNameShortcut(t *testing.T) {
+	names := []string{"", "orders", "a{b", "a}b", "ünïcode", strings.Repeat("n", MaxNameLen), strings.Repeat("n", MaxNameLen+1)}
+	for b := range 256 {
+		names = append(names, string(rune(b)), "x"+string([]byte{byte(b)}))
+	}
+	for _, name := range names {
+		if got, want := ValidateName(name) == nil, validateName(name) == nil; got != want {
+			t.Errorf("ValidateName(%q) accepts: %v; the full checks: %v", name, got, want)
+		}
 	}
 }

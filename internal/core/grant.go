@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -11,13 +13,13 @@ import (
 
 // TryAcquire runs one attempt of a script that may grant a hold (with
 // replica acknowledgement, followed by a WAIT: see EvalAcquire) and returns
-// its reply of at least two integers: {token, hold count} when it granted,
-// otherwise {0 or a negative code, detail, ...}. When replica
-// acknowledgement is configured and too few replicas acknowledged a grant,
-// it returns the reply with an error wrapping ErrNotReplicated: the caller
-// must give the grant back (a failover could otherwise hand it to another
-// owner).
-func (c *Core) TryAcquire(ctx context.Context, s *Script, keys, args []string) ([]int64, error) {
+// its reply of at least two integers, appended to buf (a caller's array
+// spares an allocation): {token, hold count} when it granted, otherwise {0
+// or a negative code, detail, ...}. When replica acknowledgement is
+// configured and too few replicas acknowledged a grant, it returns the
+// reply with an error wrapping ErrNotReplicated: the caller must give the
+// grant back (a failover could otherwise hand it to another owner).
+func (c *Core) TryAcquire(ctx context.Context, s *Script, keys, args []string, buf []int64) ([]int64, error) {
 	var r rueidis.RedisResult
 	var ackErr error
 	if c.AckReplicas > 0 {
@@ -25,17 +27,40 @@ func (c *Core) TryAcquire(ctx context.Context, s *Script, keys, args []string) (
 	} else {
 		r = s.run(ctx, c, keys, args)
 	}
-	res, err := r.AsIntSlice()
+	res, err := appendInts(buf, r)
 	if err != nil {
 		return nil, err
 	}
 	if len(res) < 2 {
-		return nil, fmt.Errorf("unexpected reply %v", res)
+		return nil, fmt.Errorf("unexpected reply %v", slices.Clone(res))
 	}
 	if res[0] > 0 && ackErr != nil {
 		return res, ackErr
 	}
 	return res, nil
+}
+
+// appendInts appends the integers of the array r to buf, as
+// RedisResult.AsIntSlice reads them (an integer, or a string holding one;
+// anything else is 0) but without a slice of its own.
+func appendInts(buf []int64, r rueidis.RedisResult) ([]int64, error) {
+	vs, err := r.ToArray()
+	if err != nil {
+		return nil, err
+	}
+	for i := range vs {
+		v := &vs[i]
+		var n int64
+		if v.IsInt64() {
+			n, _ = v.AsInt64()
+		} else if s, err := v.ToString(); err == nil && s != "" {
+			if n, err = strconv.ParseInt(s, 10, 64); err != nil {
+				return nil, err
+			}
+		}
+		buf = append(buf, n)
+	}
+	return buf, nil
 }
 
 // RetryAfter turns the remaining milliseconds a refusing script reported into

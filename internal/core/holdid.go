@@ -71,7 +71,7 @@ func (c *Core) ReleaseID(ctx context.Context, key string, release ReleaseByID, h
 	}
 	by := NewAcqID() // this call's releases, told from any other's
 	var r int64
-	err = Retry(context.WithoutCancel(ctx), ReleaseTimeout, func(ctx context.Context) error {
+	err = RetryDetached(ctx, ReleaseTimeout, func(ctx context.Context) error {
 		var err error
 		r, err = release(ctx, owner, id, by)
 		return err

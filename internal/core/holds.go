@@ -610,16 +610,21 @@ func (a *Acq) release1(ctx context.Context, auto bool) (err error) {
 	}
 	// Close waits (a little) for a release on the wire; after Close the
 	// release is still sent if the connection is open (FromClient).
-	if a.hold.holds.core.Track() == nil {
-		defer a.hold.holds.core.Untrack()
-	}
+	tracked := a.hold.holds.core.Track() == nil
 	// The observer hears of the release that ended a live acquisition, and
 	// of what that ended with it, once relMu is unlocked.
 	var (
 		held  time.Duration = -1
 		ended []*Acq
 	)
+	a.relMu.Lock()
+	// One deferred call (a function with more would have its defers run
+	// by the runtime rather than inline, on every release).
 	defer func() {
+		a.relMu.Unlock()
+		if tracked {
+			defer a.hold.holds.core.Untrack() // after the reports, whatever they do
+		}
 		if o := obs; o != nil && held >= 0 {
 			kind, side := a.hold.lock.Kind()
 			o.Released(ctx, observe.ReleaseInfo{Kind: kind, Side: side, Name: a.hold.lock.Name(), Start: start, Held: held, Auto: auto, Err: err})
@@ -628,8 +633,6 @@ func (a *Acq) release1(ctx context.Context, auto bool) (err error) {
 			o.tellEnd(ErrLeaseExpired)
 		}
 	}()
-	a.relMu.Lock()
-	defer a.relMu.Unlock()
 	a.mu.Lock()
 	switch {
 	case a.live:
@@ -729,7 +732,7 @@ func (a *Acq) send(ctx context.Context) (int64, error) {
 	}
 	a.mu.Unlock()
 	var r int64
-	err := Retry(context.WithoutCancel(ctx), ReleaseTimeout, func(ctx context.Context) error {
+	err := RetryDetached(ctx, ReleaseTimeout, func(ctx context.Context) error {
 		var err error
 		r, err = a.hold.lock.Release(ctx, a.hold.key.owner, a.ID, life)
 		if err != nil && Unknown(err) {

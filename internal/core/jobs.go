@@ -119,14 +119,40 @@ func ClosedErr(err error) error {
 // has passed or ctx is done, backing off between attempts; each attempt's
 // context ends with the budget. It returns f's last error.
 func Retry(ctx context.Context, budget time.Duration, f func(ctx context.Context) error) error {
-	deadline := time.Now().Add(budget)
+	return retry(ctx, false, budget, f)
+}
+
+// RetryDetached is Retry(context.WithoutCancel(ctx), budget, f), each
+// attempt's context in one allocation: a release's retries, which go on
+// whatever becomes of the context it was asked with.
+func RetryDetached(ctx context.Context, budget time.Duration, f func(ctx context.Context) error) error {
+	return retry(ctx, true, budget, f)
+}
+
+// retry is Retry, on context.WithoutCancel(ctx) when detached.
+func retry(ctx context.Context, detached bool, budget time.Duration, f func(ctx context.Context) error) error {
+	now := time.Now()
+	deadline := now.Add(budget)
+	var done <-chan struct{} // of ctx, nil when detached
+	if !detached {
+		done = ctx.Done()
+	}
 	var b Backoff
-	for {
-		ictx, cancel := Until(ctx, deadline)
+	for ; ; now = time.Now() {
+		var ictx context.Context
+		var cancel context.CancelFunc
+		switch {
+		case detached:
+			ictx, cancel = bound(ctx, true, now, deadline)
+		case done == nil:
+			ictx, cancel = until(ctx, now, deadline)
+		default:
+			ictx, cancel = context.WithDeadline(ctx, deadline)
+		}
 		err := f(ictx)
 		spent := ictx.Err() != nil // the bound, which may end a little before deadline
 		cancel()
-		if err == nil || !Transient(err) || ctx.Err() != nil || spent {
+		if err == nil || !Transient(err) || !detached && ctx.Err() != nil || spent {
 			return err
 		}
 		d := b.Next()
@@ -136,7 +162,7 @@ func Retry(ctx context.Context, budget time.Duration, f func(ctx context.Context
 		t := time.NewTimer(d)
 		select {
 		case <-t.C:
-		case <-ctx.Done():
+		case <-done:
 			t.Stop()
 			return err
 		}

@@ -53,11 +53,17 @@ func OwnerID(ctx context.Context) (string, bool) {
 	return id, ok
 }
 
-// Owner returns ctx carrying an owner and the owner's full name on this
-// Client, "<client id>:<owner id>".
-func (c *Core) Owner(ctx context.Context) (context.Context, string) {
-	ctx, id := WithOwner(ctx)
-	return ctx, c.ID + ":" + id
+// NewAcq names a new acquisition of the owner whose id is oid (WithOwner):
+// it returns the owner's full name on this Client, "<client id>:<owner
+// id>", the acquisition's id (NewAcqID), and the two joined by ':' (a waiter
+// id, acquire.WaiterID). The three share one allocation.
+func (c *Core) NewAcq(oid string) (owner, id, joined string) {
+	var buf [96]byte
+	b := append(append(append(buf[:0], c.ID...), ':'), oid...)
+	n := len(b)
+	b = strconv.AppendUint(append(append(b, ':'), acqPrefix...), acqSeq.Add(1), 36)
+	joined = string(b)
+	return joined[:n], joined[n+1:], joined
 }
 
 // ownerID returns the owner id of full, an owner's full name on this Client,

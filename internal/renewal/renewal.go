@@ -86,6 +86,7 @@ type Stats struct {
 	Lost       atomic.Int64 // leases reported lost
 	Failed     atomic.Int64 // renewals that did not extend their lease
 	LastTick   atomic.Int64 // duration of the last pass, in nanoseconds
+	Wakes      atomic.Int64 // Adds that woke the renewing goroutine early
 }
 
 // entry is a registered lease. Its instants are core.Mono's, 8 bytes each;
@@ -261,6 +262,7 @@ func (w *Watchdog) Add(l core.Lease, sentAt time.Time, lease, first time.Duratio
 		w.armed = e.due
 		select {
 		case w.wake <- struct{}{}:
+			w.stats.Wakes.Add(1)
 		default:
 		}
 	}
@@ -440,11 +442,19 @@ func (w *Watchdog) run() {
 	defer close(w.done)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	idle := false // the timer ran out with nothing to renew
 	for {
 		w.mu.Lock()
 		now, wait := core.Mono(time.Now()), time.Hour
 		if e := w.queue.first(); e != nil {
-			wait = e.due - now
+			wait, idle = e.due-now, false
+		} else if !idle {
+			// Leases come and go (a lock and its unlock take less than this
+			// loop's wake-up, so it often finds them gone): look again about
+			// when the next one added would be due, a tenth of an interval
+			// early for requests still on the wire, so that adding it wakes
+			// nobody (Add). Once that finds nothing, sleep until an Add.
+			wait = max(w.interval-w.interval/10, idleLook)
 		}
 		w.armed = now + wait
 		w.mu.Unlock()
@@ -457,13 +467,20 @@ func (w *Watchdog) run() {
 				if !timer.Stop() {
 					<-timer.C
 				}
+				idle = false
 				continue
 			case <-timer.C:
+				idle = true
 			}
 		}
 		w.tick()
 	}
 }
+
+// idleLook is the shortest of run's looks for leases to come when there
+// are none: with a short interval, looking that often would cost more
+// than the wake-ups it saves.
+const idleLook = time.Second
 
 // tick renews every lease due now or within a tenth of an interval, so
 // leases acquired close together share round trips.

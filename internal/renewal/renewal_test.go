@@ -2,6 +2,7 @@ package renewal_test
 
 import (
 	"context"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -278,6 +279,21 @@ func TestScriptFlushIsSurvived(t *testing.T) {
 // BenchmarkAddRemove is what a watchdog lock and unlock cost the watchdog:
 // registering a lease in the renewal queue and the expiry heap, and
 // removing it, among b.N others registered.
+// Leases that come and go, each due after the ones before, never wake the
+// renewing goroutine: not even when it finds them gone (a lock and its
+// unlock take less than its wake-up), as it then looks again about when the
+// next one would be due.
+func TestAddRemoveWakesNobody(t *testing.T) {
+	w := renewal.New(nil, 30*time.Second, nil) // no renewal falls due
+	defer w.Close()
+	l := leaseOf("k", 30*time.Second, func(error) {})
+	for range 1000 {
+		w.Remove(w.Add(l, time.Now(), 0, 0))
+		runtime.Gosched() // lets the renewing goroutine look at the empty queue
+	}
+	assert.Zero(t, w.Stats().Wakes.Load())
+}
+
 func BenchmarkAddRemove(b *testing.B) {
 	w := renewal.New(nil, time.Hour, nil) // no renewal falls due
 	defer w.Close()
