@@ -130,7 +130,7 @@ func (h *handle) Release(ctx context.Context, owner, id string, life time.Durati
 	return (*Mutex)(h).release(ctx, owner, id, life)
 }
 
-// Leave removes waiter acquire.WaiterID(owner, id) and gives back what a
+// Leave removes waiter '<owner>:<id>' and gives back what a
 // release may have handed it.
 func (h *handle) Leave(ctx context.Context, waiter, id string) error {
 	owner := strings.TrimSuffix(waiter, ":"+id)

@@ -33,8 +33,9 @@ type Lock struct {
 	// and tell it so ('g:' notifications, see mutex/mx.lua); refusals then
 	// reply {0, ms until retry, server ms}.
 	Handoff bool
-	// PerAcquisition registers a waiter as WaiterID(owner, acquisition id)
-	// rather than as its owner: two waiting goroutines of one owner are two
+	// PerAcquisition registers a waiter as '<owner>:<acquisition id>'
+	// (core.NewAcq's joined name; like an owner, it starts with the
+	// Client's id and a ':') rather than as its owner: two waiting goroutines of one owner are two
 	// waiters, and one giving up leaves the other's registration.
 	PerAcquisition bool
 	// ModeInWaiter (with PerAcquisition) adds ':<mode><lease ms>' to the
@@ -42,11 +43,6 @@ type Lock struct {
 	// alone (fairlock/fl.lua).
 	ModeInWaiter bool
 }
-
-// WaiterID is the waiter id of acquisition id of owner, for the kinds whose
-// waiters are acquisitions (Lock.PerAcquisition): like an owner, it starts
-// with the Client's id and a ':'.
-func WaiterID(owner, id string) string { return owner + ":" + id }
 
 // Handle describes one named lock of a Lock's kind: what acquiring,
 // holding and renewing need of it. A primitive makes it with the primitive
@@ -125,7 +121,7 @@ type Ops interface {
 	// Release releases acquisition id of owner on the server once,
 	// remembering the release for life (core.Holdable.Release).
 	Release(ctx context.Context, owner, id string, life time.Duration) (int64, error)
-	// Leave removes waiter (its owner, or WaiterID with PerAcquisition),
+	// Leave removes waiter (its owner, or '<owner>:<id>' with PerAcquisition),
 	// which gave up waiting for acquisition id, and gives back what a
 	// release may have handed it (with Handoff).
 	Leave(ctx context.Context, waiter, id string) error
@@ -166,7 +162,7 @@ type attempt struct {
 	oid     string // the owner's id (core.WithOwner)
 	owner   string
 	id      string
-	waiter  string        // owner, or WaiterID with PerAcquisition
+	waiter  string        // owner, or '<owner>:<id>' with PerAcquisition
 	lease   time.Duration // the explicit lease (0: renewed)
 	renewed time.Duration // the lease the watchdog renews to
 	args    []string
@@ -216,7 +212,7 @@ func (a *attempt) hold(ctx context.Context, wait time.Duration) (context.Context
 	t.Kind, t.Side, t.Name = h.Kind, h.also().Side, h.Name
 	a.waiter = a.owner
 	if h.Lock.PerAcquisition {
-		a.waiter = joined // WaiterID(a.owner, a.id)
+		a.waiter = joined // a.owner + ":" + a.id
 	}
 	if h.Lock.ModeInWaiter {
 		a.waiter += ":" + mode + leaseArg

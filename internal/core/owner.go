@@ -55,8 +55,8 @@ func OwnerID(ctx context.Context) (string, bool) {
 
 // NewAcq names a new acquisition of the owner whose id is oid (WithOwner):
 // it returns the owner's full name on this Client, "<client id>:<owner
-// id>", the acquisition's id (NewAcqID), and the two joined by ':' (a waiter
-// id, acquire.WaiterID). The three share one allocation.
+// id>", the acquisition's id (NewAcqID), and the two joined by ':' (the
+// waiter id of the kinds whose waiters are acquisitions). The three share one allocation.
 func (c *Core) NewAcq(oid string) (owner, id, joined string) {
 	var buf [96]byte
 	b := append(append(append(buf[:0], c.ID...), ':'), oid...)
