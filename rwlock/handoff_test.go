@@ -158,10 +158,37 @@ func TestVanishedWriterGrantedAheadOfReadersDelaysThemByHandoffLease(t *testing.
 // the vanished reader's hand-off hold is left, the release nudges the
 // writer, so it holds once that hold lapses.
 func TestVanishedReaderGrantDelaysLaterWriterByHandoffLease(t *testing.T) {
-	// Long enough for the steps between the grant and the live reader's
-	// release to end before the vanished reader's hold lapses on a loaded
-	// machine (checked below).
+	const hl = 3 * time.Second // see writerAfterVanishedReaderGrant
+	// The bound is the hand-off lease, with a margin for a loaded machine;
+	// without the nudge the writer would sleep until the retry time of its
+	// refusal: the live reader's watchdog lease (30 s).
+	assert.Less(t, writerAfterVanishedReaderGrant(t, hl, false), hl+5*time.Second, "the writer holds within the hand-off lease")
+}
+
+// As above, with a writer that vanished waiting first in line: the release
+// that leaves only the vanished reader's hand-off hold nudges the two
+// writers first in line, not the oldest alone, so the live writer after the
+// vanished one holds within a few hand-off leases. Before, only the
+// vanished writer was nudged, and the live one slept until the retry time
+// of its refusal: the live reader's watchdog lease (30 s).
+func TestVanishedReaderGrantAndWriterDelayLaterWriterByHandoffLease(t *testing.T) {
 	const hl = 3 * time.Second
+	// The vanished reader's hold lapses within hl; the live writer's
+	// attempt then may grant the vanished writer first, whose hold lapses
+	// within hl more: three hand-off leases, with a margin for a loaded
+	// machine, against the 30 s of the live reader's lease.
+	assert.Less(t, writerAfterVanishedReaderGrant(t, hl, true), 3*hl+5*time.Second, "the writer holds within a few hand-off leases")
+}
+
+// writerAfterVanishedReaderGrant has a writer's release grant the read lock
+// to a reader whose Client vanished and to a live one, which confirms its
+// full lease; then a live writer waits (after a writer whose Client
+// vanished too, with vanishedWriter) and the live reader releases, leaving
+// the vanished reader's hand-off hold. It returns how long after the
+// writer's release the live writer held. hl must be long enough for the
+// steps between the grant and the live reader's release to end before the
+// vanished reader's hold lapses on a loaded machine (checked).
+func writerAfterVanishedReaderGrant(t *testing.T, hl time.Duration, vanishedWriter bool) time.Duration {
 	holder, gone, rw, rg, ro := vanishing(t, hl)
 	ctx := context.Background()
 	held, err := rw.Write().Lock(ctx)
@@ -178,18 +205,27 @@ func TestVanishedReaderGrantDelaysLaterWriterByHandoffLease(t *testing.T) {
 		ttl, err := rw.Read().TTL(ctx)
 		return err == nil && ttl > hl
 	}, 5*time.Second, 10*time.Millisecond, "the live reader confirms its full lease")
+	writers := int64(1)
+	if vanishedWriter {
+		gone2 := dstest.Client(t)
+		rg2 := newRW(t, gone2, rw.Name())
+		rwlock.Tune(rg2, hl)
+		errc := lockAway(ctx, rg2.Write())
+		waitForWaiters(t, holder, rw, "wwaiters", 1)
+		dstest.Crash(gone2)
+		require.ErrorIs(t, <-errc, distsync.ErrClosed)
+		writers++
+	}
 	gotW := holdAway(t, ctx, ro.Write())
-	waitForWaiters(t, holder, rw, "wwaiters", 1)
+	waitForWaiters(t, holder, rw, "wwaiters", writers)
 	require.NoError(t, rw.Read().Unlock(r))
 	n, err := rw.Read().Holders(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "the vanished reader's hold is left (else the machine is too slow for this test)")
 	w := <-gotW
-	// The bound is the hand-off lease, with a margin for a loaded machine;
-	// without the nudge the writer would sleep until the retry time of its
-	// refusal: the live reader's watchdog lease (30 s).
-	assert.Less(t, time.Since(start), hl+5*time.Second, "the writer holds within the hand-off lease")
+	elapsed := time.Since(start)
 	require.NoError(t, ro.Write().Unlock(w))
+	return elapsed
 }
 
 // A writer that vanished while waiting (writer preference) holds new

@@ -193,10 +193,10 @@ end
 -- waiting writer is (rw_first_writer). The two writers first in line after
 -- the grant are nudged and their registrations cut (rw_next), and, when a
 -- writer is granted, the readers it goes ahead of (writer preference) are
--- nudged too; when holds are left that all end within hl, the oldest writer
--- is nudged. So a grantee that vanished delays them by at most the
--- hand-off lease hl ms, and a nudged writer that vanished too by about hl
--- more.
+-- nudged too; when holds are left that all end within hl, the two writers
+-- first in line are nudged. So a grantee that vanished delays them by at
+-- most the hand-off lease hl ms, and a nudged writer that vanished too by
+-- about hl more.
 local function rw_hand_on(h, l, fence, rwait, wwait, q, channel, pub, now, hl, prefer)
   if redis.call('HEXISTS', h, '#w') == 1 then return end
   hl = tonumber(hl)
@@ -216,9 +216,16 @@ local function rw_hand_on(h, l, fence, rwait, wwait, q, channel, pub, now, hl, p
     if prefer == '1' then rw_nudge_readers(rwait, now, channel, pub) end
   elseif first and rw_last(l, now) <= hl then
     -- The holds left end within the hand-off lease: grants not confirmed
-    -- yet, whose grantees may have vanished. The oldest writer, whose
-    -- refusal may have named a later end, is nudged.
+    -- yet, whose grantees may have vanished. The two writers first in
+    -- line, whose refusals may have named a later end, are nudged and
+    -- their registrations cut (the first may have vanished too); one
+    -- message names both when one Client waits with both.
     rw_cut(wwait, first, now, hl)
-    ds_tell(pub, channel, first, '-', 'w:- ' .. first)
+    local msg = 'w:- ' .. first
+    if second ~= '-' then
+      rw_cut(wwait, second, now, hl)
+      if string.match(second, '^[^:]*') == string.match(first, '^[^:]*') then msg = msg .. ',' .. second end
+    end
+    ds_tell(pub, channel, first, second, msg)
   end
 end
