@@ -35,8 +35,9 @@ type Lock struct {
 	Handoff bool
 	// PerAcquisition registers a waiter as '<owner>:<acquisition id>'
 	// (core.NewAcq's joined name; like an owner, it starts with the
-	// Client's id and a ':') rather than as its owner: two waiting goroutines of one owner are two
-	// waiters, and one giving up leaves the other's registration.
+	// Client's id and a ':') rather than as its owner: two waiting
+	// goroutines of one owner are two waiters, and one giving up leaves the
+	// other's registration.
 	PerAcquisition bool
 	// ModeInWaiter (with PerAcquisition) adds ':<mode><lease ms>' to the
 	// waiter id, so that a release can grant the acquisition from the id
