@@ -271,12 +271,7 @@ func TestTwoVanishedWritersDelayReadersByHandoffLease(t *testing.T) {
 	const hl = 500 * time.Millisecond
 	holder, gone, rw, rg, ro := vanishing(t, hl, rwlock.PreferWriters())
 	ctx := context.Background()
-	held, err := rw.Write().Lock(ctx)
-	require.NoError(t, err)
-	first := lockAway(ctx, rg.Write())
-	waitForWaiters(t, holder, rw, "wwaiters", 1)
-	second := lockAway(ctx, rg.Write())
-	waitForWaiters(t, holder, rw, "wwaiters", 2)
+	held, first, second := twoWritersWait(t, ctx, holder, rw, rg)
 	got := readAway(t, ctx, rw, ro)
 	waitForWaiters(t, holder, rw, "rwaiters", 2)
 	dstest.Crash(gone)
@@ -292,6 +287,18 @@ func TestTwoVanishedWritersDelayReadersByHandoffLease(t *testing.T) {
 		assert.Less(t, time.Since(start), 2*hl+5*time.Second, "the readers hold within twice the hand-off lease")
 		require.NoError(t, r.rw.Read().Unlock(r.ctx))
 	}
+}
+
+// twoWritersWait write-locks rw and has two writers of rg wait behind it,
+// queued in order; it returns the hold and each waiter's Lock error.
+func twoWritersWait(t *testing.T, ctx context.Context, holder *distsync.Client, rw, rg *rwlock.RWLock) (held context.Context, first, second <-chan error) {
+	held, err := rw.Write().Lock(ctx)
+	require.NoError(t, err)
+	first = lockAway(ctx, rg.Write())
+	waitForWaiters(t, holder, rw, "wwaiters", 1)
+	second = lockAway(ctx, rg.Write())
+	waitForWaiters(t, holder, rw, "wwaiters", 2)
+	return held, first, second
 }
 
 // vanishing returns handles on one lock with the hand-off lease hl on three
@@ -471,12 +478,7 @@ func TestTwoVanishedWritersDelayLiveWriterByHandoffLease(t *testing.T) {
 	const hl = 500 * time.Millisecond
 	holder, gone, rw, rg, ro := vanishing(t, hl)
 	ctx := context.Background()
-	held, err := rw.Write().Lock(ctx)
-	require.NoError(t, err)
-	first := lockAway(ctx, rg.Write())
-	waitForWaiters(t, holder, rw, "wwaiters", 1)
-	second := lockAway(ctx, rg.Write())
-	waitForWaiters(t, holder, rw, "wwaiters", 2)
+	held, first, second := twoWritersWait(t, ctx, holder, rw, rg)
 	got := holdAway(t, ctx, ro.Write())
 	waitForWaiters(t, holder, rw, "wwaiters", 3)
 	dstest.Crash(gone)
