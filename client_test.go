@@ -120,3 +120,30 @@ func TestWatchdogConfig(t *testing.T) {
 	assert.Zero(t, st.Failures)
 	assert.Zero(t, st.LostLeases)
 }
+
+func TestFlushDelayReachesRueidis(t *testing.T) {
+	for _, c := range []struct {
+		set, want time.Duration
+	}{
+		{0, distsync.DefaultFlushDelay},
+		{-1, 0},
+		{50 * time.Microsecond, 50 * time.Microsecond},
+	} {
+		ro := distsync.RueidisOption(distsync.Options{FlushDelay: c.set})
+		assert.Equal(t, c.want, ro.MaxFlushDelay, "FlushDelay %v", c.set)
+		assert.True(t, ro.DisableAutoPipelining, "FlushDelay %v", c.set)
+	}
+	// A Client with the default and one that writes at once both lock.
+	s := redistest.Shared(t)
+	for _, d := range []time.Duration{0, -1} {
+		o := distsync.Options{Addrs: []string{s.Addr()}, Prefix: "flushdelay:", FlushDelay: d, RESP2: s.RESP2()}
+		c, err := distsync.New(o)
+		require.NoError(t, err)
+		m, err := c.Mutex("x")
+		require.NoError(t, err)
+		ctx, err := m.Lock(context.Background())
+		require.NoError(t, err)
+		require.NoError(t, m.Unlock(ctx))
+		c.Close()
+	}
+}

@@ -44,6 +44,13 @@ type library struct {
 	direct []string
 }
 
+// floorOption is the rueidis client of the floors: automatic pipelining,
+// and the flush delay distsync's Client has by default (Options.FlushDelay),
+// so that a floor differs from distsync by what it sends only.
+func floorOption(addr string) rueidis.ClientOption {
+	return rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true, MaxFlushDelay: distsync.DefaultFlushDelay}
+}
+
 // errWouldWait is the floor's refusal: it never waits, so it only runs in
 // the scenarios where nobody contends.
 var errWouldWait = errors.New("floor: the name is taken (the floor never waits)")
@@ -59,7 +66,7 @@ type floorLocker struct {
 }
 
 func openFloor(addr string) (locker, error) {
-	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
+	c, err := rueidis.NewClient(floorOption(addr))
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +105,7 @@ type exactFloorLocker struct {
 }
 
 func openExactFloor(addr string) (locker, error) {
-	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
+	c, err := rueidis.NewClient(floorOption(addr))
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +316,16 @@ func (r *rlLocker) close()         { r.rdb.Close() }
 type rlkLocker struct{ l rueidislock.Locker }
 
 func openRueidislock(addr string) (locker, error) {
-	return newRueidislock(rueidislock.LockerOption{ClientOption: rueidis.ClientOption{InitAddress: []string{addr}}})
+	return newRueidislock(rueidislock.LockerOption{ClientOption: peerOption(addr)})
+}
+
+// peerFlush is the flush delay rueidislock's clients get (-peer-flush): none
+// by default, as its documentation configures them.
+var peerFlush time.Duration
+
+// peerOption is the rueidis client of rueidislock.
+func peerOption(addr string) rueidis.ClientOption {
+	return rueidis.ClientOption{InitAddress: []string{addr}, MaxFlushDelay: peerFlush}
 }
 
 // rueidislock-m1: NewLocker as its README configures one Redis instance
@@ -317,7 +333,7 @@ func openRueidislock(addr string) (locker, error) {
 // own writes), the other options at their defaults.
 func openRueidislockM1(addr string) (locker, error) {
 	return newRueidislock(rueidislock.LockerOption{
-		ClientOption:   rueidis.ClientOption{InitAddress: []string{addr}},
+		ClientOption:   peerOption(addr),
 		KeyMajority:    1,
 		NoLoopTracking: true,
 	})

@@ -107,6 +107,7 @@ func main() {
 	var footprint string
 	flag.StringVar(&footprint, "footprint", "", "held names, waiters and the names they wait for in the footprint scenario f (default 100000,100000,1000, quick 10000,10000,100)")
 	flag.StringVar(&libs, "libs", "floor,exact-floor,distsync,redsync,redislock,rueidislock,rueidislock-m1", "libraries to run (floor: SET NX PX and compare-and-delete, where nobody waits; exact-floor: the least pair with distsync's exactness (fencing token, finished mark, waiters' check), where nobody waits; rueidislock: its defaults, KeyMajority 2; rueidislock-m1: its README's one-instance options, KeyMajority 1 and NoLoopTracking)")
+	flag.DurationVar(&peerFlush, "peer-flush", 0, "rueidis's MaxFlushDelay for rueidislock's clients (default 0, as its documentation configures them; distsync's default is 20µs, the floors' too)")
 	flag.StringVar(&only, "only", "", "scenario ids to run, e.g. 1a,3,4 (default all)")
 	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/distsync/distsync"
 )
 
 type row struct {
@@ -175,6 +177,7 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintln(w, "fairness (2, 2m, 9): Jain's index of the goroutines' acquisition counts, the lowest of the rounds (1 = all equal).")
 	fmt.Fprintln(w, "rueidislock: NewLocker with its defaults (KeyMajority 2: 3 keys, a majority of 2); rueidislock-m1: as its README configures one")
 	fmt.Fprintln(w, "instance (KeyMajority 1: 1 key; NoLoopTracking). client CPU/op is this process's CPU (all its goroutines) over the operations.")
+	fmt.Fprintf(w, "floor, exact-floor: rueidis clients with distsync's default flush delay (Options.FlushDelay, %v); rueidislock's: %v (-peer-flush).\n", distsync.DefaultFlushDelay, peerFlush)
 	fmt.Fprintln(w, "8, 9: a Redlock over 3 local redis-servers (redsync: redsync.New over 3 pools); server CPU and commands are those of the first master.")
 
 	if len(r.watchdog) > 0 {

@@ -167,7 +167,7 @@ func watchdogDistsync(addr string, admin rueidis.Client, n int, lease time.Durat
 func watchdogRueidislock(addr string, admin rueidis.Client, n int, prefix string) wdResult {
 	const interval = 2500 * time.Millisecond // KeyValidity 5 s / 2
 	res := wdResult{lib: "rueidislock", n: n, interval: interval}
-	l, err := rueidislock.NewLocker(rueidislock.LockerOption{ClientOption: rueidis.ClientOption{InitAddress: []string{addr}}})
+	l, err := rueidislock.NewLocker(rueidislock.LockerOption{ClientOption: peerOption(addr)})
 	if err != nil {
 		res.skipped = err.Error()
 		return res
