@@ -94,7 +94,7 @@ const (
 )
 
 // lock is what every mutex's acquisitions share.
-var lock = acquire.Lock{Script: lockScript, Handoff: true, PerAcquisition: true}
+var lock = acquire.Lock{Script: lockScript, Handoff: true, PerAcquisition: true, JoinsWaiter: true}
 
 // handle is a Mutex as acquire.Ops (and its Handle's core.Holdable): what
 // it does its own way when acquired, held and renewed, out of its API.
