@@ -4,8 +4,10 @@
 --         once a waiter may wait, '#q' (releases then look for them) -> the
 --         server ms until which the waiters (Q, E) live at least, or 1 when
 --         unknown (mx.lua)
--- KEYS[2] the fencing counter of the name's slot (Core.FenceKey)  KEYS[3] Q and KEYS[4] E, the waiters
--- (mx.lua)  KEYS[5] the acquisition's finished mark (ds_mark)
+-- KEYS[2] the fencing counter of the name's slot (Core.FenceKey)  KEYS[3] Q,
+-- the waiters (mx.lua)  KEYS[4] the acquisition's finished mark (ds_mark)
+-- KEYS[5] E, the waiters' entries (mx.lua), only when the caller waits: an
+-- attempt that does not wait touches no entry
 -- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] acquisition id  ARGV[4] 'w' (the
 -- watchdog renews it) or 'e'  ARGV[5] waiter window ms, only when the caller
 -- waits (its waiter id, '<owner>:<acquisition id>' in mx.lua, is made here)
@@ -35,11 +37,11 @@
 local v -- what a waiter read of the lock: {its hold count, '#k', '#q'}
 if ARGV[5] then
   v = redis.call('HMGET', KEYS[1], ARGV[1], '#k', '#q')
-  if v[2] == 'mutex' and not v[1] and redis.call('EXISTS', KEYS[5]) == 0 then
+  if v[2] == 'mutex' and not v[1] and redis.call('EXISTS', KEYS[4]) == 0 then
     local t = redis.call('TIME')
     local now = ds_ms(t)
     local ttl = redis.call('PTTL', KEYS[1])
-    mx_wait(KEYS[1], KEYS[3], KEYS[4], ARGV[1] .. ':' .. ARGV[3], ttl, ARGV[5], ARGV[3], ARGV[4], ARGV[2], v[3], t, now)
+    mx_wait(KEYS[1], KEYS[3], KEYS[5], ARGV[1] .. ':' .. ARGV[3], ttl, ARGV[5], ARGV[3], ARGV[4], ARGV[2], v[3], t, now)
     return {0, ttl, now}
   end
 end
@@ -50,7 +52,7 @@ end
 -- full path below the helpers. A waiter (ARGV[5] set) asks first whether
 -- another owner holds the lock (see above), and only when the lock is not
 -- there goes on to this case.
-if not (v and v[2]) and redis.call('EXISTS', KEYS[1], KEYS[5], KEYS[3]) == 0 then
+if not (v and v[2]) and redis.call('EXISTS', KEYS[1], KEYS[4], KEYS[3]) == 0 then
   local t = redis.call('TIME')
   local tok, s = ds_token(KEYS[2], t)
   local e = 'w'

@@ -94,16 +94,17 @@ const (
 )
 
 // lock is what every mutex's acquisitions share.
-var lock = acquire.Lock{Script: lockScript, Handoff: true, PerAcquisition: true, JoinsWaiter: true}
+var lock = acquire.Lock{Script: lockScript, Handoff: true, PerAcquisition: true, JoinsWaiter: true, LastKeyWaits: true}
 
 // handle is a Mutex as acquire.Ops (and its Handle's core.Holdable): what
 // it does its own way when acquired, held and renewed, out of its API.
 type handle Mutex
 
-// Keys appends those of lock.lua for acquisition id to dst.
+// Keys appends those of lock.lua for acquisition id to dst; the last, the
+// waiters' entries, goes only with an attempt that waits (LastKeyWaits).
 func (h *handle) Keys(dst []string, id string) []string {
 	q, e, d := (*Mutex)(h).subKeys(id)
-	return append(dst, h.h.Key, h.fence, q, e, d)
+	return append(dst, h.h.Key, h.fence, q, d, e)
 }
 
 // subKeys returns the keys of the mutex's waiter queue, of its waiters'

@@ -51,6 +51,10 @@ type Lock struct {
 	// does not). An attempt that does not wait sends two fewer for the
 	// server to parse.
 	JoinsWaiter bool
+	// LastKeyWaits says that the last of Ops.Keys is touched only by an
+	// attempt that waits (the mutex's waiter entries): one that does not
+	// wait sends the keys without it.
+	LastKeyWaits bool
 }
 
 // Handle describes one named lock of a Lock's kind: what acquiring,
@@ -277,7 +281,11 @@ func (a *attempt) try(actx context.Context, waiter string) (bool, time.Duration,
 		args[2] = waiter
 	}
 	var buf [4]int64
-	res, err := a.c.TryAcquire(actx, a.h.Lock.Script, a.keys, args, buf[:0])
+	keys := a.keys
+	if a.h.Lock.LastKeyWaits && waiter == "" {
+		keys = keys[:len(keys)-1]
+	}
+	res, err := a.c.TryAcquire(actx, a.h.Lock.Script, keys, args, buf[:0])
 	if err != nil {
 		return false, 0, t.Sent(sent, false, err)
 	}
