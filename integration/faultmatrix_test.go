@@ -552,8 +552,8 @@ func exactRelease(t *testing.T, h twoHolds) {
 
 // leaveOf matches the command by which a waiter of each primitive gives up.
 var leaveOf = map[string]func(cmd []string) bool{
-	"mutex": func(cmd []string) bool { // the release script, with its leave flag (ARGV[4] 'l', of 7)
-		return dstest.Script(kindNamed("mutex").release)(cmd) && len(cmd) > 4 && cmd[len(cmd)-4] == "l"
+	"mutex": func(cmd []string) bool { // the release script, with its leave flag (ARGV[5] 'l', its last)
+		return dstest.Script(kindNamed("mutex").release)(cmd) && len(cmd) > 4 && cmd[len(cmd)-1] == "l"
 	},
 	"fairlock":     dstest.Script("A waiter gives up (its context ended or its wait budget was spent): remove"),
 	"rwlock-write": dstest.Script("A waiter gives up (its context ended or its wait budget was spent): forget"),

@@ -15,7 +15,7 @@ var (
 	forceLockScript = core.NewScript(mxLua + forceLockLua)
 
 	// forceLock is what every ForceLock shares.
-	forceLock = acquire.Lock{Script: forceLockScript, PerAcquisition: true}
+	forceLock = acquire.Lock{Script: forceLockScript, PerAcquisition: true, JoinsWaiter: true, LastKeyWaits: true}
 )
 
 // ForceLock takes the lock whoever holds it, in one round trip and without

@@ -2,10 +2,10 @@
 -- deleted there, goes to the oldest waiter (ul_grant), which leaves the
 -- waiters.
 if ul_grant then
-  local g, hl = ul_grant, tonumber(ul_hl)
+  local g, hl, ch = ul_grant, tonumber(ul_hl), KEYS[1] .. ':ch'
   redis.call('ZREM', KEYS[2], g[1])
   redis.call('HDEL', KEYS[3], g[1])
-  mx_grant(KEYS[1], KEYS[5], ARGV[7], ARGV[6], hl, g[7], g[8], g[1], g[2], g[3], g[4], g[5],
-    mx_next_of(ARGV[6], ARGV[7], g[1], g[5], g[6], g[10], g[11], g[8], hl, ul_window), g[9])
+  mx_grant(KEYS[1], KEYS[5], ch, ul_pub, hl, g[7], g[8], g[1], g[2], g[3], g[4], g[5],
+    mx_next_of(ul_pub, ch, g[1], g[5], g[6], g[10], g[11], g[8], hl, ul_window), g[9])
   return 1
 end

@@ -17,7 +17,7 @@ func TestSubKeysAreCores(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"a1", "ffb744e2abf25m"} {
-		want := core.SubKeys(m.Key(), "", "", waiters, entries, done+id)
+		want := core.SubKeys(m.Key(), "", "", waiters, done+id, entries)
 		want[1] = m.fence
 		if got := (*handle)(m).Keys([]string{"before"}, id); !slices.Equal(got, append([]string{"before"}, want...)) {
 			t.Fatalf("Keys(%s) = %q, want %q after the slice's own", id, got, want)

@@ -5,11 +5,13 @@
 --         once a waiter may wait, '#q' (releases then look for them) -> the
 --         server ms until which the waiters (Q, E) live at least, or 1 when
 --         unknown (mx.lua)
--- KEYS[2] the fencing counter of the name's slot (Core.FenceKey)  KEYS[3] Q and KEYS[4] E, the waiters
--- (mx.lua)  KEYS[5] the acquisition's finished mark (ds_mark)
--- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] waiter id ('<owner>:<acquisition
--- id>', mx.lua; '' when the caller will not wait)  ARGV[4] waiter window ms
--- ARGV[5] acquisition id  ARGV[6] 'w' (the watchdog renews it) or 'e'
+-- KEYS[2] the fencing counter of the name's slot (Core.FenceKey)  KEYS[3] Q,
+-- the waiters (mx.lua)  KEYS[4] the acquisition's finished mark (ds_mark)
+-- KEYS[5] E, the waiters' entries (mx.lua), only when the caller waits: an
+-- attempt that does not wait touches no entry
+-- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] acquisition id  ARGV[4] 'w' (the
+-- watchdog renews it) or 'e'  ARGV[5] waiter window ms, only when the caller
+-- waits (its waiter id, '<owner>:<acquisition id>' in mx.lua, is made here)
 -- Reply: {token, hold count} when acquired or re-entered, or when this
 --        acquisition was granted before (a repeated attempt, or the
 --        confirmation of a hand-off: it extends the lease to the full one);
@@ -34,14 +36,14 @@
 -- nor PEXPIRE; one beyond it extends them by a window more than it needs
 -- (once a window, not once a registration) and notes the new end in '#q'.
 local v -- what a waiter read of the lock: {its hold count, '#k', '#q'}
-if ARGV[3] ~= '' then
+if ARGV[5] then
   v = redis.call('HMGET', KEYS[1], ARGV[1], '#k', '#q')
-  if v[2] == 'mutex' and not v[1] and redis.call('EXISTS', KEYS[5]) == 0 then
+  if v[2] == 'mutex' and not v[1] and redis.call('EXISTS', KEYS[4]) == 0 then
     local t = redis.call('TIME')
     local now = (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
     local ttl = redis.call('PTTL', KEYS[1])
     do
-      local h, q, e, id, window, acq, mode, lease, qend = KEYS[1], KEYS[3], KEYS[4], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[2], v[3]
+      local h, q, e, id, window, acq, mode, lease, qend = KEYS[1], KEYS[3], KEYS[5], ARGV[1] .. ':' .. ARGV[3], ARGV[5], ARGV[3], ARGV[4], ARGV[2], v[3]
       local span = ttl
       if span < 0 then span = math.floor(tonumber(window) / 2) end
       span = span + tonumber(window)
@@ -67,10 +69,10 @@ end
 -- registered as a waiter either), by an acquisition not finished before.
 -- One EXISTS covers the lock, the finished mark and the waiters; then the
 -- token, the HSET and PEXPIRE of the hold. Anything else goes on to the
--- full path below the helpers. A waiter (ARGV[3] set) asks first whether
+-- full path below the helpers. A waiter (ARGV[5] set) asks first whether
 -- another owner holds the lock (see above), and only when the lock is not
 -- there goes on to this case.
-if not (v and v[2]) and redis.call('EXISTS', KEYS[1], KEYS[5], KEYS[3]) == 0 then
+if not (v and v[2]) and redis.call('EXISTS', KEYS[1], KEYS[4], KEYS[3]) == 0 then
   local t = redis.call('TIME')
   local tok, s
   do
@@ -84,9 +86,9 @@ if not (v and v[2]) and redis.call('EXISTS', KEYS[1], KEYS[5], KEYS[3]) == 0 the
     tok, s = tonumber(s_), s_
   end
   local e = 'w'
-  if ARGV[6] ~= 'w' then e = string.format('%d', (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) + tonumber(ARGV[2])) end
+  if ARGV[4] ~= 'w' then e = string.format('%d', (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) + tonumber(ARGV[2])) end
   -- (the count '1' is a string: the server formats a number argument with %.17g)
-  redis.call('HSET', KEYS[1], ARGV[1], '1', '#t', s, '#k', 'mutex', '#a:' .. ARGV[1], ARGV[5] .. '=' .. e)
+  redis.call('HSET', KEYS[1], ARGV[1], '1', '#t', s, '#k', 'mutex', '#a:' .. ARGV[1], ARGV[3] .. '=' .. e)
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return {tok, 1}
 end

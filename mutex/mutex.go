@@ -90,20 +90,21 @@ const (
 	waiters = "waiters" // the waiters in arrival order (Q in mx.lua)
 	entries = "waiting" // what each waiter waits for (E in mx.lua)
 	done    = "done:"   // prefix of the acquisitions' finished marks
-	channel = "ch"      // release notifications: this, ':', the waiter's Client id
+	channel = "ch"      // release notifications: this, ':', the waiter's Client id (the unlock script makes it from the key)
 )
 
 // lock is what every mutex's acquisitions share.
-var lock = acquire.Lock{Script: lockScript, Handoff: true, PerAcquisition: true}
+var lock = acquire.Lock{Script: lockScript, Handoff: true, PerAcquisition: true, JoinsWaiter: true, LastKeyWaits: true}
 
 // handle is a Mutex as acquire.Ops (and its Handle's core.Holdable): what
 // it does its own way when acquired, held and renewed, out of its API.
 type handle Mutex
 
-// Keys appends those of lock.lua for acquisition id to dst.
+// Keys appends those of lock.lua for acquisition id to dst; the last, the
+// waiters' entries, goes only with an attempt that waits (LastKeyWaits).
 func (h *handle) Keys(dst []string, id string) []string {
 	q, e, d := (*Mutex)(h).subKeys(id)
-	return append(dst, h.h.Key, h.fence, q, e, d)
+	return append(dst, h.h.Key, h.fence, q, d, e)
 }
 
 // subKeys returns the keys of the mutex's waiter queue, of its waiters'
@@ -223,40 +224,43 @@ func (m *Mutex) release(ctx context.Context, owner, id string, life time.Duratio
 // forgets owner as a waiter (a waiter giving up, which gives back a grant a
 // release may have handed it). by is "" for the acquisition's own release,
 // else the token of one release by id from elsewhere, whose holder is told
-// on its Client's control channel (core.ReleaseID).
+// on its Client's control channel (core.ReleaseID). The own release sends
+// four arguments: each one more costs the server about 1% of a Lock and
+// Unlock pair's work.
 func (m *Mutex) run(ctx context.Context, owner, id string, life time.Duration, leave bool, by string) (int64, error) {
 	c := m.h.Core
 	q, e, d := m.subKeys(id)
 	keys := []string{m.h.Key, q, e, d, m.fence}
-	args := []string{owner, id, core.Ms(life), by, timing(c), c.PublishCmd(), m.h.Channel[:len(m.h.Key)+1+len(channel)], ""}
+	args := []string{owner, id, core.Ms(life), timing(c), by, ""}
 	switch {
 	case by != "":
-		args[7] = c.ControlPrefix()
+		args[5] = c.ControlPrefix()
 	case leave:
-		args[3] = "l"
-		args = args[:7]
+		args[4] = "l"
+		args = args[:5]
 	default:
-		args = args[:7]
+		args = args[:4]
 	}
 	return c.Eval(ctx, unlockScript, keys, args).AsInt64()
 }
 
-// timing is the unlock script's ARGV[5] for c: '<starve ms> <hand-off
-// lease ms> <waiters' window ms>', one argument where three would each cost
-// the server a Lua string on every release. The last one made is kept
-// (Clients mostly share their settings).
+// timing is the unlock script's ARGV[4] for c: '<starve ms> <hand-off
+// lease ms> <waiters' window ms> <publish command>', one argument where
+// four would each cost the server a Lua string on every release. The last
+// one made is kept (Clients mostly share their settings).
 func timing(c *core.Core) string {
-	if p := lastTiming.Load(); p != nil && p.starve == c.StarveAfter && p.hl == c.HandoffLease && p.window == c.WaiterWindow {
+	if p := lastTiming.Load(); p != nil && p.starve == c.StarveAfter && p.hl == c.HandoffLease && p.window == c.WaiterWindow && p.sharded == c.Sharded {
 		return p.s // no allocation: t below is made only on a miss
 	}
-	t := &timings{c.StarveAfter, c.HandoffLease, c.WaiterWindow, ""}
-	t.s = msOrZero(t.starve) + " " + core.Ms(t.hl) + " " + core.Ms(t.window)
+	t := &timings{c.StarveAfter, c.HandoffLease, c.WaiterWindow, c.Sharded, ""}
+	t.s = msOrZero(t.starve) + " " + core.Ms(t.hl) + " " + core.Ms(t.window) + " " + c.PublishCmd()
 	lastTiming.Store(t)
 	return t.s
 }
 
 type timings struct {
 	starve, hl, window time.Duration
+	sharded            bool // PublishCmd's choice
 	s                  string
 }
 

@@ -1,18 +1,18 @@
 -- The full path of the unlock script (unlockfast.lua), which read the
 -- owner's ledger already (ul_ledger) unless a waiter leaves or a release by
 -- id runs.
-local by = ARGV[4]
+local by = ARGV[5]
 if by == 'l' then
   mx_unwait(KEYS[2], KEYS[3], ARGV[1] .. ':' .. ARGV[2], KEYS[1])
   by = '1'
-elseif by == '' then
+elseif not by then
   by = '1'
 end
 local r, watch, last = ds_release_mark(KEYS[1], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ul_ledger, by)
-if ARGV[8] and (r == 0 or r == 1) then ds_tell_taken(ARGV[8], {{ARGV[1], KEYS[1], ARGV[2]}}) end
+if ARGV[6] and (r == 0 or r == 1) then ds_tell_taken(ARGV[6], {{ARGV[1], KEYS[1], ARGV[2]}}) end
 if r == 1 then
-  local starve, hl, window = string.match(ARGV[5], '^(%d+) (%d+) (%d+)$')
-  mx_next(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[7], ARGV[6], starve, hl, window)
+  local starve, hl, window, pub = string.match(ARGV[4], '^(%d+) (%d+) (%d+) (%u+)$')
+  mx_next(KEYS[1], KEYS[2], KEYS[3], KEYS[5], KEYS[1] .. ':ch', pub, starve, hl, window)
 elseif r == 0 and not watch then
   redis.call('PEXPIRE', KEYS[1], ds_int(last - ds_now_ms()))
 end

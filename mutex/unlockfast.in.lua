@@ -2,18 +2,21 @@
 -- the lock on (mx_next: delete it and wake the oldest waiter, or grant it to
 -- that waiter once it has waited starve ms). When the owner still holds but
 -- no acquisition left is renewed by the watchdog, the lease falls to the
--- latest explicit end left. A waiter that gives up runs it too (leave '1'):
+-- latest explicit end left. A waiter that gives up runs it too (ARGV[5] 'l'):
 -- its waiter entry ('<owner>:<acquisition id>', mx.lua) goes, and a grant a
 -- release may have handed it meanwhile is given back.
 -- KEYS[1] the lock  KEYS[2] Q  KEYS[3] E  KEYS[4] the acquisition's
 -- finished mark  KEYS[5] the fencing counter (Core.FenceKey)
 -- ARGV[1] owner  ARGV[2] acquisition id  ARGV[3] ms to remember the release
--- ARGV[4] who releases: '' the acquisition itself, 'l' a waiter of it that
--- leaves, else the token of one release by id (ds_release_mark)
--- ARGV[5] the Client's timing, '<starve ms> <hand-off lease ms> <the
--- waiters' window ms>' (timing in mutex.go)  ARGV[6] publish command (PUBLISH or
--- SPUBLISH)  ARGV[7] channel  ARGV[8] for a release by id only: the prefix
--- of the Clients' control channels, where the holder is told (ds_tell_taken)
+-- ARGV[4] the Client's timing and publish command, '<starve ms> <hand-off
+-- lease ms> <the waiters' window ms> <PUBLISH or SPUBLISH>' (timing in
+-- mutex.go)  ARGV[5] who releases, when not the acquisition itself (which
+-- sends no ARGV[5]): 'l' a waiter of it that leaves, else the token of one
+-- release by id (ds_release_mark)  ARGV[6] for a release by id only: the
+-- prefix of the Clients' control channels, where the holder is told
+-- (ds_tell_taken)
+-- Waiters are told on the lock's channel, KEYS[1] .. ':ch', and the
+-- Client's id (mx.lua): a channel, not a key, so it is made here.
 -- Reply: see ds_release (lib.lua): 1, 0, 2 released (2: by this releaser,
 -- before); -1 not held (by another releaser's release, too).
 --
@@ -29,9 +32,9 @@
 -- the owner left, a release by id) goes on to the full path below the
 -- helpers, which has changed nothing yet.
 local ul_ledger -- the owner's ledger read here (false: none), for the full path
-local ul_starve, ul_hl, ul_window -- ARGV[5], read where waiters need it
+local ul_starve, ul_hl, ul_window, ul_pub -- ARGV[4], read where waiters need it
 local ul_grant  -- the oldest waiter to grant the lock to (handoff.lua): {id, entry fields, next, its entry, TIME, ms, the lock's '#q', the waiter after next, its entry}
-if ARGV[4] == '' then
+if not ARGV[5] then
   local v = redis.call('HMGET', KEYS[1], '#a:' .. ARGV[1], '#q')
   ul_ledger = v[1]
   local e -- the end of the acquisition when it is the owner's only one
@@ -48,7 +51,7 @@ if ARGV[4] == '' then
     end
     if live and v[2] then
       local two = redis.call('ZRANGE', KEYS[2], 0, 2, 'WITHSCORES')
-      ul_starve, ul_hl, ul_window = string.match(ARGV[5], '^(%d+) (%d+) (%d+)$')
+      ul_starve, ul_hl, ul_window, ul_pub = string.match(ARGV[4], '^(%d+) (%d+) (%d+) (%u+)$')
       if #two > 0 then
         t = t or redis.call('TIME')
         local now = ds_ms(t)

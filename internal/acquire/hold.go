@@ -20,9 +20,10 @@ import (
 // through it: each keeps one per kind, which its Handles point to.
 type Lock struct {
 	// Script grants or refuses. Its keys are Ops.Keys; its arguments are
-	// owner, lease ms, waiter id, waiter window ms, fencing counter lifetime
-	// ms, acquisition id, mode ('w' renewed by the watchdog, 'e' an explicit
-	// lease), then Handle.Also.Extra. It replies {token, hold count} when it
+	// owner, lease ms, waiter id ('' when the caller will not wait), waiter
+	// window ms, acquisition id, mode ('w' renewed by the watchdog, 'e' an
+	// explicit lease), then Handle.Also.Extra (with JoinsWaiter, others:
+	// see there). It replies {token, hold count} when it
 	// granted (or had granted this acquisition before: a repeated attempt),
 	// {0, ms until retry (-1: unknown)} when it refused, or {code < 0, 0} for
 	// an error in Codes (CodeFinished: the acquisition was released or given
@@ -43,6 +44,17 @@ type Lock struct {
 	// waiter id, so that a release can grant the acquisition from the id
 	// alone (fairlock/fl.lua).
 	ModeInWaiter bool
+	// JoinsWaiter (with PerAcquisition, not ModeInWaiter) says that the
+	// script joins the waiter id '<owner>:<acquisition id>' itself, when it
+	// needs it: its arguments are owner, lease ms, acquisition id, mode,
+	// Extra, then the waiter window ms when the caller waits (none when it
+	// does not). An attempt that does not wait sends two fewer for the
+	// server to parse.
+	JoinsWaiter bool
+	// LastKeyWaits says that the last of Ops.Keys is touched only by an
+	// attempt that waits (the mutex's waiter entries): one that does not
+	// wait sends the keys without it.
+	LastKeyWaits bool
 }
 
 // Handle describes one named lock of a Lock's kind: what acquiring,
@@ -207,7 +219,11 @@ func (a *attempt) hold(ctx context.Context, wait time.Duration) (context.Context
 	if a.lease > 0 {
 		mode, leaseArg = "e", core.Ms(a.lease)
 	}
-	a.args = append(append(a.argv[:0], a.owner, leaseArg, "", core.Ms(c.WaiterWindow), a.id, mode), h.also().Extra...)
+	if h.Lock.JoinsWaiter {
+		a.args = append(append(a.argv[:0], a.owner, leaseArg, a.id, mode), h.also().Extra...)
+	} else {
+		a.args = append(append(a.argv[:0], a.owner, leaseArg, "", core.Ms(c.WaiterWindow), a.id, mode), h.also().Extra...)
+	}
 	a.keys = h.Ops.Keys(a.keyv[:0], a.id)
 	t := &a.t
 	t.Kind, t.Side, t.Name = h.Kind, h.also().Side, h.Name
@@ -253,12 +269,23 @@ func (a *attempt) try(actx context.Context, waiter string) (bool, time.Duration,
 	t := &a.t
 	sent := time.Now()
 	args := a.args
-	if waiter != "" {
+	switch {
+	case waiter == "":
+	case a.h.Lock.JoinsWaiter:
+		// The script makes the waiter id from the owner and the
+		// acquisition id when it gets the window (in a.argv's room, mostly:
+		// TryAcquire copies the arguments).
+		args = append(args, core.Ms(a.c.WaiterWindow))
+	default:
 		args = append([]string(nil), a.args...)
 		args[2] = waiter
 	}
 	var buf [4]int64
-	res, err := a.c.TryAcquire(actx, a.h.Lock.Script, a.keys, args, buf[:0])
+	keys := a.keys
+	if a.h.Lock.LastKeyWaits && waiter == "" {
+		keys = keys[:len(keys)-1]
+	}
+	res, err := a.c.TryAcquire(actx, a.h.Lock.Script, keys, args, buf[:0])
 	if err != nil {
 		return false, 0, t.Sent(sent, false, err)
 	}
