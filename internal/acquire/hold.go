@@ -273,8 +273,10 @@ func (a *attempt) try(actx context.Context, waiter string) (bool, time.Duration,
 	case waiter == "":
 	case a.h.Lock.JoinsWaiter:
 		// The script makes the waiter id from the owner and the
-		// acquisition id when it gets the window (in a.argv's room, mostly:
-		// TryAcquire copies the arguments).
+		// acquisition id when it gets the window. It goes in a.argv's
+		// spare room when there is one: the request is written before
+		// TryAcquire returns, and an attempt that does not wait sends
+		// a.args alone.
 		args = append(args, core.Ms(a.c.WaiterWindow))
 	default:
 		args = append([]string(nil), a.args...)
