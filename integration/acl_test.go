@@ -25,7 +25,7 @@ import (
 const aclRecipe = "ACL SETUSER distsync on >CHANGE-ME resetkeys ~distsync:* resetchannels &distsync:* -@all" +
 	" +hello +auth +ping +cluster|slots +cluster|shards" +
 	" +evalsha +eval +script|load +wait +client|tracking" +
-	" +subscribe +unsubscribe +ssubscribe +sunsubscribe +publish +spublish" +
+	" +subscribe +unsubscribe +ssubscribe +sunsubscribe +publish +spublish +pubsub|numsub +pubsub|shardnumsub" +
 	" +set +del +exists +pttl +pexpire +time +type" +
 	" +hget +hset +hdel +hexists +hincrby +hmget +hgetall" +
 	" +llen +lindex +lpop +rpush +lrem +lrange" +

@@ -50,10 +50,22 @@ end
 -- ('g:<id> <acq> <token> <now> <next>', see mx.lua); next names the
 -- waiters after it that need a nudge (mx_next_of), with a message of its
 -- own when the first waits in another Client (ds_tell). The caller removes
--- id from the waiters.
+-- id from the waiters. A waiter that listens (its entry's mode ends in
+-- 'l', mx.lua) whose Client has no subscription on this server is granted
+-- nothing, and told nothing: returns false (the caller hands the lock on),
+-- else true. The grant is never published before it is made: a replica
+-- delivers what its master publishes to its own subscribers, whom the
+-- master does not count, and a waiter told of a grant holds.
 local function mx_grant(h, fence, channel, pub, hl, t, now, id, acq, mode, lease, after, next, qend)
+  if #mode > 1 then
+    local numsub = 'NUMSUB'
+    if pub == 'SPUBLISH' then numsub = 'SHARDNUMSUB' end
+    -- (a user the ACL refuses PUBSUB grants as before: pcall)
+    local n = redis.pcall('PUBSUB', numsub, channel .. ':' .. string.match(id, '^[^:]*'))
+    if type(n) == 'table' and n[2] == 0 then return false end
+  end
   local _, s = ds_token(fence, t)
-  local ttl, e = ds_handed(hl, mode, lease, now)
+  local ttl, e = ds_handed(hl, string.sub(mode, 1, 1), lease, now)
   local owner = id
   if string.sub(id, -#acq - 1) == ':' .. acq then owner = string.sub(id, 1, -#acq - 2) end
   if after ~= '-' then
@@ -63,4 +75,5 @@ local function mx_grant(h, fence, channel, pub, hl, t, now, id, acq, mode, lease
   end
   redis.call('PEXPIRE', h, ds_int(ttl))
   ds_tell(pub, channel, id, next, 'g:' .. id .. ' ' .. acq .. ' ' .. s .. ' ' .. ds_int(now) .. ' ' .. next)
+  return true
 end

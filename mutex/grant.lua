@@ -51,8 +51,20 @@ end
 -- ('g:<id> <acq> <token> <now> <next>', see mx.lua); next names the
 -- waiters after it that need a nudge (mx_next_of), with a message of its
 -- own when the first waits in another Client (ds_tell). The caller removes
--- id from the waiters.
+-- id from the waiters. A waiter that listens (its entry's mode ends in
+-- 'l', mx.lua) whose Client has no subscription on this server is granted
+-- nothing, and told nothing: returns false (the caller hands the lock on),
+-- else true. The grant is never published before it is made: a replica
+-- delivers what its master publishes to its own subscribers, whom the
+-- master does not count, and a waiter told of a grant holds.
 local function mx_grant(h, fence, channel, pub, hl, t, now, id, acq, mode, lease, after, next, qend)
+  if #mode > 1 then
+    local numsub = 'NUMSUB'
+    if pub == 'SPUBLISH' then numsub = 'SHARDNUMSUB' end
+    -- (a user the ACL refuses PUBSUB grants as before: pcall)
+    local n = redis.pcall('PUBSUB', numsub, channel .. ':' .. string.match(id, '^[^:]*'))
+    if type(n) == 'table' and n[2] == 0 then return false end
+  end
   local _, s
   do
     local key = fence
@@ -66,6 +78,7 @@ local function mx_grant(h, fence, channel, pub, hl, t, now, id, acq, mode, lease
   end
   local ttl, e
   do
+    local mode = string.sub(mode, 1, 1)
     local ttl_, e_ = tonumber(hl), 'w'
     if mode ~= 'w' then
       ttl_ = math.min(ttl_, tonumber(lease))
@@ -82,11 +95,12 @@ local function mx_grant(h, fence, channel, pub, hl, t, now, id, acq, mode, lease
   end
   redis.call('PEXPIRE', h, string.format('%d', ttl))
   do
-    local msg = 'g:' .. id .. ' ' .. acq .. ' ' .. s .. ' ' .. string.format('%d', now) .. ' ' .. next
+    local msg, listens = 'g:' .. id .. ' ' .. acq .. ' ' .. s .. ' ' .. string.format('%d', now) .. ' ' .. next, nil
     local cid = string.match(id, '^[^:]*')
-    redis.call(pub, channel .. ':' .. cid, msg)
-    if next ~= '-' and string.match(next, '^[^:]*') ~= cid then
+    local told = redis.call(pub, channel .. ':' .. cid, msg) > 0 or not listens
+    if told and next ~= '-' and string.match(next, '^[^:]*') ~= cid then
       redis.call(pub, channel .. ':' .. string.match(next, '^[^:]*'), 'w:- ' .. next)
     end
   end
+  return true
 end

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/rueidis"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -73,6 +76,47 @@ func waiters(t *testing.T, c *distsync.Client, m *mutex.Mutex) []string {
 	ids, err := rc.Do(context.Background(), rc.B().Zrange().Key(m.Key()+":waiters").Min("0").Max("-1").Build()).AsStrSlice()
 	require.NoError(t, err)
 	return ids
+}
+
+// listeners returns how many connections listen on the channel of m where
+// releases tell the waiters of waiter's Client (mx.lua).
+func listeners(t *testing.T, c *distsync.Client, m *mutex.Mutex, waiter string) int64 {
+	t.Helper()
+	cid, _, _ := strings.Cut(waiter, ":")
+	rc := c.Rueidis()
+	n, err := rc.Do(context.Background(), rc.B().PubsubNumsub().Channel(m.Key()+":ch:"+cid).Build()).ToArray()
+	require.NoError(t, err)
+	count, err := n[1].AsInt64()
+	require.NoError(t, err)
+	return count
+}
+
+// gone waits until the server has closed the subscriptions of waiter's
+// Client on m's channel, as it does when that Client's process dies
+// (dstest.Crash): its connections closed.
+func gone(t *testing.T, c *distsync.Client, m *mutex.Mutex, waiter string) {
+	t.Helper()
+	require.Eventually(t, func() bool { return listeners(t, c, m, waiter) == 0 }, 20*time.Second, time.Millisecond,
+		"the server closes the subscription of a Client whose connections closed")
+}
+
+// stillListening stands for a process that stopped with its connections
+// open (paused, or cut off from everything but the server): after
+// dstest.Crash of waiter's Client, a connection of its own keeps that
+// Client's channel of m subscribed, so the server cannot tell that the
+// waiter is gone and a release treats it as live.
+func stillListening(t *testing.T, c *distsync.Client, m *mutex.Mutex, waiter string) {
+	t.Helper()
+	cid, _, _ := strings.Cut(waiter, ":")
+	stand := dstest.Client(t).Rueidis()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = stand.Receive(ctx, stand.B().Subscribe().Channel(m.Key()+":ch:"+cid).Build(), func(rueidis.PubSubMessage) {})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	require.Eventually(t, func() bool { return listeners(t, c, m, waiter) > 0 }, 20*time.Second, time.Millisecond)
 }
 
 type counts struct{ attempts, notified, handed, timer int64 }
@@ -232,8 +276,9 @@ func TestVanishedWaiterLosesItsGrant(t *testing.T) {
 	ghost := waiters(t, holder, m)[0]
 	gotNext := waiting(t, ctx, next, mn, 2)
 	backdate(t, holder, m, ghost, time.Second) // the vanished waiter is the oldest
-	dstest.Crash(gone)                         // its process dies: nothing leaves the waiter set
+	dstest.Crash(gone)                         // its process stops: nothing leaves the waiter set
 	require.ErrorIs(t, <-errc, distsync.ErrClosed)
+	stillListening(t, holder, m, ghost) // and the server cannot tell
 	require.Equal(t, []string{ghost, waiters(t, holder, m)[1]}, waiters(t, holder, m), "the vanished waiter is still registered")
 
 	require.NoError(t, m.Unlock(held))
@@ -342,8 +387,9 @@ func TestWokenWaiterThatVanishedIsDropped(t *testing.T) {
 	tune(time.Hour, 2*hl, mn)
 	gotNext := waiting(t, ctx, next, mn, 2)
 	backdate(t, holder, m, ghost, time.Second)
-	dstest.Crash(gone) // its process dies: nothing leaves the waiter set
+	dstest.Crash(gone) // its process stops: nothing leaves the waiter set
 	require.ErrorIs(t, <-errc, distsync.ErrClosed)
+	stillListening(t, holder, m, ghost) // and the server cannot tell
 
 	before := snapshot()
 	require.NoError(t, m.Unlock(held)) // frees the lock, wakes the ghost, nudges next
@@ -416,6 +462,7 @@ func TestGrantToVanishedWaiterMovesOnWithinHandoffLease(t *testing.T) {
 			backdate(t, holder, m, ghost, time.Second) // the vanished waiter is the oldest
 			dstest.Crash(gone)
 			require.ErrorIs(t, <-errc, distsync.ErrClosed)
+			stillListening(t, holder, m, ghost) // the server cannot tell it stopped
 
 			nudges := acquire.Counters().Nudged.Load()
 			start := time.Now()
@@ -450,39 +497,133 @@ func TestTwoVanishedWaitersDelayNextByHandoffLease(t *testing.T) {
 	}{{"granted", starving}, {"woken", barging}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			holder, gone, next := dstest.Client(t), dstest.Client(t), dstest.Client(t)
-			name := dstest.Name(t)
-			m, mg, mn := newMutex(t, holder, name), newMutex(t, gone, name), newMutex(t, next, name)
-			tune(tc.starve, hl, m, mg, mn)
-			ctx := context.Background()
-			held, err := m.Lock(ctx)
-			require.NoError(t, err)
-			errs := make(chan error, 2)
-			for i := range 2 {
-				go func() {
-					_, err := mg.Lock(ctx)
-					errs <- err
-				}()
-				waitForWaiters(t, holder, m, int64(i+1)) // registered in this order
-			}
-			gotNext := waiting(t, ctx, next, mn, 3)
-			dstest.Crash(gone) // both die: nothing leaves the waiter set
-			for range 2 {
-				require.ErrorIs(t, <-errs, distsync.ErrClosed)
-			}
+			q := behindTwoCrashed(t, tc.starve, hl)
+			stillListening(t, q.holder, q.m, q.ghosts[0]) // and the server cannot tell
 
 			start := time.Now()
-			require.NoError(t, m.Unlock(held))
-			w := <-gotNext
+			require.NoError(t, q.m.Unlock(q.held))
+			w := <-q.next
 			// The bound is about the hand-off lease; the margin covers a
 			// loaded machine, and is a tenth of the delay before.
 			assert.Less(t, time.Since(start), hl+3*time.Second, "the live waiter holds within the hand-off lease")
-			n, err := mn.HoldCount(w)
+			n, err := q.mn.HoldCount(w)
 			require.NoError(t, err)
 			assert.Equal(t, 1, n, "the live waiter holds")
-			require.NoError(t, mn.Unlock(w))
+			require.NoError(t, q.mn.Unlock(w))
 		})
 	}
+}
+
+// queue is a held mutex m (held by holder, released by Unlock(held)) with
+// two waiters of a Client that crashed (ghosts, oldest first) ahead of a
+// live one, of another Client, whose Lock (on mn) returns on next.
+type queue struct {
+	holder *distsync.Client
+	m, mn  *mutex.Mutex
+	held   context.Context
+	ghosts []string
+	next   <-chan context.Context
+}
+
+// behindTwoCrashed makes a queue whose Clients release with the hand-off
+// settings starve and hl (tune): the two waiters of the crashed Client
+// registered in this order, before the live one.
+func behindTwoCrashed(t *testing.T, starve, hl time.Duration) queue {
+	t.Helper()
+	holder, gone, next := dstest.Client(t), dstest.Client(t), dstest.Client(t)
+	name := dstest.Name(t)
+	m, mg, mn := newMutex(t, holder, name), newMutex(t, gone, name), newMutex(t, next, name)
+	tune(starve, hl, m, mg, mn)
+	ctx := context.Background()
+	held, err := m.Lock(ctx)
+	require.NoError(t, err)
+	errs := make(chan error, 2)
+	for i := range 2 {
+		go func() {
+			_, err := mg.Lock(ctx)
+			errs <- err
+		}()
+		waitForWaiters(t, holder, m, int64(i+1)) // registered in this order
+	}
+	q := queue{holder: holder, m: m, mn: mn, held: held, ghosts: waiters(t, holder, m)}
+	q.next = waiting(t, ctx, next, mn, 3)
+	require.Equal(t, int64(1), listeners(t, holder, m, q.ghosts[0]), "the waiters' Client listens")
+	dstest.Crash(gone) // both stop: nothing leaves the waiter set
+	for range 2 {
+		require.ErrorIs(t, <-errs, distsync.ErrClosed)
+	}
+	return q
+}
+
+// Waiters whose process died are passed over by the release that would
+// grant the lock to them or wake them: the server closed their Client's
+// subscription, so the grant or the wake-up reaches nobody, and the release
+// forgets them and goes on to the next waiter, which holds at once. With a
+// hand-off lease of an hour, a release that handed the lock to a dead
+// waiter, or woke it alone, would keep the live one waiting for that hour.
+// Two dead waiters in a row: the release's common case (unlockfast.lua)
+// passes over the first, its full path (mx_next) the second.
+func TestDeadWaitersArePassedOver(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		starve time.Duration
+		want   counts // of the live waiter, from the release on
+	}{{"granted", starving, counts{handed: 1}}, {"woken", barging, counts{attempts: 1, notified: 1}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := behindTwoCrashed(t, tc.starve, time.Hour)
+			gone(t, q.holder, q.m, q.ghosts[0])
+			require.Len(t, waiters(t, q.holder, q.m), 3, "the dead waiters are still registered")
+
+			before := snapshot()
+			require.NoError(t, q.m.Unlock(q.held))
+			var w context.Context
+			select {
+			case w = <-q.next:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the live waiter waits behind the dead ones")
+			}
+			n, err := q.mn.HoldCount(w)
+			require.NoError(t, err)
+			assert.Equal(t, 1, n, "the live waiter holds")
+			assert.Equal(t, tc.want, snapshot().since(before))
+			assert.Empty(t, waiters(t, q.holder, q.m), "the dead waiters are forgotten")
+			require.NoError(t, q.mn.Unlock(w))
+		})
+	}
+}
+
+// A waiter that spins (WithSpin) listens on no channel, and says so: a
+// release grants it the lock as it grants a waiter that listens, and it
+// finds the grant when it polls. It is not passed over for the waiter
+// behind it, whose Client listens.
+func TestSpinningWaiterIsGranted(t *testing.T) {
+	holder, spinner, next := dstest.Client(t), dstest.Client(t), dstest.Client(t)
+	name := dstest.Name(t)
+	m, ms, mn := newMutex(t, holder, name), newMutex(t, spinner, name), newMutex(t, next, name)
+	tune(starving, time.Hour, m, ms, mn)
+	ctx := context.Background()
+	held, err := m.Lock(ctx)
+	require.NoError(t, err)
+	spun := waiting(t, distsync.WithSpin(ctx, distsync.Spin{Min: time.Millisecond, Max: 5 * time.Millisecond}), spinner, ms, 1)
+	first := waiters(t, holder, m)[0]
+	backdate(t, holder, m, first, time.Second) // the oldest
+	require.Equal(t, int64(0), listeners(t, holder, m, first), "a spinning waiter's Client listens on no channel")
+	gotNext := waiting(t, ctx, next, mn, 2)
+
+	require.NoError(t, m.Unlock(held))
+	var w context.Context
+	select {
+	case w = <-spun:
+	case <-gotNext:
+		t.Fatal("the waiter behind the spinning one was granted the lock first")
+	}
+	n, err := ms.HoldCount(w)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "the spinning waiter holds")
+	assert.Len(t, waiters(t, holder, m), 1, "the waiter behind it still waits")
+	require.NoError(t, ms.Unlock(w))
+	w = <-gotNext
+	require.NoError(t, mn.Unlock(w))
 }
 
 // Two waiters that vanished ahead of a live one of the same Client (here

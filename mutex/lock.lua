@@ -25,6 +25,6 @@ if v[1] then
 end
 local ttl = redis.call('PTTL', KEYS[1])
 if waiter then
-  mx_wait(KEYS[1], KEYS[3], KEYS[5], waiter, ttl, ARGV[5], ARGV[3], ARGV[4], ARGV[2], v[4], ds_clock(), ds_now_ms())
+  mx_wait(KEYS[1], KEYS[3], KEYS[5], waiter, ttl, ARGV[5], ARGV[3], ARGV[4] .. (ARGV[6] or ''), ARGV[2], v[4], ds_clock(), ds_now_ms())
 end
 return {0, ttl, ds_now_ms()}

@@ -11,6 +11,7 @@
 -- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] acquisition id  ARGV[4] 'w' (the
 -- watchdog renews it) or 'e'  ARGV[5] waiter window ms, only when the caller
 -- waits (its waiter id, '<owner>:<acquisition id>' in mx.lua, is made here)
+-- ARGV[6] 'l' when the waiter listens on its Client's channel (mx.lua)
 -- Reply: {token, hold count} when acquired or re-entered, or when this
 --        acquisition was granted before (a repeated attempt, or the
 --        confirmation of a hand-off: it extends the lease to the full one);
@@ -41,7 +42,7 @@ if ARGV[5] then
     local t = redis.call('TIME')
     local now = ds_ms(t)
     local ttl = redis.call('PTTL', KEYS[1])
-    mx_wait(KEYS[1], KEYS[3], KEYS[5], ARGV[1] .. ':' .. ARGV[3], ttl, ARGV[5], ARGV[3], ARGV[4], ARGV[2], v[3], t, now)
+    mx_wait(KEYS[1], KEYS[3], KEYS[5], ARGV[1] .. ':' .. ARGV[3], ttl, ARGV[5], ARGV[3], ARGV[4] .. (ARGV[6] or ''), ARGV[2], v[3], t, now)
     return {0, ttl, now}
   end
 end

@@ -9,10 +9,12 @@
 --     registration, so the oldest waiter comes first and a waiter that
 --     registers again (it was woken and beaten to the lock) keeps its place
 --   E a hash: waiter id -> '<end> <acquisition id> <mode> <lease ms>' and,
---     once a release woke it, ' <ms first woken>'. The waiter is forgotten
---     at <end> (its process may have died), or when it was woken more than a
---     hand-off lease ago and has not come back (registering again clears
---     the mark).
+--     once a release woke it, ' <ms first woken>'. <mode> is the
+--     acquisition's ('w' or 'e'), followed by 'l' when the waiter listens on
+--     its Client's channel (a waiter that spins does not). The waiter is
+--     forgotten at <end> (its process may have died), or when it was woken
+--     more than a hand-off lease ago and has not come back (registering
+--     again clears the mark).
 -- A release grants the lock to the oldest waiter directly ('g:<id>
 -- <acquisition id> <token> <server ms> <next>', mx_grant in grant.lua): it
 -- holds when the message arrives. With a starvation threshold (starve > 0,
@@ -30,6 +32,14 @@
 -- id>', the part of a waiter id before its first ':'), so other processes do
 -- not even receive them; a next waiter of another Client gets its own
 -- 'w:- <next>' (ds_tell, lib.lua).
+-- A waiter that listens is granted the lock only when its Client has a
+-- subscription on the server (PUBSUB NUMSUB, before anything is granted or
+-- published), and marked woken only when its Client received the wake-up:
+-- a Client that no longer listens (its process died, so the server closed
+-- its subscription) is passed over at once, and its waiter forgotten, where
+-- it would otherwise hold the lock for a hand-off lease. A live Client that
+-- is subscribing anew (a failover moved its subscription) then finds its
+-- waiter gone and registers again when it tries.
 
 -- Mark the lock h as one whose release must look for waiters ('#q'), when
 -- the waiter queue q exists: a lock without the mark was never waited for
@@ -38,8 +48,8 @@ local function mx_flag(h, q)
   if redis.call('EXISTS', q) == 1 then redis.call('HSET', h, '#q', 1) end
 end
 
--- Register waiter id, waiting for acquisition acq (mode, lease ms) of the
--- lock h, held by another owner, until its remaining lease ttl (negative:
+-- Register waiter id, waiting for acquisition acq (mode, lease ms; mode
+-- ends in 'l' when the waiter listens) of the lock h, held by another owner, until its remaining lease ttl (negative:
 -- unknown, counted as half a window) plus window ms, at the server time t
 -- (a TIME reply) whose ms is now; h is marked as waited for ('#q'), whose
 -- value qend (false: none) says until when Q and E live at least. Also
@@ -105,18 +115,24 @@ local function mx_next(h, q, e, fence, channel, pub, starve, hl, window)
       redis.call('DEL', h)
       redis.call('ZREM', q, id)
       redis.call('HDEL', e, id)
-      mx_grant(h, fence, channel, pub, hl, ds_clock(), now, id, acq, mode, lease, after,
-        mx_next_of(pub, channel, id, after, es[2], third, es[3], now, hl, window), 1)
-      return 'g'
+      if mx_grant(h, fence, channel, pub, hl, ds_clock(), now, id, acq, mode, lease, after,
+          mx_next_of(pub, channel, id, after, es[2], third, es[3], now, hl, window), 1) then
+        return 'g'
+      end
+      -- Its Client no longer listens: on to the next waiter.
     else
       redis.call('DEL', h)
       -- Woken already and not back yet: it is on its way (as sync.Mutex
       -- wakes no second waiter while one is awake).
       if woken ~= '' then return '' end
-      redis.call('HSET', e, id, entry .. ' ' .. ds_int(now))
       local next = mx_next_of(pub, channel, id, after, es[2], third, es[3], now, hl, window)
-      ds_tell(pub, channel, id, next, 'w:' .. id .. ' ' .. next)
-      return 'w'
+      if ds_tell(pub, channel, id, next, 'w:' .. id .. ' ' .. next, #mode > 1) then
+        redis.call('HSET', e, id, entry .. ' ' .. ds_int(now))
+        return 'w'
+      end
+      -- Its Client no longer listens: forgotten, and on to the next waiter.
+      redis.call('ZREM', q, id)
+      redis.call('HDEL', e, id)
     end
   end
   -- Nobody live among the oldest 64: the rest wake by their own timers.

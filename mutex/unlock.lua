@@ -1,6 +1,11 @@
 -- The full path of the unlock script (unlockfast.lua), which read the
 -- owner's ledger already (ul_ledger) unless a waiter leaves or a release by
--- id runs.
+-- id runs, and which released the lock already when the waiter it chose no
+-- longer listens (ul_handon: the lock goes on to the next).
+if ul_handon then
+  mx_next(KEYS[1], KEYS[2], KEYS[3], KEYS[5], KEYS[1] .. ':ch', ul_pub, ul_starve, ul_hl, ul_window)
+  return 1
+end
 local by = ARGV[5]
 if by == 'l' then
   mx_unwait(KEYS[2], KEYS[3], ARGV[1] .. ':' .. ARGV[2], KEYS[1])

@@ -33,6 +33,7 @@
 -- helpers, which has changed nothing yet.
 local ul_ledger -- the owner's ledger read here (false: none), for the full path
 local ul_starve, ul_hl, ul_window, ul_pub -- ARGV[4], read where waiters need it
+local ul_handon -- the lock, released, is to be handed on by the full path (handoff.lua)
 local ul_grant  -- the oldest waiter to grant the lock to (handoff.lua): {id, entry fields, next, its entry, TIME, ms, the lock's '#q', the waiter after next, its entry}
 if not ARGV[5] then
   local v = redis.call('HMGET', KEYS[1], '#a:' .. ARGV[1], '#q')

@@ -71,10 +71,10 @@ if ARGV[5] == '' then
         next = after .. ',' .. third
       end
       do
-        local pub, channel, msg = ARGV[2], ARGV[1], 'g:' .. id .. ' ' .. string.format('%d', now) .. ' ' .. next
+        local pub, channel, msg, listens = ARGV[2], ARGV[1], 'g:' .. id .. ' ' .. string.format('%d', now) .. ' ' .. next, nil
         local cid = string.match(id, '^[^:]*')
-        redis.call(pub, channel .. ':' .. cid, msg)
-        if next ~= '-' and string.match(next, '^[^:]*') ~= cid then
+        local told = redis.call(pub, channel .. ':' .. cid, msg) > 0 or not listens
+        if told and next ~= '-' and string.match(next, '^[^:]*') ~= cid then
           redis.call(pub, channel .. ':' .. string.match(next, '^[^:]*'), 'w:- ' .. next)
         end
       end

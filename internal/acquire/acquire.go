@@ -178,6 +178,9 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 		// One attempt, on a context that ends with ctx or after
 		// core.ReleaseTimeout, whichever is first.
 		stats.Attempts.Add(1)
+		if w.att != nil {
+			w.att.listens = sub != nil
+		}
 		actx, cancel := core.WithinAt(ctx, now, core.ReleaseTimeout)
 		ok, retry, err := try(actx, waiter)
 		cancel()

@@ -48,8 +48,10 @@ type Lock struct {
 	// script joins the waiter id '<owner>:<acquisition id>' itself, when it
 	// needs it: its arguments are owner, lease ms, acquisition id, mode,
 	// Extra, then the waiter window ms when the caller waits (none when it
-	// does not). An attempt that does not wait sends two fewer for the
-	// server to parse.
+	// does not) and 'l' when the waiter listens on its channel (it
+	// subscribed; a waiter that spins does not), so that a release may
+	// pass over a waiter whose Client no longer listens (mutex/mx.lua). An
+	// attempt that does not wait sends two fewer for the server to parse.
 	JoinsWaiter bool
 	// LastKeyWaits says that the last of Ops.Keys is touched only by an
 	// attempt that waits (the mutex's waiter entries): one that does not
@@ -189,6 +191,7 @@ type attempt struct {
 	token       int64
 	serverLease time.Duration // of a lock handed to this waiter
 	reg         Refusal       // the last refused attempt
+	listens     bool          // the attempt's waiter listens on its channel (Do sets it)
 }
 
 // hold runs the acquisition, with one id, waiting at most wait (< 0:
@@ -278,6 +281,9 @@ func (a *attempt) try(actx context.Context, waiter string) (bool, time.Duration,
 		// TryAcquire returns, and an attempt that does not wait sends
 		// a.args alone.
 		args = append(args, core.Ms(a.c.WaiterWindow))
+		if a.listens {
+			args = append(args, "l")
+		}
 	default:
 		args = append([]string(nil), a.args...)
 		args[2] = waiter

@@ -99,13 +99,20 @@ end
 -- (the part of a waiter id before its first ':'), so that other Clients do
 -- not even receive it. next ('-': none) is the waiter after it, which msg
 -- names: when next waits in another Client, that Client is nudged with a
--- message of its own, 'w:- <next>', after msg.
-local function ds_tell(pub, channel, id, next, msg)
+-- message of its own, 'w:- <next>', after msg. With listens set (the waiter
+-- said it listens on the channel), a msg that nobody received tells nobody
+-- else and returns false: the waiter's Client no longer listens (its
+-- process died, or it is subscribing anew), so it will not learn of msg.
+-- Otherwise returns true. Only a msg that may reach a waiter the server
+-- did not count (a replica's subscriber) can be sent this way: a wake-up,
+-- never a grant (mx_grant).
+local function ds_tell(pub, channel, id, next, msg, listens)
   local cid = string.match(id, '^[^:]*')
-  redis.call(pub, channel .. ':' .. cid, msg)
-  if next ~= '-' and string.match(next, '^[^:]*') ~= cid then
+  local told = redis.call(pub, channel .. ':' .. cid, msg) > 0 or not listens
+  if told and next ~= '-' and string.match(next, '^[^:]*') ~= cid then
     redis.call(pub, channel .. ':' .. string.match(next, '^[^:]*'), 'w:- ' .. next)
   end
+  return told
 end
 
 -- Acquisitions. Every grant of a lock-like hold is an acquisition with an id

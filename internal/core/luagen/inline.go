@@ -26,9 +26,9 @@ import (
 //   - any other helper (ds_token, ds_done, ds_tell) may be called only as a statement
 //     of its own, `local a, b = h(args)` or `h(args)`, and becomes a
 //     do-block that binds the parameters, runs the body and assigns its
-//     final `return` (a helper called as `h(args)` has none). A parameter
-//     whose argument is the same name is bound only when the body assigns
-//     it.
+//     final `return` (a helper called as `h(args)` has none, or returns a
+//     name, left unread). A parameter whose argument is the same name is
+//     bound only when the body assigns it; one without an argument is nil.
 
 // A helperFile is a file of Lua helpers and those of them Inline replaces.
 type helperFile struct {
@@ -145,8 +145,11 @@ func inlineStmt(hs map[string]helper, h helper, ind, vars, args string) ([]strin
 	if err != nil {
 		return nil, err
 	}
-	if len(as) != len(h.params) {
+	if len(as) > len(h.params) {
 		return nil, fmt.Errorf("%d arguments for %d parameters", len(as), len(h.params))
+	}
+	for len(as) < len(h.params) {
+		as = append(as, "nil") // as Lua passes a missing argument
 	}
 	// The body's names that are also the variables assigned get a '_', so
 	// that its final assignment reaches the variables outside the block.
@@ -187,12 +190,16 @@ func inlineStmt(hs map[string]helper, h helper, ind, vars, args string) ([]strin
 		out = append(out, bind)
 	}
 	last := len(h.body) - 1
+	body := h.body
 	if vars == "" {
 		last = -1 // no return to assign
+		if l := strings.TrimSpace(body[len(body)-1]); strings.HasPrefix(l, "return ") && identifier.FindString(l[7:]) == l[7:] {
+			body = body[:len(body)-1] // a value nobody reads, of a name: nothing runs
+		}
 	} else if !strings.HasPrefix(h.body[last], "return ") {
 		return nil, fmt.Errorf("the helper's body does not end with a return")
 	}
-	for i, l := range h.body {
+	for i, l := range body {
 		l = rename(l)
 		if i == last {
 			l = vars + " = " + strings.TrimPrefix(l, "return ")

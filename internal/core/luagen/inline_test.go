@@ -62,15 +62,28 @@ func TestInline(t *testing.T) {
     if redis.call('PTTL', key) < tonumber(ms) then redis.call('PEXPIRE', key, ms) end
   end
 end`},
+		// A parameter without an argument is nil; a value returned by name
+		// that a statement call does not read is left out.
 		{src: "    ds_tell(ARGV[2], ARGV[1], id, next, 'g:' .. id .. ' ' .. ds_int(now))", want: `    do
-      local pub, channel, msg = ARGV[2], ARGV[1], 'g:' .. id .. ' ' .. string.format('%d', now)
+      local pub, channel, msg, listens = ARGV[2], ARGV[1], 'g:' .. id .. ' ' .. string.format('%d', now), nil
       local cid = string.match(id, '^[^:]*')
-      redis.call(pub, channel .. ':' .. cid, msg)
-      if next ~= '-' and string.match(next, '^[^:]*') ~= cid then
+      local told = redis.call(pub, channel .. ':' .. cid, msg) > 0 or not listens
+      if told and next ~= '-' and string.match(next, '^[^:]*') ~= cid then
         redis.call(pub, channel .. ':' .. string.match(next, '^[^:]*'), 'w:- ' .. next)
       end
     end`},
-		{src: "local x = ds_tell(pub, ch, id, '-', m)", err: "does not end with a return"},
+		{src: "local ok = ds_tell(pub, channel, id, next, m, l)", want: `local ok
+do
+  local msg, listens = m, l
+  local cid = string.match(id, '^[^:]*')
+  local told = redis.call(pub, channel .. ':' .. cid, msg) > 0 or not listens
+  if told and next ~= '-' and string.match(next, '^[^:]*') ~= cid then
+    redis.call(pub, channel .. ':' .. string.match(next, '^[^:]*'), 'w:- ' .. next)
+  end
+  ok = told
+end`},
+		{src: "ds_tell(pub, channel, id, next, m, l, x)", err: "7 arguments for 6 parameters"},
+		{src: "local x = ds_done(d, id, now, life)", err: "does not end with a return"},
 	} {
 		got, err := Inline(hs, tc.src)
 		if tc.err != "" {
