@@ -56,9 +56,11 @@ end
 -- nothing, and told nothing: returns false (the caller hands the lock on),
 -- else true. The grant is never published before it is made: a replica
 -- delivers what its master publishes to its own subscribers, whom the
--- master does not count, and a waiter told of a grant holds.
-local function mx_grant(h, fence, channel, pub, hl, t, now, id, acq, mode, lease, after, next, qend)
-  if #mode > 1 then
+-- master does not count, and a waiter told of a grant holds. live (nil:
+-- none) is the id of a Client known to be alive, the releaser's own, whose
+-- waiters need no asking.
+local function mx_grant(h, fence, channel, pub, hl, t, now, id, acq, mode, lease, after, next, qend, live)
+  if #mode > 1 and string.match(id, '^[^:]*') ~= live then
     local numsub = 'NUMSUB'
     if pub == 'SPUBLISH' then numsub = 'SHARDNUMSUB' end
     -- (a user the ACL refuses PUBSUB grants as before: pcall)

@@ -34,7 +34,7 @@
 -- 'w:- <next>' (ds_tell, lib.lua).
 -- A waiter that listens is granted the lock only when its Client has a
 -- subscription on the server (PUBSUB NUMSUB, before anything is granted or
--- published), and marked woken only when its Client received the wake-up:
+-- published; not asked of the releaser's own Client), and marked woken only when its Client received the wake-up:
 -- a Client that no longer listens (its process died, so the server closed
 -- its subscription) is passed over at once, and its waiter forgotten, where
 -- it would otherwise hold the lock for a hand-off lease. A live Client that
@@ -92,8 +92,9 @@ end
 -- (by default always: starve 0) the lock is granted to it (mx_grant), else
 -- the lock is deleted and that waiter alone is woken, so a running owner may
 -- barge in first. window (nil: unknown) is the waiters' window, for
--- mx_nudge. Returns 'g', 'w' or '' (nobody was told).
-local function mx_next(h, q, e, fence, channel, pub, starve, hl, window)
+-- mx_nudge; live (nil: none) the id of a Client known to be alive, for
+-- mx_grant. Returns 'g', 'w' or '' (nobody was told).
+local function mx_next(h, q, e, fence, channel, pub, starve, hl, window, live)
   local now
   hl = tonumber(hl)
   for _ = 1, 64 do
@@ -116,7 +117,7 @@ local function mx_next(h, q, e, fence, channel, pub, starve, hl, window)
       redis.call('ZREM', q, id)
       redis.call('HDEL', e, id)
       if mx_grant(h, fence, channel, pub, hl, ds_clock(), now, id, acq, mode, lease, after,
-          mx_next_of(pub, channel, id, after, es[2], third, es[3], now, hl, window), 1) then
+          mx_next_of(pub, channel, id, after, es[2], third, es[3], now, hl, window), 1, live) then
         return 'g'
       end
       -- Its Client no longer listens: on to the next waiter.
