@@ -21,6 +21,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/distsync/distsync"
+	"github.com/distsync/distsync/internal/acquire"
+	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
 	"github.com/distsync/distsync/mutex"
 	"github.com/distsync/distsync/watchdog"
@@ -414,6 +416,92 @@ func TestFaultHolderKilled(t *testing.T) {
 	assert.Less(t, got.Sub(sent), ttl+10*time.Second, "free within the lease it had left (generous bound)")
 	t.Logf("lease left at the kill %v, granted after %v", ttl, got.Sub(sent))
 	requireExclusive(t, h)
+}
+
+// helperWaiterEnv starts TestHelperWaiter: "<addr> <name>".
+const helperWaiterEnv = "DISTSYNC_FAULT_WAITER"
+
+// TestHelperWaiter is the waiting process of TestFaultWaiterKilled: it waits
+// for the mutex name at addr, which the test holds, until it is killed.
+func TestHelperWaiter(t *testing.T) {
+	spec := strings.Fields(os.Getenv(helperWaiterEnv))
+	if len(spec) != 2 {
+		t.Skip("the waiting process of TestFaultWaiterKilled; runs only when it starts it")
+	}
+	m := mutexOf(t, clientAt(t, spec[0], 30*time.Second), spec[1])
+	_, _ = m.Lock(context.Background())
+}
+
+// A waiter process killed with kill -9 while it waits for a mutex is passed
+// over by the release that would have granted it the lock: its kernel closed
+// its connections, so the server knows its Client listens no more, and the
+// release hands the lock to the next waiter, in this process, at once.
+// Before, the dead process was granted the lock for the hand-off lease, and
+// the next waiter took it by an attempt of its own once that lapsed. Not
+// parallel: it reads the process-wide count of grants taken from a
+// notification.
+func TestFaultWaiterKilled(t *testing.T) {
+	s := redistest.Start(t)
+	redistest.RequireReal(t, s)
+	const lease = 30 * time.Second
+	name := "waiter-killed"
+	c := clientAt(t, s.Addr(), lease)
+	m := mutexOf(t, c, name)
+	ctx := context.Background()
+	held, err := m.Lock(ctx)
+	require.NoError(t, err)
+	waitersKey := m.Key() + ":waiters"
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperWaiter$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s", helperWaiterEnv, s.Addr(), name))
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
+	dstest.WaitWaiters(t, c, waitersKey, 1)
+	rc := c.Rueidis()
+	ids, err := rc.Do(ctx, rc.B().Zrange().Key(waitersKey).Min("0").Max("-1").Build()).AsStrSlice()
+	require.NoError(t, err)
+	cid, _, _ := strings.Cut(ids[0], ":")
+	numsub := func() int64 {
+		r, err := rc.Do(ctx, rc.B().PubsubNumsub().Channel(m.Key()+":ch:"+cid).Build()).ToArray()
+		require.NoError(t, err)
+		n, err := r[1].AsInt64()
+		require.NoError(t, err)
+		return n
+	}
+	require.Equal(t, int64(1), numsub(), "the waiting process listens")
+
+	next := mutexOf(t, clientAt(t, s.Addr(), lease), name)
+	got := make(chan context.Context, 1)
+	go func() {
+		w, err := next.Lock(ctx)
+		assert.NoError(t, err)
+		got <- w
+	}()
+	dstest.WaitWaiters(t, c, waitersKey, 2)
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	<-exited
+	require.Eventually(t, func() bool { return numsub() == 0 }, 20*time.Second, time.Millisecond,
+		"the server closes the killed process's subscription")
+
+	handed := acquire.Counters().Handed.Load()
+	require.NoError(t, m.Unlock(held))
+	var w context.Context
+	select {
+	case w = <-got:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the next waiter does not hold 20 s after the release (waiting process: %s)", out.String())
+	}
+	assert.Equal(t, handed+1, acquire.Counters().Handed.Load(), "the release handed the lock to the live waiter")
+	n, err := next.HoldCount(w)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	dstest.WaitWaiters(t, c, waitersKey, 0)
+	require.NoError(t, next.Unlock(w))
 }
 
 // ---- the server paused with SIGSTOP ----
