@@ -59,11 +59,12 @@ end
 -- none) is the id of a Client known to be alive, the releaser's own, whose
 -- waiters need no asking.
 local function mx_grant(h, fence, channel, pub, hl, t, now, id, acq, mode, lease, after, next, qend, live)
-  if #mode > 1 and string.match(id, '^[^:]*') ~= live then
+  local cid = string.match(id, '^[^:]*')
+  if #mode > 1 and cid ~= live then
     local numsub = 'NUMSUB'
     if pub == 'SPUBLISH' then numsub = 'SHARDNUMSUB' end
     -- (a user the ACL refuses PUBSUB grants as before: pcall)
-    local n = redis.pcall('PUBSUB', numsub, channel .. ':' .. string.match(id, '^[^:]*'))
+    local n = redis.pcall('PUBSUB', numsub, channel .. ':' .. cid)
     if type(n) == 'table' and n[2] == 0 then return false end
   end
   local _, s = ds_token(fence, t)

@@ -34,11 +34,13 @@
 -- 'w:- <next>' (ds_tell, lib.lua).
 -- A waiter that listens is granted the lock only when its Client has a
 -- subscription on the server (PUBSUB NUMSUB, before anything is granted or
--- published; not asked of the releaser's own Client), and marked woken only when its Client received the wake-up:
--- a Client that no longer listens (its process died, so the server closed
--- its subscription) is passed over at once, and its waiter forgotten, where
--- it would otherwise hold the lock for a hand-off lease. A live Client that
--- is subscribing anew (a failover moved its subscription) then finds its
+-- published; not asked of the releaser's own Client), and marked woken
+-- only when its Client received the wake-up: a Client that no longer
+-- listens (its process died, so the server closed its subscription) is
+-- passed over at once, and its waiter forgotten, where it would otherwise
+-- hold the lock for a hand-off lease. A nudge sent already to the waiters
+-- after it (mx_next_of) stays: it only makes them try early. A live Client
+-- that is subscribing anew (a failover moved its subscription) finds its
 -- waiter gone and registers again when it tries.
 
 -- Mark the lock h as one whose release must look for waiters ('#q'), when
@@ -49,8 +51,9 @@ local function mx_flag(h, q)
 end
 
 -- Register waiter id, waiting for acquisition acq (mode, lease ms; mode
--- ends in 'l' when the waiter listens) of the lock h, held by another owner, until its remaining lease ttl (negative:
--- unknown, counted as half a window) plus window ms, at the server time t
+-- ends in 'l' when the waiter listens) of the lock h, held by another
+-- owner, until its remaining lease ttl (negative: unknown, counted as half
+-- a window) plus window ms, at the server time t
 -- (a TIME reply) whose ms is now; h is marked as waited for ('#q'), whose
 -- value qend (false: none) says until when Q and E live at least. Also
 -- inlined into lockfast.lua's common case (luagen): keep its body free of
