@@ -102,11 +102,13 @@ func gone(t *testing.T, c *distsync.Client, m *mutex.Mutex, waiter string) {
 
 // stillListening stands for a process that stopped with its connections
 // open (paused, or cut off from everything but the server): after
-// dstest.Crash of waiter's Client, a connection of its own keeps that
-// Client's channel of m subscribed, so the server cannot tell that the
-// waiter is gone and a release treats it as live.
+// dstest.Crash of waiter's Client, once the server closed that Client's
+// subscription, a connection of its own subscribes to that Client's channel
+// of m, so the server cannot tell that the waiter is gone and a release
+// treats it as live.
 func stillListening(t *testing.T, c *distsync.Client, m *mutex.Mutex, waiter string) {
 	t.Helper()
+	gone(t, c, m, waiter) // then the only listener is the stand-in
 	cid, _, _ := strings.Cut(waiter, ":")
 	stand := dstest.Client(t).Rueidis()
 	ctx, cancel := context.WithCancel(context.Background())
