@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
