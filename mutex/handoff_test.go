@@ -16,6 +16,7 @@ import (
 	"github.com/distsync/distsync"
 	"github.com/distsync/distsync/internal/acquire"
 	"github.com/distsync/distsync/internal/dstest"
+	"github.com/distsync/distsync/internal/redistest"
 	"github.com/distsync/distsync/mutex"
 )
 
@@ -591,6 +592,54 @@ func TestDeadWaitersArePassedOver(t *testing.T) {
 			require.NoError(t, q.mn.Unlock(w))
 		})
 	}
+}
+
+// A live waiter whose subscription ends while it waits (here the server
+// closes it: its user loses the channel, as a failover or a dropped
+// connection would end it) is passed over by a release in the meantime and
+// forgotten; once its Client has subscribed again it is woken, tries, and
+// takes the lock the release freed. With a hand-off lease of an hour and
+// the holder's lease of the watchdog, it would otherwise wait for its own
+// timer.
+func TestWaiterPassedOverWhileResubscribingAcquires(t *testing.T) {
+	s := redistest.Shared(t)
+	redistest.RequireReal(t, s, "ACL users: the embedded server has none")
+	admin := s.Client(t)
+	ctx := context.Background()
+	user := "passover" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	acl := func(rules ...string) {
+		t.Helper()
+		require.NoError(t, admin.Do(ctx, admin.B().Arbitrary(append([]string{"ACL", "SETUSER", user}, rules...)...).Build()).Error())
+	}
+	acl("on", ">pw", "allkeys", "allchannels", "+@all")
+	t.Cleanup(func() { admin.Do(ctx, admin.B().AclDeluser().Username(user).Build()) })
+	holder := dstest.Client(t)
+	wc := dstest.Client(t, func(o *distsync.Options) { o.Username, o.Password = user, "pw" })
+	name := dstest.Name(t)
+	m, mw := newMutex(t, holder, name), newMutex(t, wc, name)
+	tune(starving, time.Hour, m, mw)
+	held, err := m.Lock(ctx)
+	require.NoError(t, err)
+	got := waiting(t, ctx, wc, mw, 1)
+	w := waiters(t, holder, m)[0]
+	require.Equal(t, int64(1), listeners(t, holder, m, w))
+
+	acl("resetchannels") // the server closes the waiter's subscription; resubscribing is refused
+	gone(t, holder, m, w)
+	before := snapshot()
+	require.NoError(t, m.Unlock(held))
+	assert.Empty(t, waiters(t, holder, m), "the waiter, not listening, is passed over and forgotten")
+	held2, err := admin.Do(ctx, admin.B().Exists().Key(m.Key()).Build()).AsInt64()
+	require.NoError(t, err)
+	assert.Zero(t, held2, "nobody was granted the lock")
+	acl("allchannels") // the Client subscribes again and wakes its waiter
+	select {
+	case h := <-got:
+		require.NoError(t, mw.Unlock(h))
+	case <-time.After(20 * time.Second):
+		t.Fatal("the waiter passed over does not acquire once subscribed again")
+	}
+	assert.Equal(t, int64(0), snapshot().since(before).timer, "woken by its subscription's return, not its timer")
 }
 
 // A waiter that spins (WithSpin) listens on no channel, and says so: a
