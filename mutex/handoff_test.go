@@ -532,17 +532,17 @@ type queue struct {
 // registered in this order, before the live one.
 func behindTwoCrashed(t *testing.T, starve, hl time.Duration) queue {
 	t.Helper()
-	holder, gone, next := dstest.Client(t), dstest.Client(t), dstest.Client(t)
+	holder, dead, next := dstest.Client(t), dstest.Client(t), dstest.Client(t)
 	name := dstest.Name(t)
-	m, mg, mn := newMutex(t, holder, name), newMutex(t, gone, name), newMutex(t, next, name)
-	tune(starve, hl, m, mg, mn)
+	m, md, mn := newMutex(t, holder, name), newMutex(t, dead, name), newMutex(t, next, name)
+	tune(starve, hl, m, md, mn)
 	ctx := context.Background()
 	held, err := m.Lock(ctx)
 	require.NoError(t, err)
 	errs := make(chan error, 2)
 	for i := range 2 {
 		go func() {
-			_, err := mg.Lock(ctx)
+			_, err := md.Lock(ctx)
 			errs <- err
 		}()
 		waitForWaiters(t, holder, m, int64(i+1)) // registered in this order
@@ -550,7 +550,7 @@ func behindTwoCrashed(t *testing.T, starve, hl time.Duration) queue {
 	q := queue{holder: holder, m: m, mn: mn, held: held, ghosts: waiters(t, holder, m)}
 	q.next = waiting(t, ctx, next, mn, 3)
 	require.Equal(t, int64(1), listeners(t, holder, m, q.ghosts[0]), "the waiters' Client listens")
-	dstest.Crash(gone) // both stop: nothing leaves the waiter set
+	dstest.Crash(dead) // both stop: nothing leaves the waiter set
 	for range 2 {
 		require.ErrorIs(t, <-errs, distsync.ErrClosed)
 	}
