@@ -60,13 +60,7 @@ end
 -- waiters need no asking.
 local function mx_grant(h, fence, channel, pub, hl, t, now, id, acq, mode, lease, after, next, qend, live)
   local cid = string.match(id, '^[^:]*')
-  if #mode > 1 and cid ~= live then
-    local numsub = 'NUMSUB'
-    if pub == 'SPUBLISH' then numsub = 'SHARDNUMSUB' end
-    -- (a user the ACL refuses PUBSUB grants as before: pcall)
-    local n = redis.pcall('PUBSUB', numsub, channel .. ':' .. cid)
-    if type(n) == 'table' and n[2] == 0 then return false end
-  end
+  if #mode > 1 and cid ~= live and not ds_listening(pub, channel, cid) then return false end
   local _, s = ds_token(fence, t)
   local ttl, e = ds_handed(hl, string.sub(mode, 1, 1), lease, now)
   local owner = id

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -78,17 +77,18 @@ func waiters(t *testing.T, c *distsync.Client, m *mutex.Mutex) []string {
 	return ids
 }
 
+// channelOf is the channel of m where releases tell the waiters of
+// waiter's Client (mx.lua).
+func channelOf(m *mutex.Mutex, waiter string) string {
+	cid, _, _ := strings.Cut(waiter, ":")
+	return m.Key() + ":ch:" + cid
+}
+
 // listeners returns how many connections listen on the channel of m where
-// releases tell the waiters of waiter's Client (mx.lua).
+// releases tell the waiters of waiter's Client.
 func listeners(t *testing.T, c *distsync.Client, m *mutex.Mutex, waiter string) int64 {
 	t.Helper()
-	cid, _, _ := strings.Cut(waiter, ":")
-	rc := c.Rueidis()
-	n, err := rc.Do(context.Background(), rc.B().PubsubNumsub().Channel(m.Key()+":ch:"+cid).Build()).ToArray()
-	require.NoError(t, err)
-	count, err := n[1].AsInt64()
-	require.NoError(t, err)
-	return count
+	return dstest.Listeners(t, c, channelOf(m, waiter))
 }
 
 // gone waits until the server has closed the subscriptions of waiter's
@@ -96,29 +96,15 @@ func listeners(t *testing.T, c *distsync.Client, m *mutex.Mutex, waiter string) 
 // (dstest.Crash): its connections closed.
 func gone(t *testing.T, c *distsync.Client, m *mutex.Mutex, waiter string) {
 	t.Helper()
-	require.Eventually(t, func() bool { return listeners(t, c, m, waiter) == 0 }, 20*time.Second, time.Millisecond,
-		"the server closes the subscription of a Client whose connections closed")
+	dstest.WaitUnsubscribed(t, c, channelOf(m, waiter))
 }
 
-// stillListening stands for a process that stopped with its connections
-// open (paused, or cut off from everything but the server): after
-// dstest.Crash of waiter's Client, once the server closed that Client's
-// subscription, a connection of its own subscribes to that Client's channel
-// of m, so the server cannot tell that the waiter is gone and a release
-// treats it as live.
+// stillListening stands for waiter's Client, crashed (dstest.Crash), as a
+// process that stopped with its connections open (dstest.StandIn): a
+// release treats its waiters as live.
 func stillListening(t *testing.T, c *distsync.Client, m *mutex.Mutex, waiter string) {
 	t.Helper()
-	gone(t, c, m, waiter) // then the only listener is the stand-in
-	cid, _, _ := strings.Cut(waiter, ":")
-	stand := dstest.Client(t).Rueidis()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = stand.Receive(ctx, stand.B().Subscribe().Channel(m.Key()+":ch:"+cid).Build(), func(rueidis.PubSubMessage) {})
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	require.Eventually(t, func() bool { return listeners(t, c, m, waiter) > 0 }, 20*time.Second, time.Millisecond)
+	dstest.StandIn(t, c, channelOf(m, waiter))
 }
 
 type counts struct{ attempts, notified, handed, timer int64 }

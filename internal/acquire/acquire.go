@@ -60,6 +60,12 @@ type Wait struct {
 	// Track, when set, learns when the wait started and whether an attempt
 	// was refused (the acquisition was contended), for Track.Report.
 	Track *Track
+	// Listening, when set, is told before each attempt whether the waiter
+	// listens on Channel (its subscription is up; one that spins does
+	// not), for the attempt to say so when it registers: a release may
+	// then pass over a waiter whose Client no longer listens
+	// (core/lib.lua, ds_listening).
+	Listening *bool
 	// att, set by attempt.hold in place of Leave and Handed, is the
 	// attempt whose leave and handed they are: no closure to allocate for
 	// each acquisition.
@@ -178,8 +184,8 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 		// One attempt, on a context that ends with ctx or after
 		// core.ReleaseTimeout, whichever is first.
 		stats.Attempts.Add(1)
-		if w.att != nil {
-			w.att.listens = sub != nil
+		if w.Listening != nil {
+			*w.Listening = sub != nil
 		}
 		actx, cancel := core.WithinAt(ctx, now, core.ReleaseTimeout)
 		ok, retry, err := try(actx, waiter)

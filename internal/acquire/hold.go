@@ -191,7 +191,7 @@ type attempt struct {
 	token       int64
 	serverLease time.Duration // of a lock handed to this waiter
 	reg         Refusal       // the last refused attempt
-	listens     bool          // the attempt's waiter listens on its channel (Do sets it)
+	listens     bool          // the attempt's waiter listens on its channel (Wait.Listening)
 }
 
 // hold runs the acquisition, with one id, waiting at most wait (< 0:
@@ -241,6 +241,7 @@ func (a *attempt) hold(ctx context.Context, wait time.Duration) (context.Context
 	w.Bound = c.HandoffLease // a waiter nudged as the next in line
 	w.att = a                // a.leave, and a.handed with h.Lock.Handoff
 	w.Track = t
+	w.Listening = &a.listens
 	err := Do(ctx, w, a.try)
 	if err := t.Finish(ctx, err, a.giveBack); err != nil {
 		t.Report(ctx, c, 0, err)

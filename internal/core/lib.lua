@@ -95,6 +95,19 @@ local function ds_handed(hl, mode, lease, now)
   return ttl, e
 end
 
+-- Whether the Client cid may still listen on its channel, channel .. ':'
+-- .. cid, of the publish command pub: false only when this server counts
+-- no subscriber to it (PUBSUB NUMSUB, SHARDNUMSUB for SPUBLISH), which a
+-- waiter that said it listens has while its process is dead or its Client
+-- subscribes anew. A user the ACL refuses PUBSUB gets true (pcall: an error
+-- reply has no [2]). Asked before a grant by message is made, never after
+-- it is published: a replica delivers what its master publishes to its own
+-- subscribers, whom the master does not count, and a waiter told of a grant
+-- holds (mx_grant, sem_pgrant).
+local function ds_listening(pub, channel, cid)
+  return redis.pcall('PUBSUB', pub == 'SPUBLISH' and 'SHARDNUMSUB' or 'NUMSUB', channel .. ':' .. cid)[2] ~= 0
+end
+
 -- Tell waiter id msg on its Client's channel, channel .. ':' .. <client id>
 -- (the part of a waiter id before its first ':'), so that other Clients do
 -- not even receive it. next ('-': none) is the waiter after it, which msg

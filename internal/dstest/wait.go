@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
+
 	"github.com/distsync/distsync"
 )
 
@@ -43,6 +45,59 @@ func WaitControl(tb testing.TB, c *distsync.Client) {
 		}
 		if time.Now().After(deadline) {
 			tb.Fatalf("control channel %s: no subscriber (err %v)", ch, err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Listeners returns how many connections listen on channel on the server
+// c talks to (PUBSUB NUMSUB): where a release tells the waiters of one
+// Client, whether that Client still listens.
+func Listeners(tb testing.TB, c *distsync.Client, channel string) int64 {
+	tb.Helper()
+	rc := c.Rueidis()
+	m, err := rc.Do(context.Background(), rc.B().PubsubNumsub().Channel(channel).Build()).AsIntMap()
+	if err != nil {
+		tb.Fatalf("PUBSUB NUMSUB %s: %v", channel, err)
+	}
+	return m[channel]
+}
+
+// WaitUnsubscribed waits (at most 20 s) until nobody listens on channel:
+// the server closes the subscriptions of a Client whose connections
+// closed, as they do when its process dies (Crash).
+func WaitUnsubscribed(tb testing.TB, c *distsync.Client, channel string) {
+	tb.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for Listeners(tb, c, channel) > 0 {
+		if time.Now().After(deadline) {
+			tb.Fatalf("channel %s: still listened to", channel)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// StandIn stands for a process that stopped with its connections open
+// (paused, or cut off from everything but the server): once nobody listens
+// on channel (WaitUnsubscribed, after Crash of the Client whose channel it
+// is), a connection of its own subscribes to it until the test ends, so
+// that the server cannot tell that the Client is gone and a release treats
+// its waiters as live.
+func StandIn(tb testing.TB, c *distsync.Client, channel string) {
+	tb.Helper()
+	WaitUnsubscribed(tb, c, channel) // then the only listener is the stand-in
+	stand := Client(tb).Rueidis()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = stand.Receive(ctx, stand.B().Subscribe().Channel(channel).Build(), func(rueidis.PubSubMessage) {})
+	}()
+	tb.Cleanup(func() { cancel(); <-done })
+	deadline := time.Now().Add(20 * time.Second)
+	for Listeners(tb, c, channel) == 0 {
+		if time.Now().After(deadline) {
+			tb.Fatalf("channel %s: the stand-in does not listen", channel)
 		}
 		time.Sleep(time.Millisecond)
 	}

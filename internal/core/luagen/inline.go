@@ -38,7 +38,7 @@ type helperFile struct {
 
 // libFile is the shared library and the helpers of it that Inline replaces
 // in every X.in.lua.
-var libFile = helperFile{"internal/core/lib.lua", []string{"ds_int", "ds_ms", "ds_us", "ds_token", "ds_extend", "ds_done", "ds_tell", "ds_handed"}}
+var libFile = helperFile{"internal/core/lib.lua", []string{"ds_int", "ds_ms", "ds_us", "ds_token", "ds_extend", "ds_done", "ds_tell", "ds_handed", "ds_listening"}}
 
 // ownHelpers are, by folder, a primitive's own helper file and the helpers
 // of it that Inline replaces too in that folder's X.in.lua (their bodies
