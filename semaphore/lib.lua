@@ -11,8 +11,9 @@
 -- KEYS[4] the counting semaphore's ':needs', the needs of its waiters: a
 --         sorted set need -> end of its window; the permit semaphore's
 --         ':pneeds', its waiters: a hash waiter id -> '<end of its window>
---         <lease ms> <permit ids>'. A name whose permits were never set
---         tells by it which kind waits.
+--         <lease ms>[l] <permit ids>', with 'l' when the waiter listens on
+--         its Client's channel (sem_pwait). A name whose permits were
+--         never set tells by it which kind waits.
 -- KEYS[5] the finished acquisitions (ds_done): permit ids released or given
 --         up, and 'g:'..id for a counting acquisition that took its permits
 -- ARGV[1] the channel of waiters needing one permit; a waiter needing n > 1
@@ -120,12 +121,14 @@ end
 -- Queue waiter id of the permit semaphore ('' when the caller will not
 -- wait: nothing is written), its place kept when it registers again, with
 -- the permit ids it waits for and their lease ms (a release grants them:
--- sem_pgrant), at the server time t (a TIME reply) whose ms is now. first
+-- sem_pgrant) and listens, 'l' when it listens on its Client's channel
+-- (it subscribed; one that spins does not, '' or nil), at the server time
+-- t (a TIME reply) whose ms is now. first
 -- is the earliest lease of the held permits ({id, end}, or {} when none is
 -- held): the waiter is told to try again when it ends, or in half a window
 -- when no permit is held, and its window ms run from then. Returns the ms
 -- until that lease ends, -1 when no permit is held.
-local function sem_pwait(id, ids, lease, window, first, t, now)
+local function sem_pwait(id, ids, lease, listens, window, first, t, now)
   local retry, told = -1, math.floor(window / 2)
   if first[2] then
     retry = tonumber(first[2]) - now
@@ -134,7 +137,7 @@ local function sem_pwait(id, ids, lease, window, first, t, now)
   if id ~= '' then
     local span = told + window
     redis.call('ZADD', KEYS[3], 'NX', ds_int(ds_us(t)), id)
-    redis.call('HSET', KEYS[4], id, ds_int(now + span) .. ' ' .. lease .. ' ' .. ids)
+    redis.call('HSET', KEYS[4], id, ds_int(now + span) .. ' ' .. lease .. (listens or '') .. ' ' .. ids)
     ds_extend(KEYS[3], span)
     ds_extend(KEYS[4], span)
   end
@@ -169,7 +172,10 @@ end
 
 -- The permit semaphore: grant the available permits to its queued
 -- waiters, oldest first, while the oldest's need fits (a waiter whose
--- window ended is dropped on the way). A waiter granted holds its permits
+-- window ended is dropped on the way, and one that listens whose Client
+-- has no subscription on this server, ds_listening, is passed over and
+-- forgotten: its process died, or it learns of the permits when it has
+-- subscribed again and tries). A waiter granted holds its permits
 -- with a lease of at most the hand-off lease (sem_phold) and is told
 -- (sem_ptell): its Client's renewal extends the lease. The two waiters
 -- after it are nudged to bound their sleep by the hand-off lease: a
@@ -185,18 +191,22 @@ local function sem_pgrant()
     local three = redis.call('ZRANGE', KEYS[3], 0, 2)
     if #three == 0 then return end
     local id = three[1]
-    local fend, lease, ids = string.match(redis.call('HGET', KEYS[4], id) or '', '^(%d+) (%d+) (.+)$')
+    local fend, lease, l, ids = string.match(redis.call('HGET', KEYS[4], id) or '', '^(%d+) (%d+)(l?) (.+)$')
     if not fend or tonumber(fend) <= now then
       sem_punwait(id)
     else
       local need = 0
       for _ in string.gmatch(ids, '%S+') do need = need + 1 end
       if need > v then return end
-      sem_phold(ids, lease, now)
-      v = v - need
-      sem_add(-need)
-      sem_ptell(id, three[2] or '-', three[3] or '-', now)
-      if v <= 0 then return end
+      if l == '' or ds_listening(ARGV[2], ARGV[1], string.match(id, '^[^:]*')) then
+        sem_phold(ids, lease, now)
+        v = v - need
+        sem_add(-need)
+        sem_ptell(id, three[2] or '-', three[3] or '-', now)
+        if v <= 0 then return end
+      else
+        sem_punwait(id)
+      end
     end
   end
 end

@@ -117,7 +117,7 @@ func (s *PermitSemaphore) acquireOnce(ctx context.Context, n int64, wait, lease 
 		leaseArg = s.c.Lease
 	}
 	joined := strings.Join(ids, " ")
-	args := s.args(joined, core.Ms(leaseArg), "", core.Ms(s.c.WaiterWindow))
+	args := s.args(joined, core.Ms(leaseArg), "", core.Ms(s.c.WaiterWindow), "")
 	t := acquire.Track{Kind: observe.KindPermitSemaphore, Name: s.name}
 	notSet := false // the last refusal found the permits never set
 	// A release may grant the queued waiter its permits and tell it on
@@ -131,7 +131,9 @@ func (s *PermitSemaphore) acquireOnce(ctx context.Context, n int64, wait, lease 
 	var (
 		reg         acquire.Refusal // the last refusal, to time a grant by
 		serverLease time.Duration   // of permits a release granted
+		listens     bool            // the waiter listens on its channel
 	)
+	w.Listening = &listens
 	w.Handed = func(data string) bool {
 		from, sl, ok := reg.Handed(s.c, data, lease)
 		if ok {
@@ -141,7 +143,10 @@ func (s *PermitSemaphore) acquireOnce(ctx context.Context, n int64, wait, lease 
 		return ok
 	}
 	err := acquire.Do(ctx, w, func(actx context.Context, waiter string) (bool, time.Duration, error) {
-		args[4] = waiter
+		args[4], args[6] = waiter, ""
+		if listens && waiter != "" {
+			args[6] = "l" // a release may pass the waiter over once it no longer listens
+		}
 		sent := time.Now()
 		var buf [4]int64
 		res, err := s.c.TryAcquire(actx, permitAcquireScript, s.keys, args, buf[:0])

@@ -34,6 +34,6 @@ if v >= n then
   end
   return {1, 0}
 end
-local retry = sem_pwait(ARGV[5], ARGV[3], ARGV[4], window, first, ds_clock(), now)
+local retry = sem_pwait(ARGV[5], ARGV[3], ARGV[4], ARGV[7], window, first, ds_clock(), now)
 if not sem_exists then return {-4, retry, now} end
 return {0, retry, now}

@@ -2,6 +2,8 @@
 -- its own new permit id with a lease, once per set of ids.
 -- ARGV[3] the permit ids, separated by spaces  ARGV[4] lease ms
 -- ARGV[5] waiter id ('' when the caller will not wait)  ARGV[6] waiter window ms
+-- ARGV[7] 'l' when the waiter listens on its Client's channel, else ''
+-- (sem_pwait)
 -- Reply: {1, 0} granted (now, or by an earlier attempt with the same ids,
 -- whose leases are then renewed from now, as a new grant's would be, so the
 -- caller may count them from this attempt's send);
@@ -37,7 +39,7 @@ if ARGV[5] ~= '' and not string.find(ARGV[3], ' ', 1, true) then
     local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
     if (not first[2] or tonumber(first[2]) > now)
         and not redis.call('ZSCORE', KEYS[2], ARGV[3]) and not redis.call('ZSCORE', KEYS[5], ARGV[3]) then
-      local retry = sem_pwait(ARGV[5], ARGV[3], ARGV[4], tonumber(ARGV[6]), first, t, now)
+      local retry = sem_pwait(ARGV[5], ARGV[3], ARGV[4], ARGV[7], tonumber(ARGV[6]), first, t, now)
       return {0, retry, now}
     end
   end

@@ -3,6 +3,8 @@
 -- its own new permit id with a lease, once per set of ids.
 -- ARGV[3] the permit ids, separated by spaces  ARGV[4] lease ms
 -- ARGV[5] waiter id ('' when the caller will not wait)  ARGV[6] waiter window ms
+-- ARGV[7] 'l' when the waiter listens on its Client's channel, else ''
+-- (sem_pwait)
 -- Reply: {1, 0} granted (now, or by an earlier attempt with the same ids,
 -- whose leases are then renewed from now, as a new grant's would be, so the
 -- caller may count them from this attempt's send);
@@ -40,7 +42,7 @@ if ARGV[5] ~= '' and not string.find(ARGV[3], ' ', 1, true) then
         and not redis.call('ZSCORE', KEYS[2], ARGV[3]) and not redis.call('ZSCORE', KEYS[5], ARGV[3]) then
       local retry
       do
-        local id, ids, lease, window = ARGV[5], ARGV[3], ARGV[4], tonumber(ARGV[6])
+        local id, ids, lease, listens, window = ARGV[5], ARGV[3], ARGV[4], ARGV[7], tonumber(ARGV[6])
         local retry_, told = -1, math.floor(window / 2)
         if first[2] then
           retry_ = tonumber(first[2]) - now
@@ -49,7 +51,7 @@ if ARGV[5] ~= '' and not string.find(ARGV[3], ' ', 1, true) then
         if id ~= '' then
           local span = told + window
           redis.call('ZADD', KEYS[3], 'NX', string.format('%d', (tonumber(t[1]) * 1000000 + tonumber(t[2]))), id)
-          redis.call('HSET', KEYS[4], id, string.format('%d', now + span) .. ' ' .. lease .. ' ' .. ids)
+          redis.call('HSET', KEYS[4], id, string.format('%d', now + span) .. ' ' .. lease .. (listens or '') .. ' ' .. ids)
           do
             local key, ms = KEYS[3], span
             if redis.call('PTTL', key) < tonumber(ms) then redis.call('PEXPIRE', key, ms) end

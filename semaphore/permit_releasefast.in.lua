@@ -14,9 +14,10 @@
 -- queued: nobody to grant it to); or, while waiters queue, none available
 -- (not fewer: a count set below the held permits must not grant)
 -- and no other held lease ended (sem_prune would return it), it goes
--- straight to the oldest waiter when that one waits for one permit and its
--- window has not ended (sem_pgrant's sem_phold and sem_ptell,
--- inlined: the count stays).
+-- straight to the oldest waiter when that one waits for one permit, its
+-- window has not ended and, when it listens, its Client still does
+-- (sem_pgrant's ds_listening, sem_phold and sem_ptell, inlined: the count
+-- stays).
 if ARGV[5] == '' then
   local waited = redis.call('EXISTS', KEYS[4]) == 1
   local t = redis.call('TIME')
@@ -32,11 +33,13 @@ if ARGV[5] == '' then
   end
   local first = v and v[1] == ARGV[#ARGV] and tonumber(v[3] or '0') == 0 and redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
   local three = first and tonumber(first[2]) > now and redis.call('ZRANGE', KEYS[3], 0, 2)
-  local fend, lease, ids -- the oldest waiter's entry, ids its one permit id
+  local fend, lease, l, ids -- the oldest waiter's entry, ids its one permit id
   if three and three[1] then
-    fend, lease, ids = string.match(redis.call('HGET', KEYS[4], three[1]) or '', '^(%d+) (%d+) (%S+)$')
+    fend, lease, l, ids = string.match(redis.call('HGET', KEYS[4], three[1]) or '', '^(%d+) (%d+)(l?) (%S+)$')
   end
-  if fend and tonumber(fend) > now then
+  local live = fend and tonumber(fend) > now
+  if live and l ~= '' then live = ds_listening(ARGV[2], ARGV[1], string.match(three[1], '^[^:]*')) end
+  if live then
     redis.call('ZREM', KEYS[2], ARGV[3])
     ds_done(KEYS[5], ARGV[3], now, ARGV[4])
     if v[2] then redis.call('PEXPIRE', KEYS[1], v[2]) end -- its idle time to live (sem_used)

@@ -407,82 +407,100 @@ func TestPermitsAndSetPermits(t *testing.T) {
 	assert.ErrorIs(t, s.SetPermits(ctx, -1), distsync.ErrInvalidArgument)
 }
 
-// A release grants the oldest waiter its permit; a grant to a waiter that
-// vanished (its process crashed) lapses with the hand-off lease, and the
-// waiter after it, nudged by the grant, holds within that bound: without
-// the nudge it would sleep until the holder's lease (an hour) ends.
-func TestGrantToVanishedPermitWaiterMovesOnWithinHandoffLease(t *testing.T) {
-	t.Parallel()
-	holder, gone, next := dstest.Client(t), dstest.Client(t), dstest.Client(t)
+// permitQueue is a permit semaphore of one permit, held by holder with a
+// lease of an hour, and queued behind it, oldest first, waiters of the
+// Client dead (for an hour each too), then a live waiter of next, whose
+// permit arrives on got.
+type permitQueue struct {
+	ctx          context.Context
+	holder, dead *distsync.Client
+	s, sn        *semaphore.PermitSemaphore // of holder, of next
+	p            *semaphore.Permit
+	got          <-chan *semaphore.Permit
+	ghosts       chan error // the dead waiters' results, one room each
+}
+
+// queueBehind makes a permitQueue with n dead waiters, every Client's
+// hand-off lease hl.
+func queueBehind(t *testing.T, hl time.Duration, n int) permitQueue {
+	t.Helper()
+	holder, dead, next := dstest.Client(t), dstest.Client(t), dstest.Client(t)
 	s := setPermits(t, holder, 1)
-	sg, sn := newPermitSem(t, gone, s.Name()), newPermitSem(t, next, s.Name())
+	sd, sn := newPermitSem(t, dead, s.Name()), newPermitSem(t, next, s.Name())
+	for _, x := range []*semaphore.PermitSemaphore{s, sd, sn} {
+		semaphore.Tune(x, hl)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	p, err := s.TryAcquire(ctx, 0, time.Hour)
 	require.NoError(t, err)
-	ghost := make(chan error, 1)
-	go func() {
-		_, err := sg.Acquire(ctx)
-		ghost <- err
-	}()
-	waitForWaiters(t, holder, s.Key(), 1)
-	got := acquireLater(t, ctx, sn)
-	waitForWaiters(t, holder, s.Key(), 2)
-	dstest.Crash(gone) // the oldest waiter vanishes
-	require.ErrorIs(t, <-ghost, distsync.ErrClosed)
+	q := permitQueue{ctx: ctx, holder: holder, dead: dead, s: s, sn: sn, p: p, ghosts: make(chan error, n)}
+	for i := range n {
+		go func() {
+			_, err := sd.TryAcquire(ctx, distsync.Forever, time.Hour)
+			q.ghosts <- err
+		}()
+		waitForWaiters(t, holder, s.Key(), int64(i+1)) // queued in this order
+	}
+	q.got = acquireLater(t, ctx, sn)
+	waitForWaiters(t, holder, s.Key(), int64(n+1))
+	return q
+}
+
+// crash kills the dead waiters' Client without their leaving the queue
+// (dstest.Crash), and waits until the server has closed its subscription.
+func (q permitQueue) crash(t *testing.T) {
+	t.Helper()
+	dstest.Crash(q.dead)
+	for range cap(q.ghosts) {
+		require.ErrorIs(t, <-q.ghosts, distsync.ErrClosed)
+	}
+	dstest.WaitUnsubscribed(t, q.holder, channelOf(q.s, q.dead))
+}
+
+// A release grants the oldest waiter its permit; a grant to a waiter that
+// vanished where the server cannot tell (its process stopped with its
+// connections open: dstest.StandIn) lapses with the hand-off lease, and
+// the waiter after it, nudged by the grant, holds within that bound:
+// without the nudge it would sleep until the holder's lease (an hour) ends.
+func TestGrantToVanishedPermitWaiterMovesOnWithinHandoffLease(t *testing.T) {
+	t.Parallel()
+	q := queueBehind(t, time.Second, 1)
+	q.crash(t)                                          // the oldest waiter vanishes
+	dstest.StandIn(t, q.holder, channelOf(q.s, q.dead)) // and the server cannot tell
 
 	start := time.Now()
-	require.NoError(t, s.Release(ctx, p))
-	var q *semaphore.Permit
+	require.NoError(t, q.s.Release(q.ctx, q.p))
+	var p *semaphore.Permit
 	select {
-	case q = <-got:
+	case p = <-q.got:
 	case <-time.After(10 * time.Second): // the hand-off lease (1 s), widened for a loaded machine
 		t.Fatal("the next waiter does not hold within the hand-off lease")
 	}
-	require.NotNil(t, q)
+	require.NotNil(t, p)
 	t.Logf("the next waiter held %v after the release", time.Since(start).Round(time.Millisecond))
-	assert.Equal(t, int64(1), held(t, sn))
-	require.NoError(t, sn.Release(ctx, q))
-	assert.Equal(t, int64(1), available(t, sn), "the lapsed grant came back once")
+	assert.Equal(t, int64(1), held(t, q.sn))
+	require.NoError(t, q.sn.Release(q.ctx, p))
+	assert.Equal(t, int64(1), available(t, q.sn), "the lapsed grant came back once")
 }
 
-// Two waiters at the head of the queue that vanished (their process died
-// with both queued) delay the live waiter behind them by about twice the
+// Two waiters at the head of the queue that vanished where the server
+// cannot tell (their process stopped with both queued and its connections
+// open: dstest.StandIn) delay the live waiter behind them by about twice the
 // hand-off lease: the release grants the first its permit and nudges the
 // two after it, so the live third tries again within the hand-off lease,
 // finds the first grant lapsed (its attempt grants the permit to the
 // second, which lapses too) and holds a hand-off lease later. Nudging only
 // the second, the third slept until the retry time of its refusal: the end
-// of the holder's watchdog lease (30 s).
+// of the holder's lease (an hour).
 func TestTwoVanishedPermitWaitersDelayNextByHandoffLease(t *testing.T) {
 	t.Parallel()
 	const hl = 300 * time.Millisecond
-	holder, gone, next := dstest.Client(t), dstest.Client(t), dstest.Client(t)
-	s := setPermits(t, holder, 1)
-	sg, sn := newPermitSem(t, gone, s.Name()), newPermitSem(t, next, s.Name())
-	for _, x := range []*semaphore.PermitSemaphore{s, sg, sn} {
-		semaphore.Tune(x, hl)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	p, err := s.Acquire(ctx)
-	require.NoError(t, err)
-	vanished := make(chan error, 2)
-	for i := range 2 {
-		go func() {
-			_, err := sg.Acquire(ctx)
-			vanished <- err
-		}()
-		waitForWaiters(t, holder, s.Key(), int64(i+1)) // queued in this order
-	}
-	got := acquireLater(t, ctx, sn)
-	waitForWaiters(t, holder, s.Key(), 3)
-	dstest.Crash(gone) // both die without leaving the queue
-	for range 2 {
-		require.ErrorIs(t, <-vanished, distsync.ErrClosed)
-	}
+	q := queueBehind(t, hl, 2)
+	q.crash(t)                                          // both die without leaving the queue
+	dstest.StandIn(t, q.holder, channelOf(q.s, q.dead)) // and the server cannot tell
 
-	liveHoldsAfterTwoHandoffs(t, ctx, s, sn, p, got, hl)
+	liveHoldsAfterTwoHandoffs(t, q.ctx, q.s, q.sn, q.p, q.got, hl)
 }
 
 // liveHoldsAfterTwoHandoffs releases p, the only permit of s, held ahead
@@ -498,12 +516,79 @@ func liveHoldsAfterTwoHandoffs(t *testing.T, ctx context.Context, s, sn *semapho
 	took := time.Since(start)
 	t.Logf("the live waiter held %v after the release", took.Round(time.Millisecond))
 	// The bound is about twice the hand-off lease; the margin covers a
-	// loaded machine, and is a tenth of the delay before (the retry time
-	// of the live waiter's refusal: the holder's watchdog lease, 30 s).
+	// loaded machine, and is a fraction of the delay before (the retry
+	// time of the live waiter's refusal: the end of the holder's lease).
 	assert.Less(t, took, 2*hl+3*time.Second, "the live waiter holds within twice the hand-off lease")
 	assert.Equal(t, int64(1), held(t, sn))
 	require.NoError(t, sn.Release(ctx, q))
 	assert.Equal(t, int64(1), available(t, sn), "the lapsed grants came back once")
+}
+
+// channelOf is the channel of s where releases tell the waiters of c.
+func channelOf(s *semaphore.PermitSemaphore, c *distsync.Client) string {
+	return s.Key() + ":ch:" + c.ID()
+}
+
+// Waiters whose Client no longer listens on its channel (here its process
+// died: its connections closed, and the server closed its subscription)
+// are passed over by a release and forgotten, two in a row, and the live
+// waiter behind them is granted the permit by that release. With the
+// hand-off lease and the dead waiters' leases of an hour, it would
+// otherwise wait for an hour.
+func TestDeadPermitWaitersArePassedOver(t *testing.T) {
+	t.Parallel()
+	q := queueBehind(t, time.Hour, 2)
+	require.Equal(t, int64(1), dstest.Listeners(t, q.holder, channelOf(q.s, q.dead)), "the dead waiters' Client listened")
+	q.crash(t)
+	waitForWaiters(t, q.holder, q.s.Key(), 3) // the dead waiters are still queued
+
+	require.NoError(t, q.s.Release(q.ctx, q.p))
+	var p *semaphore.Permit
+	select {
+	case p = <-q.got:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the live waiter waits behind the dead ones")
+	}
+	require.NotNil(t, p)
+	assert.Equal(t, int64(1), held(t, q.sn), "the live waiter holds the only permit")
+	waitForWaiters(t, q.holder, q.s.Key(), 0) // the dead waiters are forgotten
+	require.NoError(t, q.sn.Release(q.ctx, p))
+	assert.Equal(t, int64(1), available(t, q.sn), "the permit came back once")
+}
+
+// A waiter that spins (WithSpin) listens on no channel, and says so: a
+// release grants it its permit as it grants a waiter that listens, and it
+// finds the grant when it polls. It is not passed over for the waiter
+// behind it, whose Client listens.
+func TestSpinningPermitWaiterIsGranted(t *testing.T) {
+	t.Parallel()
+	holder, spinner, next := dstest.Client(t), dstest.Client(t), dstest.Client(t)
+	s := setPermits(t, holder, 1)
+	ss, sn := newPermitSem(t, spinner, s.Name()), newPermitSem(t, next, s.Name())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := s.TryAcquire(ctx, 0, time.Hour)
+	require.NoError(t, err)
+	spun := acquireLater(t, distsync.WithSpin(ctx, distsync.Spin{Min: time.Millisecond, Max: 5 * time.Millisecond}), ss)
+	waitForWaiters(t, holder, s.Key(), 1)
+	require.Zero(t, dstest.Listeners(t, holder, channelOf(s, spinner)), "a spinning waiter's Client listens on no channel")
+	gotNext := acquireLater(t, ctx, sn)
+	waitForWaiters(t, holder, s.Key(), 2)
+
+	require.NoError(t, s.Release(ctx, p))
+	var q *semaphore.Permit
+	select {
+	case q = <-spun:
+	case <-gotNext:
+		t.Fatal("the waiter behind the spinning one was granted the permit first")
+	}
+	require.NotNil(t, q)
+	assert.Equal(t, int64(1), held(t, ss), "the spinning waiter holds")
+	waitForWaiters(t, holder, s.Key(), 1) // the waiter behind it still waits
+	require.NoError(t, ss.Release(ctx, q))
+	q = <-gotNext
+	require.NotNil(t, q)
+	require.NoError(t, sn.Release(ctx, q))
 }
 
 // Two waiters that vanished ahead of a live one of the same Client (here
