@@ -57,7 +57,81 @@ func TestWriteReleaseGrantsWaitingReaders(t *testing.T) {
 	assert.Zero(t, n0, "granted readers leave the waiter set")
 }
 
-// A grant to a waiter that vanished moves on within the hand-off lease: the
+// Waiters whose Client no longer listens on its channel (here its process
+// died: its connections closed, and the server closed its subscription)
+// are passed over by the release that would grant them and forgotten, and
+// the live writer behind them is granted the lock by that release: behind
+// a dead writer, or behind a dead reader, which a write release would grant
+// first. With the hand-off lease and the dead waiters' leases of an hour,
+// the live writer would otherwise wait for an hour.
+func TestDeadWaitersArePassedOver(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		ghost string // the side of the waiter that dies
+	}{{"reader", "r"}, {"writer", "w"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			holder, dead, rw, rd, rn := vanishing(t, time.Hour)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			held, err := rw.Write().TryLock(ctx, 0, time.Hour)
+			require.NoError(t, err)
+			set, errc, gotNext := ghostAhead(t, ctx, holder, rw, rd, rn, tc.ghost, time.Hour)
+			require.Equal(t, int64(1), dstest.Listeners(t, holder, channelOf(rw, dead)), "the dead waiter's Client listened")
+			dstest.Crash(dead)
+			require.ErrorIs(t, <-errc, distsync.ErrClosed)
+			dstest.WaitUnsubscribed(t, holder, channelOf(rw, dead))
+
+			require.NoError(t, rw.Write().Unlock(held))
+			var w context.Context
+			select {
+			case w = <-gotNext:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the live writer waits behind the dead waiter")
+			}
+			k, err := rn.Write().HoldCount(w)
+			require.NoError(t, err)
+			assert.Equal(t, 1, k, "the live writer holds")
+			waitForWaiters(t, holder, rw, set, 0) // the dead waiter is forgotten
+			require.NoError(t, rn.Write().Unlock(w))
+		})
+	}
+}
+
+// A waiter that spins (WithSpin) listens on no channel, and says so: a
+// release grants it the lock as it grants a waiter that listens, and it
+// finds the grant when it polls. It is not passed over for the writer
+// behind it, whose Client listens.
+func TestSpinningWaiterIsGranted(t *testing.T) {
+	holder, spinner, rw, rs, rn := vanishing(t, time.Hour)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	held, err := rw.Write().TryLock(ctx, 0, time.Hour)
+	require.NoError(t, err)
+	spun := holdAway(t, distsync.WithSpin(ctx, distsync.Spin{Min: time.Millisecond, Max: 5 * time.Millisecond}), rs.Write())
+	waitForWaiters(t, holder, rw, "wwaiters", 1)
+	require.Zero(t, dstest.Listeners(t, holder, channelOf(rw, spinner)), "a spinning waiter's Client listens on no channel")
+	gotNext := holdAway(t, ctx, rn.Write())
+	waitForWaiters(t, holder, rw, "wwaiters", 2)
+
+	require.NoError(t, rw.Write().Unlock(held))
+	var w context.Context
+	select {
+	case w = <-spun:
+	case <-gotNext:
+		t.Fatal("the writer behind the spinning one was granted the lock first")
+	}
+	k, err := rs.Write().HoldCount(w)
+	require.NoError(t, err)
+	assert.Equal(t, 1, k, "the spinning writer holds")
+	waitForWaiters(t, holder, rw, "wwaiters", 1) // the writer behind it still waits
+	require.NoError(t, rs.Write().Unlock(w))
+	w = <-gotNext
+	require.NoError(t, rn.Write().Unlock(w))
+}
+
+// A grant to a waiter that vanished without the server knowing (its
+// process stopped with its connections open: unseen) moves on within the
+// hand-off lease: the
 // writer the grant passes over is nudged, so it bounds its sleep by the
 // hand-off lease instead of the holder's watchdog lease (30 s), and holds
 // once the vanished waiter's hold lapses, whether that waiter was a reader
@@ -76,19 +150,8 @@ func TestGrantToVanishedWaiterMovesOnWithinHandoffLease(t *testing.T) {
 			// The vanished writer registers first: the oldest writer is
 			// the one a release grants. A vanished reader is granted with
 			// every other waiting reader.
-			ghost, set := rg.Read(), "rwaiters"
-			if tc.ghost == "w" {
-				ghost, set = rg.Write(), "wwaiters"
-			}
-			errc := lockAway(ctx, ghost)
-			waitForWaiters(t, holder, rw, set, 1)
-			gotNext := holdAway(t, ctx, rn.Write())
-			n := int64(1)
-			if tc.ghost == "w" {
-				n = 2
-			}
-			waitForWaiters(t, holder, rw, "wwaiters", n)
-			dstest.Crash(gone)
+			_, errc, gotNext := ghostAhead(t, ctx, holder, rw, rg, rn, tc.ghost, 0)
+			unseen(t, holder, gone, rw)
 			require.ErrorIs(t, <-errc, distsync.ErrClosed)
 
 			nudges := acquire.Counters().Nudged.Load()
@@ -134,7 +197,7 @@ func TestVanishedWriterGrantedAheadOfReadersDelaysThemByHandoffLease(t *testing.
 			// Client's readers must learn of the grant.
 			got := readAway(t, ctx, rw, ro)
 			waitForWaiters(t, holder, rw, "rwaiters", 2)
-			dstest.Crash(gone)
+			unseen(t, holder, gone, rw)
 			require.ErrorIs(t, <-errc, distsync.ErrClosed)
 
 			start := time.Now()
@@ -196,7 +259,7 @@ func writerAfterVanishedReaderGrant(t *testing.T, hl time.Duration, vanishedWrit
 	errc := lockAway(ctx, rg.Read())
 	got := holdAway(t, ctx, rw.Read())
 	waitForWaiters(t, holder, rw, "rwaiters", 2)
-	dstest.Crash(gone)
+	unseen(t, holder, gone, rw)
 	require.ErrorIs(t, <-errc, distsync.ErrClosed)
 	start := time.Now()
 	require.NoError(t, rw.Write().Unlock(held))
@@ -212,7 +275,7 @@ func writerAfterVanishedReaderGrant(t *testing.T, hl time.Duration, vanishedWrit
 		rwlock.Tune(rg2, hl)
 		errc := lockAway(ctx, rg2.Write())
 		waitForWaiters(t, holder, rw, "wwaiters", 1)
-		dstest.Crash(gone2)
+		unseen(t, holder, gone2, rw)
 		require.ErrorIs(t, <-errc, distsync.ErrClosed)
 		writers++
 	}
@@ -245,7 +308,7 @@ func TestVanishedWaitingWriterDelaysReadersByHandoffLease(t *testing.T) {
 	require.NoError(t, err)
 	errc := lockAway(ctx, rg.Write())
 	waitForWaiters(t, holder, rw, "wwaiters", 1)
-	dstest.Crash(gone)
+	unseen(t, holder, gone, rw)
 	require.ErrorIs(t, <-errc, distsync.ErrClosed)
 
 	start := time.Now()
@@ -274,7 +337,7 @@ func TestTwoVanishedWritersDelayReadersByHandoffLease(t *testing.T) {
 	held, first, second := twoWritersWait(t, ctx, holder, rw, rg)
 	got := readAway(t, ctx, rw, ro)
 	waitForWaiters(t, holder, rw, "rwaiters", 2)
-	dstest.Crash(gone)
+	unseen(t, holder, gone, rw)
 	require.ErrorIs(t, <-first, distsync.ErrClosed)
 	require.ErrorIs(t, <-second, distsync.ErrClosed)
 
@@ -301,8 +364,43 @@ func twoWritersWait(t *testing.T, ctx context.Context, holder *distsync.Client, 
 	return held, first, second
 }
 
+// ghostAhead queues a waiter of rg of the side ghost ('r' or 'w', with the
+// explicit lease, 0 for the watchdog's), the waiter to vanish, then a
+// writer of rn behind it, whose hold arrives on gotNext. It returns the
+// waiter set of the ghost's side and where the ghost's Lock error arrives.
+func ghostAhead(t *testing.T, ctx context.Context, holder *distsync.Client, rw, rg, rn *rwlock.RWLock, ghost string, lease time.Duration) (set string, errc <-chan error, gotNext <-chan context.Context) {
+	t.Helper()
+	side, set, writers := rg.Read(), "rwaiters", int64(1)
+	if ghost == "w" {
+		side, set, writers = rg.Write(), "wwaiters", 2
+	}
+	e := make(chan error, 1)
+	go func() {
+		_, err := side.TryLock(ctx, distsync.Forever, lease)
+		e <- err
+	}()
+	waitForWaiters(t, holder, rw, set, 1)
+	gotNext = holdAway(t, ctx, rn.Write())
+	waitForWaiters(t, holder, rw, "wwaiters", writers)
+	return set, e, gotNext
+}
+
+// channelOf is the channel of rw where releases tell the waiters of c.
+func channelOf(rw *rwlock.RWLock, c *distsync.Client) string {
+	return rw.Write().Key() + ":ch:" + c.ID()
+}
+
+// unseen crashes c (dstest.Crash) as a process that stopped with its
+// connections open (dstest.StandIn): the server cannot tell, and a release
+// treats c's waiters on rw as live.
+func unseen(t *testing.T, holder, c *distsync.Client, rw *rwlock.RWLock) {
+	t.Helper()
+	dstest.Crash(c)
+	dstest.StandIn(t, holder, channelOf(rw, c))
+}
+
 // vanishing returns handles on one lock with the hand-off lease hl on three
-// Clients: the holder's, one to crash (dstest.Crash(gone)) and another.
+// Clients: the holder's, one to crash (unseen, or dstest.Crash) and another.
 func vanishing(t *testing.T, hl time.Duration, opts ...rwlock.Option) (holder, gone *distsync.Client, rw, rg, ro *rwlock.RWLock) {
 	holder, gone, other := dstest.Client(t), dstest.Client(t), dstest.Client(t)
 	name := dstest.Name(t)
@@ -481,7 +579,7 @@ func TestTwoVanishedWritersDelayLiveWriterByHandoffLease(t *testing.T) {
 	held, first, second := twoWritersWait(t, ctx, holder, rw, rg)
 	got := holdAway(t, ctx, ro.Write())
 	waitForWaiters(t, holder, rw, "wwaiters", 3)
-	dstest.Crash(gone)
+	unseen(t, holder, gone, rw)
 	require.ErrorIs(t, <-first, distsync.ErrClosed)
 	require.ErrorIs(t, <-second, distsync.ErrClosed)
 

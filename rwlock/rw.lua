@@ -98,7 +98,7 @@ end
 
 -- Grant waiter id of the waiter set wset (and of the writers' queue q, if
 -- given) ('<owner>:<acquisition id>:<mode><lease
--- ms>', acquire.Lock.ModeInWaiter) a hold of the side ('r' or 'w'), as its own
+-- ms>[l]', acquire.Lock.ModeInWaiter and SaysListens) a hold of the side ('r' or 'w'), as its own
 -- attempt would (rw_grant: a fresh fencing token for a new hold), with a lease
 -- of at most the hand-off lease hl ms until its Client confirms it, and tell
 -- its Client (ds_tell): 'g:<id> <acquisition id> <token> <now> <next>'
@@ -109,11 +109,27 @@ end
 local function rw_hand(h, l, fence, wset, id, side, now, hl, channel, pub, next, q)
   redis.call('ZREM', wset, id)
   if q then redis.call('ZREM', q, id) end
-  local owner, acq, mode, lease = string.match(id, '^(.*):([^:]+):([we])(%d+)$')
+  local owner, acq, mode, lease = string.match(id, '^(.*):([^:]+):([we])(%d+)l?$')
   if not owner then return end
   if side == 'w' then redis.call('HSET', h, '#w', owner) end
   local r = rw_grant(h, l, side .. ':' .. owner, now, math.min(hl, tonumber(lease)), fence, acq, mode)
   ds_tell(pub, channel, id, next, 'g:' .. id .. ' ' .. acq .. ' ' .. ds_int(r[1]) .. ' ' .. ds_int(now) .. ' ' .. next)
+end
+
+-- Whether waiter id ('...l' when it listens on its Client's channel: its
+-- Client subscribed; one that spins does not) is gone: it listens, and
+-- its Client has no subscription on this server (ds_listening: its process
+-- died, or it subscribes anew and tries when it has). A waiter gone is
+-- forgotten (from the waiter set w and the writers' queue q, if given).
+-- asked caches the answers by Client id.
+local function rw_gone(w, q, id, channel, pub, asked)
+  if string.sub(id, -1) ~= 'l' then return false end
+  local cid = string.match(id, '^[^:]*')
+  if asked[cid] == nil then asked[cid] = ds_listening(pub, channel, cid) end
+  if asked[cid] then return false end
+  redis.call('ZREM', w, id)
+  if q then redis.call('ZREM', q, id) end
+  return true
 end
 
 -- The live members of waiter set w (dropping those whose window ended).
@@ -190,42 +206,59 @@ end
 -- with no attempt of the waiters' own. While no writer holds, the waiting
 -- readers are granted all at once, unless writers go first (prefer '1') and
 -- one waits; when no hold is left and no reader is granted, the oldest
--- waiting writer is (rw_first_writer). The two writers first in line after
+-- waiting writer is (rw_first_writer). Waiters about to be granted whose
+-- Client no longer listens are passed over and forgotten (rw_gone): the
+-- next ones are granted in their place. The two writers first in line after
 -- the grant are nudged and their registrations cut (rw_next), and, when a
 -- writer is granted, the readers it goes ahead of (writer preference) are
 -- nudged too; when holds are left that all end within hl, the two writers
--- first in line are nudged. So a grantee that vanished delays them by at
--- most the hand-off lease hl ms, and a nudged writer that vanished too by
--- about hl more.
+-- first in line are nudged. So a grantee that vanished without the server
+-- knowing delays them by at most the hand-off lease hl ms, and a nudged
+-- writer that vanished too by about hl more.
 local function rw_hand_on(h, l, fence, rwait, wwait, q, channel, pub, now, hl, prefer)
   if redis.call('HEXISTS', h, '#w') == 1 then return end
   hl = tonumber(hl)
-  local first, second, third = rw_first_writer(q, wwait, now)
-  local readers = {}
-  if prefer ~= '1' or not first then readers = rw_waiting(rwait, now) end
-  if #readers > 0 then
-    local next = rw_next(readers[1], first or '-', second or '-', wwait, now, hl, channel, pub)
-    for _, id in ipairs(readers) do
-      rw_hand(h, l, fence, rwait, id, 'r', now, hl, channel, pub, next)
-      next = '-'
+  local asked = {}
+  for _ = 1, 64 do
+    local first, second, third = rw_first_writer(q, wwait, now)
+    local readers = {}
+    if prefer ~= '1' or not first then
+      for _, id in ipairs(rw_waiting(rwait, now)) do
+        if not rw_gone(rwait, nil, id, channel, pub, asked) then readers[#readers + 1] = id end
+      end
     end
-  elseif first and redis.call('EXISTS', l) == 0 then
-    rw_hand(h, l, fence, wwait, first, 'w', now, hl, channel, pub, rw_next(first, second, third, wwait, now, hl, channel, pub), q)
-    -- Nudged even when a writer waits after the grantee: that one may
-    -- have vanished too, and then only the readers come back.
-    if prefer == '1' then rw_nudge_readers(rwait, now, channel, pub) end
-  elseif first and rw_last(l, now) <= hl then
-    -- The holds left end within the hand-off lease: grants not confirmed
-    -- yet, whose grantees may have vanished. The two writers first in
-    -- line, whose refusals may have named a later end, are nudged and
-    -- their registrations cut (the first may have vanished too); one
-    -- message names both when one Client waits with both.
-    rw_cut(wwait, first, now, hl)
-    local msg = 'w:- ' .. first
-    if second ~= '-' then
-      rw_cut(wwait, second, now, hl)
-      if string.match(second, '^[^:]*') == string.match(first, '^[^:]*') then msg = msg .. ',' .. second end
+    if #readers > 0 then
+      local next = rw_next(readers[1], first or '-', second or '-', wwait, now, hl, channel, pub)
+      for _, id in ipairs(readers) do
+        rw_hand(h, l, fence, rwait, id, 'r', now, hl, channel, pub, next)
+        next = '-'
+      end
+      return
+    elseif first and redis.call('EXISTS', l) == 0 then
+      if not rw_gone(wwait, q, first, channel, pub, asked) then
+        rw_hand(h, l, fence, wwait, first, 'w', now, hl, channel, pub, rw_next(first, second, third, wwait, now, hl, channel, pub), q)
+        -- Nudged even when a writer waits after the grantee: that one may
+        -- have vanished too, and then only the readers come back.
+        if prefer == '1' then rw_nudge_readers(rwait, now, channel, pub) end
+        return
+      end
+      -- first was passed over: look again
+    elseif first and rw_last(l, now) <= hl then
+      -- The holds left end within the hand-off lease: grants not confirmed
+      -- yet, whose grantees may have vanished. The two writers first in
+      -- line, whose refusals may have named a later end, are nudged and
+      -- their registrations cut (the first may have vanished too); one
+      -- message names both when one Client waits with both.
+      rw_cut(wwait, first, now, hl)
+      local msg = 'w:- ' .. first
+      if second ~= '-' then
+        rw_cut(wwait, second, now, hl)
+        if string.match(second, '^[^:]*') == string.match(first, '^[^:]*') then msg = msg .. ',' .. second end
+      end
+      ds_tell(pub, channel, first, second, msg)
+      return
+    else
+      return
     end
-    ds_tell(pub, channel, first, second, msg)
   end
 end

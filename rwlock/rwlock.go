@@ -173,8 +173,8 @@ func (l *Side) Shared() bool { return l.ok().side == "r" }
 // The kinds of acquisitions of the two sides.
 var (
 	codes     = map[int64]error{-1: core.ErrUpgrade}
-	readLock  = acquire.Lock{Script: readLockScript, Codes: codes, Handoff: true, PerAcquisition: true, ModeInWaiter: true}
-	writeLock = acquire.Lock{Script: writeLockScript, Codes: codes, Handoff: true, PerAcquisition: true, ModeInWaiter: true}
+	readLock  = acquire.Lock{Script: readLockScript, Codes: codes, Handoff: true, PerAcquisition: true, ModeInWaiter: true, SaysListens: true}
+	writeLock = acquire.Lock{Script: writeLockScript, Codes: codes, Handoff: true, PerAcquisition: true, ModeInWaiter: true, SaysListens: true}
 )
 
 // handle is a Side as acquire.Ops (and its Handle's core.Holdable): what

@@ -100,6 +100,15 @@ func WaitFor(c *core.Core, channel, waiter string, budget time.Duration, leave f
 	return Wait{Notifier: c.Notifier, Channel: channel, Waiter: waiter, Budget: budget, Window: c.WaiterWindow, Spin: c.Spin, Leave: leave}
 }
 
+// spins reports whether the waiter polls instead of subscribing, with
+// ctx's spin (distsync.WithSpin) in place of w.Spin, as Do decides.
+func (w Wait) spins(ctx context.Context) bool {
+	if s, ok := core.SpinOf(ctx); ok {
+		return s.Max > 0
+	}
+	return w.Spin.Max > 0
+}
+
 // Stats counts why waiters woke, for tests and benchmarks.
 type Stats struct {
 	Attempts atomic.Int64 // attempts made

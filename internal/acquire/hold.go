@@ -44,6 +44,13 @@ type Lock struct {
 	// waiter id, so that a release can grant the acquisition from the id
 	// alone (fairlock/fl.lua).
 	ModeInWaiter bool
+	// SaysListens (with ModeInWaiter) ends the waiter id in 'l' when the
+	// waiter will listen on its Client's channel (it does not spin: it
+	// registers only once subscribed), so that a release may pass over a
+	// waiter whose Client no longer listens (rwlock/rw.lua, rw_gone). For
+	// kinds whose waiters are told on one channel for every Client, which
+	// cannot tell one Client's subscription from another's.
+	SaysListens bool
 	// JoinsWaiter (with PerAcquisition, not ModeInWaiter) says that the
 	// script joins the waiter id '<owner>:<acquisition id>' itself, when it
 	// needs it: its arguments are owner, lease ms, acquisition id, mode,
@@ -234,10 +241,14 @@ func (a *attempt) hold(ctx context.Context, wait time.Duration) (context.Context
 	if h.Lock.PerAcquisition {
 		a.waiter = joined // a.owner + ":" + a.id
 	}
+	w := WaitFor(c, h.Channel, "", wait, nil)
 	if h.Lock.ModeInWaiter {
 		a.waiter += ":" + mode + leaseArg
+		if h.Lock.SaysListens && !w.spins(ctx) {
+			a.waiter += "l"
+		}
 	}
-	w := WaitFor(c, h.Channel, a.waiter, wait, nil)
+	w.Waiter = a.waiter
 	w.Bound = c.HandoffLease // a waiter nudged as the next in line
 	w.att = a                // a.leave, and a.handed with h.Lock.Handoff
 	w.Track = t
