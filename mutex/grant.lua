@@ -95,8 +95,13 @@ local function mx_grant(h, fence, channel, pub, hl, t, now, id, acq, mode, lease
     local msg, listens = 'g:' .. id .. ' ' .. acq .. ' ' .. s .. ' ' .. string.format('%d', now) .. ' ' .. next, nil
     local cid = string.match(id, '^[^:]*')
     local told = redis.call(pub, channel .. ':' .. cid, msg) > 0 or not listens
-    if told and next ~= '-' and string.match(next, '^[^:]*') ~= cid then
-      redis.call(pub, channel .. ':' .. string.match(next, '^[^:]*'), 'w:- ' .. next)
+    if told and next ~= '-' then
+      local last = cid -- the Client told last
+      for w in string.gmatch(next, '[^,]+') do
+        local c = string.match(w, '^[^:]*')
+        if c ~= cid and c ~= last then redis.call(pub, channel .. ':' .. c, 'w:- ' .. next) end
+        last = c
+      end
     end
   end
   return true

@@ -97,15 +97,15 @@ local function rw_release(h, l, d, m, id, now, life)
 end
 
 -- Grant waiter id of the waiter set wset (and of the writers' queue q, if
--- given) ('<owner>:<acquisition id>:<mode><lease
--- ms>[l]', acquire.Lock.ModeInWaiter and SaysListens) a hold of the side ('r' or 'w'), as its own
--- attempt would (rw_grant: a fresh fencing token for a new hold), with a lease
--- of at most the hand-off lease hl ms until its Client confirms it, and tell
--- its Client (ds_tell): 'g:<id> <acquisition id> <token> <now> <next>'
--- (internal/notify). next ('-' for none; '<a>,<b>' names two: rw_next) is
--- nudged, by a message of its own ('w:- <next>') when it waits in another
--- Client: it bounds its sleep by hl in case id has vanished, whose hold
--- then lapses within hl.
+-- given) ('<owner>:<acquisition id>:<mode><lease ms>[l]',
+-- acquire.Lock.ModeInWaiter and SaysListens) a hold of the side ('r' or
+-- 'w'), as its own attempt would (rw_grant: a fresh fencing token for a new
+-- hold), with a lease of at most the hand-off lease hl ms until its Client
+-- confirms it, and tell its Client (ds_tell): 'g:<id> <acquisition id>
+-- <token> <now> <next>' (internal/notify). next ('-' for none; '<a>,<b>'
+-- names two: rw_next) is nudged, by a message of its own ('w:- <next>')
+-- when it waits in another Client: it bounds its sleep by hl in case id has
+-- vanished, whose hold then lapses within hl.
 local function rw_hand(h, l, fence, wset, id, side, now, hl, channel, pub, next, q)
   redis.call('ZREM', wset, id)
   if q then redis.call('ZREM', q, id) end
@@ -170,21 +170,17 @@ local function rw_cut(wwait, id, now, hl)
 end
 
 -- The writers a and b of the writers' waiter set wwait ('-' for none),
--- first in line after waiter id, which a release hands the lock to, as
--- the notifier's <next>: '<a>,<b>', '<a>' or '-'. Both are nudged by the
--- message to id (ds_tell: on id's Client's channel and on a's), b by a
--- 'w:- <b>' of its own when its Client is neither, and their registrations
--- cut (rw_cut). So a writer that vanished after id delays the one after it
--- by about hl, not the retry time of its last refusal.
-local function rw_next(id, a, b, wwait, now, hl, channel, pub)
+-- first in line after the waiter a release hands the lock to, as the
+-- notifier's <next>: '<a>,<b>', '<a>' or '-'. Both are nudged by the
+-- message to that waiter (ds_tell: on its Client's channel, and on each of
+-- theirs), and their registrations cut (rw_cut). So a writer that vanished
+-- after it delays the one after it by about hl, not the retry time of its
+-- last refusal.
+local function rw_next(a, b, wwait, now, hl)
   if a == '-' then return '-' end
   rw_cut(wwait, a, now, hl)
   if b == '-' then return a end
   rw_cut(wwait, b, now, hl)
-  local c = string.match(b, '^[^:]*')
-  if c ~= string.match(id, '^[^:]*') and c ~= string.match(a, '^[^:]*') then
-    redis.call(pub, channel .. ':' .. c, 'w:- ' .. b)
-  end
   return a .. ',' .. b
 end
 
@@ -228,7 +224,7 @@ local function rw_hand_on(h, l, fence, rwait, wwait, q, channel, pub, now, hl, p
       end
     end
     if #readers > 0 then
-      local next = rw_next(readers[1], first or '-', second or '-', wwait, now, hl, channel, pub)
+      local next = rw_next(first or '-', second or '-', wwait, now, hl)
       for _, id in ipairs(readers) do
         rw_hand(h, l, fence, rwait, id, 'r', now, hl, channel, pub, next)
         next = '-'
@@ -236,7 +232,7 @@ local function rw_hand_on(h, l, fence, rwait, wwait, q, channel, pub, now, hl, p
       return
     elseif first and redis.call('EXISTS', l) == 0 then
       if not rw_gone(wwait, q, first, channel, pub, asked) then
-        rw_hand(h, l, fence, wwait, first, 'w', now, hl, channel, pub, rw_next(first, second, third, wwait, now, hl, channel, pub), q)
+        rw_hand(h, l, fence, wwait, first, 'w', now, hl, channel, pub, rw_next(second, third, wwait, now, hl), q)
         -- Nudged even when a writer waits after the grantee: that one may
         -- have vanished too, and then only the readers come back.
         if prefer == '1' then rw_nudge_readers(rwait, now, channel, pub) end

@@ -77,8 +77,13 @@ if ARGV[5] == '' then
         local pub, channel, msg, listens = ARGV[2], ARGV[1], 'g:' .. id .. ' ' .. string.format('%d', now) .. ' ' .. next, nil
         local cid = string.match(id, '^[^:]*')
         local told = redis.call(pub, channel .. ':' .. cid, msg) > 0 or not listens
-        if told and next ~= '-' and string.match(next, '^[^:]*') ~= cid then
-          redis.call(pub, channel .. ':' .. string.match(next, '^[^:]*'), 'w:- ' .. next)
+        if told and next ~= '-' then
+          local last = cid -- the Client told last
+          for w in string.gmatch(next, '[^,]+') do
+            local c = string.match(w, '^[^:]*')
+            if c ~= cid and c ~= last then redis.call(pub, channel .. ':' .. c, 'w:- ' .. next) end
+            last = c
+          end
         end
       end
       if third ~= '-' and next == after then redis.call(ARGV[2], ARGV[1] .. ':' .. c, 'w:- ' .. third) end

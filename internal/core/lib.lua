@@ -110,9 +110,10 @@ end
 
 -- Tell waiter id msg on its Client's channel, channel .. ':' .. <client id>
 -- (the part of a waiter id before its first ':'), so that other Clients do
--- not even receive it. next ('-': none) is the waiter after it, which msg
--- names: when next waits in another Client, that Client is nudged with a
--- message of its own, 'w:- <next>', after msg. With listens set (the waiter
+-- not even receive it. next ('-': none) is the waiter after it, or the two
+-- after it joined by ',', which msg names: each Client of theirs but id's is
+-- nudged with a message of its own, 'w:- <next>', after msg (a notifier
+-- nudges the waiters it has of those next names). With listens set (the waiter
 -- said it listens on the channel), a msg that nobody received tells nobody
 -- else and returns false: the waiter's Client no longer listens (its
 -- process died, or it is subscribing anew), so it will not learn of msg.
@@ -122,8 +123,13 @@ end
 local function ds_tell(pub, channel, id, next, msg, listens)
   local cid = string.match(id, '^[^:]*')
   local told = redis.call(pub, channel .. ':' .. cid, msg) > 0 or not listens
-  if told and next ~= '-' and string.match(next, '^[^:]*') ~= cid then
-    redis.call(pub, channel .. ':' .. string.match(next, '^[^:]*'), 'w:- ' .. next)
+  if told and next ~= '-' then
+    local last = cid -- the Client told last
+    for w in string.gmatch(next, '[^,]+') do
+      local c = string.match(w, '^[^:]*')
+      if c ~= cid and c ~= last then redis.call(pub, channel .. ':' .. c, 'w:- ' .. next) end
+      last = c
+    end
   end
   return told
 end
