@@ -75,13 +75,15 @@ type FairLock struct {
 	queue     string // waiter ids, head first
 	deadlines string // waiter id -> end of its wait window
 	fence     string // the fencing counter of the name's slot (core.Core.FenceKey)
-	channel   string // wake-ups, addressed to one waiter
+	channel   string // wake-ups, addressed to one waiter, on channel:<client id> (fl.lua)
 	h         acquire.Handle
 }
 
 // lock is what every fair lock's acquisitions share.
-// A release grants the lock to the head of the queue directly (fl.lua).
-var lock = acquire.Lock{Script: lockScript, Handoff: true, PerAcquisition: true, ModeInWaiter: true}
+// A release grants the lock to the head of the queue directly, told on its
+// Client's channel, and passes over a head whose Client listens no more
+// (fl.lua).
+var lock = acquire.Lock{Script: lockScript, Handoff: true, PerAcquisition: true, ModeInWaiter: true, SaysListens: true}
 
 // handle is a FairLock as acquire.Ops (and its Handle's core.Holdable):
 // what it does its own way when acquired, held and renewed, out of its API.
@@ -107,12 +109,14 @@ func (h *handle) Renewal(owner string) core.Renewal {
 // (newFairLock).
 func (f *FairLock) describe() acquire.Handle {
 	also := &acquire.Also{What: f.what(), ErrPrefix: fmt.Sprintf("fairlock %q", f.name)}
+	var mine string // where this Client's waiters are told (fl.lua)
 	if f.c != nil { // (a zero FairLock has no Client: its calls return ErrInvalidArgument)
 		// An attempt that finds the lock lapsed wakes the head (lock.lua).
 		also.Extra = []string{f.channel, f.c.PublishCmd(), f.handoff(context.Background())}
+		mine = f.channel + ":" + f.c.ID
 	}
 	return acquire.Handle{
-		Lock: &lock, Core: f.c, Kind: observe.KindFairLock, Name: f.name, Key: f.key, Channel: f.channel, Ops: (*handle)(f),
+		Lock: &lock, Core: f.c, Kind: observe.KindFairLock, Name: f.name, Key: f.key, Channel: mine, Ops: (*handle)(f),
 		Also: also,
 	}
 }

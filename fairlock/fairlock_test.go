@@ -223,6 +223,7 @@ func TestVanishedWaiterSkipped(t *testing.T) {
 	got := lockQueued(t, f, 2)
 	dstest.Crash(doomed) // the head's process dies without leaving the queue
 	assert.ErrorIs(t, <-vanished, distsync.ErrClosed)
+	dstest.StandIn(t, c, channelOf(f, doomed)) // and the server cannot tell
 
 	require.NoError(t, f.Unlock(held)) // wakes the vanished head, if still queued: nobody
 	var h context.Context
@@ -294,8 +295,10 @@ func TestVanishedHeadOfLapsedLockDelaysQueueByHandoffLease(t *testing.T) {
 	}
 }
 
-// Two waiters at the head of the queue that vanished (their process died)
-// delay the live waiter behind them by about twice the hand-off lease: the
+// Two waiters at the head of the queue that vanished without the server
+// knowing (their process stopped with its connections open:
+// dstest.StandIn) delay the live waiter behind them by about twice the
+// hand-off lease: the
 // release grants the lock to the first and nudges the two after it, so the
 // live third tries again within the hand-off lease, finds the lock lapsed
 // and wakes the second, whose window that cuts, and holds a hand-off lease
@@ -326,6 +329,7 @@ func TestTwoVanishedWaitersDelayQueueByHandoffLease(t *testing.T) {
 	for range 2 {
 		require.ErrorIs(t, <-vanished, distsync.ErrClosed)
 	}
+	dstest.StandIn(t, holder, channelOf(f, gone)) // and the server cannot tell
 
 	start := time.Now()
 	require.NoError(t, f.Unlock(held))
@@ -334,6 +338,97 @@ func TestTwoVanishedWaitersDelayQueueByHandoffLease(t *testing.T) {
 	// loaded machine, and is a tenth of the delay before.
 	assert.Less(t, time.Since(start), 2*hl+3*time.Second, "the live waiter holds within twice the hand-off lease")
 	assert.Empty(t, queue(t, other, fo), "the vanished waiters were dropped")
+	require.NoError(t, fo.Unlock(h))
+}
+
+// channelOf is the channel of f where releases tell the waiters of c.
+func channelOf(f *fairlock.FairLock, c *distsync.Client) string {
+	return f.Key() + ":ch:" + c.ID()
+}
+
+// Waiters at the head of the queue whose Client no longer listens on its
+// channel (here its process died: its connections closed, and the server
+// closed its subscription) are passed over by the release and forgotten,
+// two in a row, and the live waiter behind them is granted the lock by that
+// release. With the hand-off lease and the dead waiters' leases of an hour,
+// it would otherwise wait for an hour, or until their windows ended.
+func TestDeadWaitersArePassedOver(t *testing.T) {
+	t.Parallel()
+	holder, dead, other := dstest.Client(t), dstest.Client(t), dstest.Client(t)
+	name := dstest.Name(t)
+	f, fd, fo := newFair(t, holder, name), newFair(t, dead, name), newFair(t, other, name)
+	for _, x := range []*fairlock.FairLock{f, fd, fo} {
+		fairlock.Tune(x, time.Hour)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	held, err := f.TryLock(ctx, 0, time.Hour)
+	require.NoError(t, err)
+	vanished := make(chan error, 2)
+	for i := range 2 {
+		go func() {
+			_, err := fd.TryLock(ctx, distsync.Forever, time.Hour)
+			vanished <- err
+		}()
+		waitForQueue(t, f, i+1) // queued in this order
+	}
+	got := lockQueued(t, fo, 3)
+	require.Equal(t, int64(1), dstest.Listeners(t, holder, channelOf(f, dead)), "the dead waiters' Client listened")
+	dstest.Crash(dead)
+	for range 2 {
+		require.ErrorIs(t, <-vanished, distsync.ErrClosed)
+	}
+	dstest.WaitUnsubscribed(t, holder, channelOf(f, dead))
+
+	require.NoError(t, f.Unlock(held))
+	var h context.Context
+	select {
+	case h = <-got:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the live waiter waits behind the dead ones")
+	}
+	n, err := fo.HoldCount(h)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "the live waiter holds")
+	assert.Empty(t, queue(t, other, fo), "the dead waiters are forgotten")
+	require.NoError(t, fo.Unlock(h))
+}
+
+// A waiter that spins (WithSpin) listens on no channel, and says so: a
+// release grants it the lock as it grants a waiter that listens, and it
+// finds the grant when it polls. It is not passed over for the waiter
+// behind it, whose Client listens.
+func TestSpinningWaiterIsGranted(t *testing.T) {
+	t.Parallel()
+	holder, spinner, other := dstest.Client(t), dstest.Client(t), dstest.Client(t)
+	name := dstest.Name(t)
+	f, fs, fo := newFair(t, holder, name), newFair(t, spinner, name), newFair(t, other, name)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	held, err := f.TryLock(ctx, 0, time.Hour)
+	require.NoError(t, err)
+	spun := make(chan context.Context, 1)
+	go func() {
+		h, err := fs.Lock(distsync.WithSpin(ctx, distsync.Spin{Min: time.Millisecond, Max: 5 * time.Millisecond}))
+		assert.NoError(t, err)
+		spun <- h
+	}()
+	waitForQueue(t, f, 1)
+	require.Zero(t, dstest.Listeners(t, holder, channelOf(f, spinner)), "a spinning waiter's Client listens on no channel")
+	gotNext := lockQueued(t, fo, 2)
+
+	require.NoError(t, f.Unlock(held))
+	var h context.Context
+	select {
+	case h = <-spun:
+	case <-gotNext:
+		t.Fatal("the waiter behind the spinning one was granted the lock first")
+	}
+	n, err := fs.HoldCount(h)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "the spinning waiter holds")
+	require.NoError(t, fs.Unlock(h))
+	h = <-gotNext
 	require.NoError(t, fo.Unlock(h))
 }
 

@@ -1,24 +1,33 @@
 -- Helpers of the fair lock's scripts, after the shared library and the
 -- queue's (core.QueueLib).
 --
--- A waiter id is '<owner>:<acquisition id>:<mode><lease ms>' (mode 'w',
--- renewed by the watchdog, or 'e', an explicit lease): what a release needs
--- to grant the acquisition directly.
+-- A waiter id is '<owner>:<acquisition id>:<mode><lease ms>[l]' (mode 'w',
+-- renewed by the watchdog, or 'e', an explicit lease; 'l' when the waiter
+-- listens on its Client's channel, acquire.Lock.SaysListens): what a
+-- release needs to grant the acquisition directly. Each Client's waiters
+-- listen on a channel of their own, channel .. ':' .. <client id> (ds_tell).
 
 -- The lock h was released by its last holder and deleted: hand it to the
 -- head of the queue q (pruned already), now ms on the server clock: the
 -- head leaves the queue and is granted the lock (fl_give, grant.lua). A
--- head whose id says nothing of its acquisition is woken instead
--- (dsq_wake). Returns 1 when it told someone, 0 when nobody queues.
+-- head that listens whose Client has no subscription on this server
+-- (ds_listening: its process died) leaves the queue and is passed over for
+-- the next. A head whose id says nothing of its acquisition is woken
+-- instead (dsq_wake). Returns 1 when it told someone, 0 when nobody queues.
 local function fl_handon(h, q, d, fence, channel, pub, hl, now)
-  local three = redis.call('LRANGE', q, 0, 2)
-  if #three == 0 then return 0 end
-  local id = three[1]
-  local owner, acq, mode, lease = string.match(id, '^(.*):([^:]+):([we])(%d+)$')
-  if not owner then return dsq_wake(q, d, channel, pub, hl) end
-  dsq_granted(q, d, id)
-  fl_give(h, fence, channel, pub, hl, ds_clock(), now, id, owner, acq, mode, lease, dsq_next(three))
-  return 1
+  for _ = 1, 64 do
+    local three = redis.call('LRANGE', q, 0, 2)
+    if #three == 0 then return 0 end
+    local id = three[1]
+    local owner, acq, mode, lease, l = string.match(id, '^(.*):([^:]+):([we])(%d+)(l?)$')
+    if not owner then break end
+    dsq_granted(q, d, id)
+    if l == '' or ds_listening(pub, channel, string.match(id, '^[^:]*')) then
+      fl_give(h, fence, channel, pub, hl, ds_clock(), now, id, owner, acq, mode, lease, dsq_next(three))
+      return 1
+    end
+  end
+  return dsq_wake(q, d, channel, pub, hl, false, true)
 end
 
 -- Release acquisition acq of owner in the lock h (its finished mark dk

@@ -8,5 +8,5 @@ ds_kind(KEYS[1], 'fairlock')
 ds_tell_taken(ARGV[4], ds_holders(KEYS[1], KEYS[1]))
 if redis.call('DEL', KEYS[1]) == 0 then return 0 end
 dsq_prune(KEYS[2], KEYS[3])
-dsq_wake(KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3])
+dsq_wake(KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], false, true)
 return 1

@@ -9,8 +9,9 @@
 -- id): a new hold with a fresh fencing token (fence; t a TIME reply, now
 -- its ms), its acquisition in the ledger, a lease of at most hl ms until
 -- its Client renews it, and 'g:<id> <acquisition id> <token> <now> <next>'
--- published on channel: the head holds when it arrives, and next (the
--- two waiters after it, dsq_next in queue.lua), nudged, bound their sleep
+-- told on its Client's channel (ds_tell): the head holds when it arrives,
+-- and next (the two waiters after it, dsq_next in queue.lua, their Clients
+-- told 'w:- <next>' when they are others), nudged, bound their sleep
 -- by hl in case the head vanished (its grant then lapses and the next
 -- takes the free lock, or, when it vanished too, the third wakes it:
 -- fairlock/lock.lua).
@@ -19,5 +20,5 @@ local function fl_give(h, fence, channel, pub, hl, t, now, id, owner, acq, mode,
   local ttl, e = ds_handed(hl, mode, lease, now)
   redis.call('HSET', h, owner, 1, '#t', s, '#k', 'fairlock', '#a:' .. owner, acq .. '=' .. e)
   redis.call('PEXPIRE', h, ds_int(ttl))
-  redis.call(pub, channel, 'g:' .. id .. ' ' .. acq .. ' ' .. s .. ' ' .. ds_int(now) .. ' ' .. next)
+  ds_tell(pub, channel, id, next, 'g:' .. id .. ' ' .. acq .. ' ' .. s .. ' ' .. ds_int(now) .. ' ' .. next)
 end

@@ -10,8 +10,9 @@
 -- id): a new hold with a fresh fencing token (fence; t a TIME reply, now
 -- its ms), its acquisition in the ledger, a lease of at most hl ms until
 -- its Client renews it, and 'g:<id> <acquisition id> <token> <now> <next>'
--- published on channel: the head holds when it arrives, and next (the
--- two waiters after it, dsq_next in queue.lua), nudged, bound their sleep
+-- told on its Client's channel (ds_tell): the head holds when it arrives,
+-- and next (the two waiters after it, dsq_next in queue.lua, their Clients
+-- told 'w:- <next>' when they are others), nudged, bound their sleep
 -- by hl in case the head vanished (its grant then lapses and the next
 -- takes the free lock, or, when it vanished too, the third wakes it:
 -- fairlock/lock.lua).
@@ -38,5 +39,17 @@ local function fl_give(h, fence, channel, pub, hl, t, now, id, owner, acq, mode,
   end
   redis.call('HSET', h, owner, 1, '#t', s, '#k', 'fairlock', '#a:' .. owner, acq .. '=' .. e)
   redis.call('PEXPIRE', h, string.format('%d', ttl))
-  redis.call(pub, channel, 'g:' .. id .. ' ' .. acq .. ' ' .. s .. ' ' .. string.format('%d', now) .. ' ' .. next)
+  do
+    local msg, listens = 'g:' .. id .. ' ' .. acq .. ' ' .. s .. ' ' .. string.format('%d', now) .. ' ' .. next, nil
+    local cid = string.match(id, '^[^:]*')
+    local told = redis.call(pub, channel .. ':' .. cid, msg) > 0 or not listens
+    if told and next ~= '-' then
+      local last = cid -- the Client told last
+      for w in string.gmatch(next, '[^,]+') do
+        local c = string.match(w, '^[^:]*')
+        if c ~= cid and c ~= last then redis.call(pub, channel .. ':' .. c, 'w:- ' .. next) end
+        last = c
+      end
+    end
+  end
 end

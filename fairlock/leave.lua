@@ -8,8 +8,8 @@
 -- ARGV[1] waiter id (fl.lua)  ARGV[2] channel  ARGV[3] publish command
 -- ARGV[4] the hand-off lease ms  ARGV[5] ms to remember the release
 -- Reply: 1 when the waiter was queued, 0 when it was not.
-local owner, acq = string.match(ARGV[1], '^(.*):([^:]+):[we]%d+$')
+local owner, acq = string.match(ARGV[1], '^(.*):([^:]+):[we]%d+l?$')
 if owner and redis.call('HEXISTS', KEYS[1], owner) == 1 then
   fl_release(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], owner, acq, ARGV[5], ARGV[2], ARGV[3], ARGV[4])
 end
-return dsq_leave(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+return dsq_leave(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4], true)

@@ -35,7 +35,7 @@ if not v[2] then
   -- would wake it (dsq_wake), once: its window is cut to the hand-off
   -- lease, so one that vanished is dropped then, and this refusal names
   -- that end as its retry time (dsq_refuse).
-  dsq_wake(KEYS[2], KEYS[3], ARGV[7], ARGV[8], ARGV[9], true)
+  dsq_wake(KEYS[2], KEYS[3], ARGV[7], ARGV[8], ARGV[9], true, true)
 end
 local r = dsq_refuse(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[4], now)
 r[3] = now -- for a grant that follows (acquire.Lock.Handoff)

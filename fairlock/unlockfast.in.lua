@@ -15,7 +15,8 @@
 -- explicit lease, to check that it has not ended), the DEL and the finished
 -- mark, and then either nobody queues (the LRANGE of the three oldest finds
 -- none) or the head of the queue is live (its window end in D, one ZSCORE,
--- has not passed) and its id says its acquisition: the lock goes to it as
+-- has not passed; when it listens, its Client still does: ds_listening) and
+-- its id says its acquisition: the lock goes to it as
 -- fl_handon would (fl_give, in grant.lua, and handoff.lua, after it), without pruning the queue first (a waiter whose window
 -- ended is dropped when it comes to the head, by the full path, and any
 -- full path prunes before it reads the queue). Anything else goes on to the
@@ -24,8 +25,8 @@ local fu_ledger = redis.call('HGET', KEYS[1], '#a:' .. ARGV[1]) -- for the full 
 local fu_grant -- the head to grant the lock to (handoff.lua): {id, owner, acquisition, mode, lease, TIME, ms, next}
 if dsf_only(fu_ledger, ARGV[2]) then
   local three = redis.call('LRANGE', KEYS[2], 0, 2)
-  local owner, acq, mode, lease = string.match(three[1] or '', '^(.*):([^:]+):([we])(%d+)$')
-  if owner then
+  local owner, acq, mode, lease, l = string.match(three[1] or '', '^(.*):([^:]+):([we])(%d+)(l?)$')
+  if owner and (l == '' or ds_listening(ARGV[4], ARGV[3], string.match(three[1], '^[^:]*'))) then
     local t = redis.call('TIME')
     local now = ds_ms(t)
     local ends = redis.call('ZSCORE', KEYS[3], three[1])

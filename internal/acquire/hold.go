@@ -47,8 +47,9 @@ type Lock struct {
 	// SaysListens (with ModeInWaiter) ends the waiter id in 'l' when the
 	// waiter will listen on its Client's channel (it does not spin: it
 	// registers only once subscribed), so that a release may pass over a
-	// waiter whose Client no longer listens (rwlock/rw.lua, rw_gone). For
-	// kinds whose waiters are told on one channel for every Client, which
+	// waiter whose Client no longer listens (rwlock/rw.lua, rw_gone;
+	// fairlock/fl.lua). Only for kinds whose waiters are told on a channel
+	// of their Client's own: on one channel for every Client, the server
 	// cannot tell one Client's subscription from another's.
 	SaysListens bool
 	// JoinsWaiter (with PerAcquisition, not ModeInWaiter) says that the

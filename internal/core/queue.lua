@@ -84,7 +84,9 @@ end
 
 -- Wake the head of q, and only it, and nudge the two waiters after it (the
 -- notifier's 'w:<head> <next>' payload, dsq_next, by the publish command
--- pub on channel). The head must come back within hl ms: its window is cut
+-- pub on channel; with each, where every Client's waiters listen on a
+-- channel of their own, on the head's Client's, and 'w:- <next>' on those
+-- of the others next names: ds_tell). The head must come back within hl ms: its window is cut
 -- to that, and then it is dropped, so that the next one, which bounds its
 -- sleep by hl, finds itself the head. A head that vanished delays the queue
 -- by at most hl, and two in a row about 2 hl: the third, nudged too,
@@ -92,23 +94,29 @@ end
 -- woken only when this call cut its window (an earlier wake cut it
 -- already otherwise). Returns 1 when it published, 0 when it did not
 -- (nobody queues, or once and woken before).
-local function dsq_wake(q, d, channel, pub, hl, once)
+local function dsq_wake(q, d, channel, pub, hl, once, each)
   local three = redis.call('LRANGE', q, 0, 2)
   if #three == 0 then return 0 end
   local cut = redis.call('ZADD', d, 'XX', 'LT', 'CH', ds_int(ds_now_ms() + tonumber(hl)), three[1])
   if once and cut == 0 then return 0 end
-  redis.call(pub, channel, 'w:' .. three[1] .. ' ' .. dsq_next(three))
+  local next = dsq_next(three)
+  if each then
+    ds_tell(pub, channel, three[1], next, 'w:' .. three[1] .. ' ' .. next)
+  else
+    redis.call(pub, channel, 'w:' .. three[1] .. ' ' .. next)
+  end
   return 1
 end
 
 -- Waiter id leaves q and d; when it was the head and h is free, the new
--- head is woken (dsq_wake). Returns 1 when id was queued, 0 when it was not.
-local function dsq_leave(h, q, d, id, channel, pub, hl)
+-- head is woken (dsq_wake, with each). Returns 1 when id was queued, 0 when
+-- it was not.
+local function dsq_leave(h, q, d, id, channel, pub, hl, each)
   local head = redis.call('LINDEX', q, 0)
   local was = redis.call('LREM', q, 1, id)
   redis.call('ZREM', d, id)
   local now = dsq_prune(q, d)
   dsq_expire(q, d, now)
-  if head == id and redis.call('EXISTS', h) == 0 then dsq_wake(q, d, channel, pub, hl) end
+  if head == id and redis.call('EXISTS', h) == 0 then dsq_wake(q, d, channel, pub, hl, false, each) end
   return was
 end
