@@ -13,8 +13,10 @@
 -- head that listens whose Client has no subscription on this server
 -- (ds_listening: its process died) leaves the queue and is passed over for
 -- the next. A head whose id says nothing of its acquisition is woken
--- instead (dsq_wake). Returns 1 when it told someone, 0 when nobody queues.
-local function fl_handon(h, q, d, fence, channel, pub, hl, now)
+-- instead (dsq_wake). live (nil: none) is the id of a Client known to be
+-- alive, the releaser's own, whose waiters need no asking. Returns 1 when
+-- it told someone, 0 when nobody queues.
+local function fl_handon(h, q, d, fence, channel, pub, hl, now, live)
   for _ = 1, 64 do
     local three = redis.call('LRANGE', q, 0, 2)
     if #three == 0 then return 0 end
@@ -22,7 +24,8 @@ local function fl_handon(h, q, d, fence, channel, pub, hl, now)
     local owner, acq, mode, lease, l = string.match(id, '^(.*):([^:]+):([we])(%d+)(l?)$')
     if not owner then break end
     dsq_granted(q, d, id)
-    if l == '' or ds_listening(pub, channel, string.match(id, '^[^:]*')) then
+    local cid = string.match(id, '^[^:]*')
+    if l == '' or cid == live or ds_listening(pub, channel, cid) then
       fl_give(h, fence, channel, pub, hl, ds_clock(), now, id, owner, acq, mode, lease, dsq_next(three))
       return 1
     end
@@ -32,9 +35,9 @@ end
 
 -- Release acquisition acq of owner in the lock h (its finished mark dk
 -- remembered life ms) and, when that was the owner's last, hand the lock to
--- the head of the queue (fl_handon); when the owner still holds but no
--- acquisition left is renewed by the watchdog, the lease falls to the
--- latest explicit end left. It is the acquisition's own release (its
+-- the head of the queue (fl_handon: owner's Client is alive); when the
+-- owner still holds but no acquisition left is renewed by the watchdog,
+-- the lease falls to the latest explicit end left. It is the acquisition's own release (its
 -- finished mark says '1', ds_release_mark); pre is the owner's ledger the
 -- caller read already (nil: not read). Returns what ds_release_mark does.
 local function fl_release(h, q, d, dk, fence, owner, acq, life, channel, pub, hl, pre)
@@ -43,7 +46,7 @@ local function fl_release(h, q, d, dk, fence, owner, acq, life, channel, pub, hl
   if r == 1 then
     redis.call('DEL', h)
     dsq_prune(q, d)
-    fl_handon(h, q, d, fence, channel, pub, hl, now)
+    fl_handon(h, q, d, fence, channel, pub, hl, now, string.match(owner, '^[^:]*'))
   elseif r == 0 and not watch then
     redis.call('PEXPIRE', h, ds_int(last - now))
   end

@@ -15,7 +15,8 @@
 -- explicit lease, to check that it has not ended), the DEL and the finished
 -- mark, and then either nobody queues (the LRANGE of the three oldest finds
 -- none) or the head of the queue is live (its window end in D, one ZSCORE,
--- has not passed; when it listens, its Client still does: ds_listening) and
+-- has not passed; when it listens, its Client still does: ds_listening,
+-- unless it is the releaser's) and
 -- its id says its acquisition: the lock goes to it as
 -- fl_handon would (fl_give, in grant.lua, and handoff.lua, after it), without pruning the queue first (a waiter whose window
 -- ended is dropped when it comes to the head, by the full path, and any
@@ -26,7 +27,8 @@ local fu_grant -- the head to grant the lock to (handoff.lua): {id, owner, acqui
 if dsf_only(fu_ledger, ARGV[2]) then
   local three = redis.call('LRANGE', KEYS[2], 0, 2)
   local owner, acq, mode, lease, l = string.match(three[1] or '', '^(.*):([^:]+):([we])(%d+)(l?)$')
-  if owner and (l == '' or ds_listening(ARGV[4], ARGV[3], string.match(three[1], '^[^:]*'))) then
+  local cid = owner and string.match(three[1], '^[^:]*')
+  if owner and (l == '' or cid == string.match(ARGV[1], '^[^:]*') or ds_listening(ARGV[4], ARGV[3], cid)) then
     local t = redis.call('TIME')
     local now = ds_ms(t)
     local ends = redis.call('ZSCORE', KEYS[3], three[1])

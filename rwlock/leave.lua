@@ -14,5 +14,5 @@ end
 redis.call('ZREM', KEYS[5], ARGV[2])
 if redis.call('ZREM', KEYS[4], ARGV[2]) == 0 then return 0 end
 local now = rw_prune(KEYS[1], KEYS[2])
-rw_hand_on(KEYS[1], KEYS[2], KEYS[6], KEYS[3], KEYS[4], KEYS[5], ARGV[3], ARGV[4], now, ARGV[5], ARGV[6])
+rw_hand_on(KEYS[1], KEYS[2], KEYS[6], KEYS[3], KEYS[4], KEYS[5], ARGV[3], ARGV[4], now, ARGV[5], ARGV[6], string.match(ARGV[2], '^[^:]*'))
 return 1

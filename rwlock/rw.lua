@@ -210,11 +210,14 @@ end
 -- nudged too; when holds are left that all end within hl, the two writers
 -- first in line are nudged. So a grantee that vanished without the server
 -- knowing delays them by at most the hand-off lease hl ms, and a nudged
--- writer that vanished too by about hl more.
-local function rw_hand_on(h, l, fence, rwait, wwait, q, channel, pub, now, hl, prefer)
+-- writer that vanished too by about hl more. live (nil: none) is the id of
+-- a Client known to be alive, the releaser's own, whose waiters need no
+-- asking.
+local function rw_hand_on(h, l, fence, rwait, wwait, q, channel, pub, now, hl, prefer, live)
   if redis.call('HEXISTS', h, '#w') == 1 then return end
   hl = tonumber(hl)
   local asked = {}
+  if live then asked[live] = true end
   for _ = 1, 64 do
     local first, second, third = rw_first_writer(q, wwait, now)
     local readers = {}

@@ -15,9 +15,9 @@
 -- (not fewer: a count set below the held permits must not grant)
 -- and no other held lease ended (sem_prune would return it), it goes
 -- straight to the oldest waiter when that one waits for one permit, its
--- window has not ended and, when it listens, its Client still does
--- (sem_pgrant's ds_listening, sem_phold and sem_ptell, inlined: the count
--- stays).
+-- window has not ended and, when it listens, its Client still does (not
+-- asked when it is the releaser's: sem_pgrant's ds_listening, sem_phold
+-- and sem_ptell, inlined: the count stays).
 if ARGV[5] == '' then
   local waited = redis.call('EXISTS', KEYS[4]) == 1
   local t = redis.call('TIME')
@@ -38,7 +38,8 @@ if ARGV[5] == '' then
     fend, lease, l, ids = string.match(redis.call('HGET', KEYS[4], three[1]) or '', '^(%d+) (%d+)(l?) (%S+)$')
   end
   local live = fend and tonumber(fend) > now
-  if live and l ~= '' then live = ds_listening(ARGV[2], ARGV[1], string.match(three[1], '^[^:]*')) end
+  local cid = live and string.match(three[1], '^[^:]*')
+  if live and l ~= '' and cid ~= string.match(ARGV[3], '^[^:]*') then live = ds_listening(ARGV[2], ARGV[1], cid) end
   if live then
     redis.call('ZREM', KEYS[2], ARGV[3])
     ds_done(KEYS[5], ARGV[3], now, ARGV[4])

@@ -16,9 +16,9 @@
 -- (not fewer: a count set below the held permits must not grant)
 -- and no other held lease ended (sem_prune would return it), it goes
 -- straight to the oldest waiter when that one waits for one permit, its
--- window has not ended and, when it listens, its Client still does
--- (sem_pgrant's ds_listening, sem_phold and sem_ptell, inlined: the count
--- stays).
+-- window has not ended and, when it listens, its Client still does (not
+-- asked when it is the releaser's: sem_pgrant's ds_listening, sem_phold
+-- and sem_ptell, inlined: the count stays).
 if ARGV[5] == '' then
   local waited = redis.call('EXISTS', KEYS[4]) == 1
   local t = redis.call('TIME')
@@ -47,7 +47,8 @@ if ARGV[5] == '' then
     fend, lease, l, ids = string.match(redis.call('HGET', KEYS[4], three[1]) or '', '^(%d+) (%d+)(l?) (%S+)$')
   end
   local live = fend and tonumber(fend) > now
-  if live and l ~= '' then live = (redis.pcall('PUBSUB', ARGV[2] == 'SPUBLISH' and 'SHARDNUMSUB' or 'NUMSUB', ARGV[1] .. ':' .. (string.match(three[1], '^[^:]*')))[2] ~= 0) end
+  local cid = live and string.match(three[1], '^[^:]*')
+  if live and l ~= '' and cid ~= string.match(ARGV[3], '^[^:]*') then live = (redis.pcall('PUBSUB', ARGV[2] == 'SPUBLISH' and 'SHARDNUMSUB' or 'NUMSUB', ARGV[1] .. ':' .. cid)[2] ~= 0) end
   if live then
     redis.call('ZREM', KEYS[2], ARGV[3])
     do
