@@ -167,6 +167,16 @@ func TestCluster(t *testing.T) {
 		require.NoError(t, <-lgot, "awaiters are woken at zero")
 	})
 
+	t.Run("a killed waiter is passed over by sharded pub/sub", func(t *testing.T) {
+		// A release asks SHARDNUMSUB, on the name's master, whether the
+		// waiter's Client still listens (killedWaiterPassedOver).
+		for _, k := range dstest.Kinds {
+			t.Run(k.Name, func(t *testing.T) {
+				killedWaiterPassedOver(t, a, b, cl.Addrs(), k, func(ch string) int64 { return shardListeners(t, a, ch) })
+			})
+		}
+	})
+
 	t.Run("mutual exclusion", func(t *testing.T) {
 		var counter int
 		var wg sync.WaitGroup
@@ -194,4 +204,24 @@ func TestCluster(t *testing.T) {
 		wg.Wait()
 		assert.Equal(t, 160, counter)
 	})
+}
+
+// waitInspected waits (at most 20 s) until the primitive called name has n
+// waiters (Client.Inspect).
+func waitInspected(t *testing.T, c *distsync.Client, name string, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		info, err := c.Inspect(context.Background(), name)
+		return err == nil && len(info.Waiters) == n
+	}, 20*time.Second, time.Millisecond, "%s: want %d waiters", name, n)
+}
+
+// shardListeners returns how many connections listen on the sharded
+// channel ch, on the master of its slot (PUBSUB SHARDNUMSUB).
+func shardListeners(t *testing.T, c *distsync.Client, ch string) int64 {
+	t.Helper()
+	rc := c.Rueidis()
+	m, err := rc.Do(context.Background(), rc.B().PubsubShardnumsub().Channel(ch).Build()).AsIntMap()
+	require.NoError(t, err)
+	return m[ch]
 }

@@ -418,90 +418,120 @@ func TestFaultHolderKilled(t *testing.T) {
 	requireExclusive(t, h)
 }
 
-// helperWaiterEnv starts TestHelperWaiter: "<addr> <name>".
+// helperWaiterEnv starts TestHelperWaiter: "<addrs> <name> <kind>", the
+// addresses joined by ',' and kind a dstest.Kinds name.
 const helperWaiterEnv = "DISTSYNC_FAULT_WAITER"
 
-// TestHelperWaiter is the waiting process of TestFaultWaiterKilled: it waits
-// for the mutex name at addr, which the test holds, until it is killed.
+// TestHelperWaiter is the waiting process of waiterProcess: it waits for
+// the lock name of its kind on the server (or Cluster) at addrs, which the
+// test holds, until it is killed.
 func TestHelperWaiter(t *testing.T) {
 	spec := strings.Fields(os.Getenv(helperWaiterEnv))
-	if len(spec) != 2 {
+	if len(spec) != 3 {
 		t.Skip("the waiting process of TestFaultWaiterKilled; runs only when it starts it")
 	}
-	m := mutexOf(t, clientAt(t, spec[0], 30*time.Second), spec[1])
-	_, _ = m.Lock(context.Background())
+	c := clientAt(t, spec[0], 30*time.Second, func(o *distsync.Options) { o.Addrs = strings.Split(spec[0], ",") })
+	for _, k := range dstest.Kinds {
+		if k.Name == spec[2] {
+			l, err := k.New(c, spec[1])
+			require.NoError(t, err)
+			_, _ = l.TryLock(context.Background(), distsync.Forever, 10*time.Minute)
+		}
+	}
 }
 
-// A waiter process killed with kill -9 while it waits for a mutex is passed
-// over by the release that would have granted it the lock: its kernel closed
-// its connections, so the server knows its Client listens no more, and the
-// release hands the lock to the next waiter, in this process, at once.
-// Before, the dead process was granted the lock for the hand-off lease, and
-// the next waiter took it by an attempt of its own once that lapsed. Not
-// parallel: it reads the process-wide count of grants taken from a
-// notification.
-func TestFaultWaiterKilled(t *testing.T) {
-	s := redistest.Start(t)
-	redistest.RequireReal(t, s)
-	const lease = 30 * time.Second
-	name := "waiter-killed"
-	c := clientAt(t, s.Addr(), lease)
-	m := mutexOf(t, c, name)
-	ctx := context.Background()
-	held, err := m.Lock(ctx)
-	require.NoError(t, err)
-	waitersKey := m.Key() + ":waiters"
-
+// waiterProcess starts TestHelperWaiter in a process of its own, waiting
+// for the lock name of kind on addrs, and returns once it waits (the lock's
+// only waiter in c.Inspect), with kill, which ends it with SIGKILL (as at
+// cleanup) and waits until the server has closed its subscription on
+// channel(<its Client id>) (listeners counts them).
+func waiterProcess(t *testing.T, c *distsync.Client, addrs []string, name, kind string, listeners func(ch string) int64, channel func(cid string) string) (kill func()) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperWaiter$")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s", helperWaiterEnv, s.Addr(), name))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %s", helperWaiterEnv, strings.Join(addrs, ","), name, kind))
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	require.NoError(t, cmd.Start())
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
-	dstest.WaitWaiters(t, c, waitersKey, 1)
-	rc := c.Rueidis()
-	ids, err := rc.Do(ctx, rc.B().Zrange().Key(waitersKey).Min("0").Max("-1").Build()).AsStrSlice()
-	require.NoError(t, err)
-	cid, _, _ := strings.Cut(ids[0], ":")
-	numsub := func() int64 {
-		r, err := rc.Do(ctx, rc.B().PubsubNumsub().Channel(m.Key()+":ch:"+cid).Build()).ToArray()
-		require.NoError(t, err)
-		n, err := r[1].AsInt64()
-		require.NoError(t, err)
-		return n
+	ctx := context.Background()
+	var ws []distsync.Waiter
+	require.Eventually(t, func() bool {
+		info, err := c.Inspect(ctx, name)
+		ws = info.Waiters
+		return err == nil && len(ws) == 1
+	}, 20*time.Second, time.Millisecond, "the waiting process does not wait (its output: %s)", &out)
+	cid, _, _ := strings.Cut(ws[0].ID, ":") // every waiter id starts with its Client's
+	require.Equal(t, int64(1), listeners(channel(cid)), "the waiting process listens")
+	return func() {
+		t.Helper()
+		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+		<-exited
+		require.Eventually(t, func() bool { return listeners(channel(cid)) == 0 }, 20*time.Second, time.Millisecond,
+			"the server closes the killed process's subscription")
 	}
-	require.Equal(t, int64(1), numsub(), "the waiting process listens")
+}
 
-	next := mutexOf(t, clientAt(t, s.Addr(), lease), name)
+// A waiter process killed with kill -9 while it waits for a lock is passed
+// over by the release that would have granted it the lock: its kernel closed
+// its connections, so the server knows its Client listens no more, and the
+// release hands the lock to the next waiter, in this process, at once; for
+// every exclusive kind. Before, the dead process was granted the lock for
+// the hand-off lease, and the next waiter took it by an attempt of its own
+// once that lapsed. Not parallel: it reads the process-wide count of grants
+// taken from a notification.
+func TestFaultWaiterKilled(t *testing.T) {
+	s := redistest.Start(t)
+	redistest.RequireReal(t, s)
+	const lease = 30 * time.Second
+	a, b := clientAt(t, s.Addr(), lease), clientAt(t, s.Addr(), lease)
+	for _, k := range dstest.Kinds {
+		t.Run(k.Name, func(t *testing.T) {
+			killedWaiterPassedOver(t, a, b, []string{s.Addr()}, k, func(ch string) int64 { return dstest.Listeners(t, a, ch) })
+		})
+	}
+}
+
+// killedWaiterPassedOver has a lock of kind held by Client a, a waiter of
+// it in a process of its own (waiterProcess, on addrs) and one of Client b
+// behind it; it kills the process, releases, and checks that the release
+// handed the lock to b's waiter. listeners counts the subscribers of a
+// channel (classic or sharded pub/sub).
+func killedWaiterPassedOver(t *testing.T, a, b *distsync.Client, addrs []string, k dstest.Kind, listeners func(ch string) int64) {
+	t.Helper()
+	ctx := context.Background()
+	name := "killed-waiter-" + k.Name
+	la, err := k.New(a, name)
+	require.NoError(t, err)
+	lb, err := k.New(b, name)
+	require.NoError(t, err)
+	held, err := la.TryLock(ctx, 0, 10*time.Minute)
+	require.NoError(t, err)
+	info, err := a.Inspect(ctx, name)
+	require.NoError(t, err)
+	kill := waiterProcess(t, a, addrs, name, k.Name, listeners, func(cid string) string { return info.Key + ":ch:" + cid })
 	got := make(chan context.Context, 1)
 	go func() {
-		w, err := next.Lock(ctx)
+		w, err := lb.TryLock(ctx, 5*time.Minute, 0)
 		assert.NoError(t, err)
 		got <- w
 	}()
-	dstest.WaitWaiters(t, c, waitersKey, 2)
-
-	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-	<-exited
-	require.Eventually(t, func() bool { return numsub() == 0 }, 20*time.Second, time.Millisecond,
-		"the server closes the killed process's subscription")
+	waitInspected(t, a, name, 2)
+	kill()
+	waitInspected(t, a, name, 2) // the killed process's waiter is still registered
 
 	handed := acquire.Counters().Handed.Load()
-	require.NoError(t, m.Unlock(held))
+	require.NoError(t, la.Unlock(held))
 	var w context.Context
 	select {
 	case w = <-got:
-	case <-time.After(20 * time.Second):
-		t.Fatalf("the next waiter does not hold 20 s after the release (waiting process: %s)", out.String())
+	case <-time.After(time.Minute):
+		t.Fatal("the live waiter does not hold")
 	}
 	assert.Equal(t, handed+1, acquire.Counters().Handed.Load(), "the release handed the lock to the live waiter")
-	n, err := next.HoldCount(w)
-	require.NoError(t, err)
-	assert.Equal(t, 1, n)
-	dstest.WaitWaiters(t, c, waitersKey, 0)
-	require.NoError(t, next.Unlock(w))
+	require.NoError(t, lb.Unlock(w))
+	waitInspected(t, a, name, 0)
 }
 
 // ---- the server paused with SIGSTOP ----
