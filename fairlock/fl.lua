@@ -37,9 +37,10 @@ end
 -- remembered life ms) and, when that was the owner's last, hand the lock to
 -- the head of the queue (fl_handon: owner's Client is alive); when the
 -- owner still holds but no acquisition left is renewed by the watchdog,
--- the lease falls to the latest explicit end left. It is the acquisition's own release (its
--- finished mark says '1', ds_release_mark); pre is the owner's ledger the
--- caller read already (nil: not read). Returns what ds_release_mark does.
+-- the lease falls to the latest explicit end left. It is the acquisition's
+-- own release (its finished mark says '1', ds_release_mark); pre is the
+-- owner's ledger the caller read already (nil: not read). Returns what
+-- ds_release_mark does.
 local function fl_release(h, q, d, dk, fence, owner, acq, life, channel, pub, hl, pre)
   local now = ds_now_ms()
   local r, watch, last = ds_release_mark(h, dk, owner, acq, life, pre, '1')

@@ -17,11 +17,11 @@
 -- mark, and then either nobody queues (the LRANGE of the three oldest finds
 -- none) or the head of the queue is live (its window end in D, one ZSCORE,
 -- has not passed; when it listens, its Client still does: ds_listening,
--- unless it is the releaser's) and
--- its id says its acquisition: the lock goes to it as
--- fl_handon would (fl_give, in grant.lua, and handoff.lua, after it), without pruning the queue first (a waiter whose window
--- ended is dropped when it comes to the head, by the full path, and any
--- full path prunes before it reads the queue). Anything else goes on to the
+-- unless it is the releaser's) and its id says its acquisition: the lock
+-- goes to it as fl_handon would (fl_give, in grant.lua, and handoff.lua,
+-- after it), without pruning the queue first (a waiter whose window ended
+-- is dropped when it comes to the head, by the full path, and any full
+-- path prunes before it reads the queue). Anything else goes on to the
 -- full path (unlock.lua), which has changed nothing yet.
 local fu_ledger = redis.call('HGET', KEYS[1], '#a:' .. ARGV[1]) -- for the full path
 local fu_grant -- the head to grant the lock to (handoff.lua): {id, owner, acquisition, mode, lease, TIME, ms, next}

@@ -86,12 +86,13 @@ end
 -- notifier's 'w:<head> <next>' payload, dsq_next, by the publish command
 -- pub on channel; with each, where every Client's waiters listen on a
 -- channel of their own, on the head's Client's, and 'w:- <next>' on those
--- of the others next names: ds_tell). The head must come back within hl ms: its window is cut
--- to that, and then it is dropped, so that the next one, which bounds its
--- sleep by hl, finds itself the head. A head that vanished delays the queue
--- by at most hl, and two in a row about 2 hl: the third, nudged too,
--- finds the second at the head of a free lock and wakes it in turn. The caller checks that h is free. With once, the head is
--- woken only when this call cut its window (an earlier wake cut it
+-- of the others next names: ds_tell). The head must come back within hl
+-- ms: its window is cut to that, and then it is dropped, so that the next
+-- one, which bounds its sleep by hl, finds itself the head. A head that
+-- vanished delays the queue by at most hl, and two in a row about 2 hl:
+-- the third, nudged too, finds the second at the head of a free lock and
+-- wakes it in turn. The caller checks that h is free. With once, the head
+-- is woken only when this call cut its window (an earlier wake cut it
 -- already otherwise). Returns 1 when it published, 0 when it did not
 -- (nobody queues, or once and woken before).
 local function dsq_wake(q, d, channel, pub, hl, once, each)
