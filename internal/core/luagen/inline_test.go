@@ -33,6 +33,15 @@ func TestInline(t *testing.T) {
 	if err := readHelpers(hs, string(lib), libFile.names); err != nil {
 		t.Fatal(err)
 	}
+	// A helper that returns a name it assigned (as ds_tell does).
+	tell := `local function xx_tell(pub, channel, id, msg, listens)
+  local told = redis.call(pub, channel .. ':' .. id, msg) > 0 or not listens
+  return told
+end
+`
+	if err := readHelpers(hs, tell, []string{"xx_tell"}); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct{ src, want, err string }{
 		{src: "local e = ds_int(ds_ms(t) + tonumber(ARGV[2]))",
 			want: "local e = string.format('%d', (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) + tonumber(ARGV[2]))"},
@@ -63,36 +72,18 @@ func TestInline(t *testing.T) {
   end
 end`},
 		// A parameter without an argument is nil; a value returned by name
-		// that a statement call does not read is left out.
-		{src: "    ds_tell(ARGV[2], ARGV[1], id, next, 'g:' .. id .. ' ' .. ds_int(now))", want: `    do
+		// that a statement call does not read is left out (xx_tell, below).
+		{src: "    xx_tell(ARGV[2], ARGV[1], id, 'g:' .. id .. ' ' .. ds_int(now))", want: `    do
       local pub, channel, msg, listens = ARGV[2], ARGV[1], 'g:' .. id .. ' ' .. string.format('%d', now), nil
-      local cid = string.match(id, '^[^:]*')
-      local told = redis.call(pub, channel .. ':' .. cid, msg) > 0 or not listens
-      if told and next ~= '-' then
-        local last = cid -- the Client told last
-        for w in string.gmatch(next, '[^,]+') do
-          local c = string.match(w, '^[^:]*')
-          if c ~= cid and c ~= last then redis.call(pub, channel .. ':' .. c, 'w:- ' .. next) end
-          last = c
-        end
-      end
+      local told = redis.call(pub, channel .. ':' .. id, msg) > 0 or not listens
     end`},
-		{src: "local ok = ds_tell(pub, channel, id, next, m, l)", want: `local ok
+		{src: "local ok = xx_tell(pub, channel, id, m, l)", want: `local ok
 do
   local msg, listens = m, l
-  local cid = string.match(id, '^[^:]*')
-  local told = redis.call(pub, channel .. ':' .. cid, msg) > 0 or not listens
-  if told and next ~= '-' then
-    local last = cid -- the Client told last
-    for w in string.gmatch(next, '[^,]+') do
-      local c = string.match(w, '^[^:]*')
-      if c ~= cid and c ~= last then redis.call(pub, channel .. ':' .. c, 'w:- ' .. next) end
-      last = c
-    end
-  end
+  local told = redis.call(pub, channel .. ':' .. id, msg) > 0 or not listens
   ok = told
 end`},
-		{src: "ds_tell(pub, channel, id, next, m, l, x)", err: "7 arguments for 6 parameters"},
+		{src: "xx_tell(pub, channel, id, m, l, x)", err: "6 arguments for 5 parameters"},
 		{src: "local x = ds_done(d, id, now, life)", err: "does not end with a return"},
 	} {
 		got, err := Inline(hs, tc.src)
