@@ -785,3 +785,79 @@ func TestFaultNetworkCut(t *testing.T) {
 		requireExclusive(t, sc.h)
 	})
 }
+
+// A release that passes over a dead waiter and hands the lock to the live
+// one behind it does both in one script: when its request is lost, its
+// reply is lost after the server applied it, or its reply comes late, the
+// release is sent again or waited for, Unlock reports it once, and the live
+// waiter is handed the lock once, by that release (the Then of the rule
+// finds nobody waiting once the server applied it). Every exclusive kind.
+func TestPassOverUnderReleaseFaults(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	var exclusive []lockKind
+	for _, k := range lockKinds {
+		if k.name != "rwlock-read" { // readers share: the one behind is granted with the dead one
+			exclusive = append(exclusive, k)
+		}
+	}
+	eachKind(t, exclusive, func(t *testing.T, k lockKind, c *distsync.Client, f *dstest.Faulty, l, other lockish) {
+		ctx := context.Background()
+		name := dstest.Name(t) // l's and other's
+		for _, fc := range []struct {
+			name  string
+			fault dstest.Fault
+		}{{"lost request", dstest.LoseRequest}, {"lost reply", dstest.LoseReply}, {"late reply", dstest.LateReply}} {
+			fault := fc.fault
+			held, err := l.TryLock(ctx, 0, 10*time.Minute)
+			require.NoError(t, err)
+			dead := dstest.ClientOn(t, s)
+			gone := make(chan error, 1)
+			go func() {
+				_, err := k.make(t, dead, name).TryLock(ctx, distsync.Forever, 10*time.Minute)
+				gone <- err
+			}()
+			waitInspected(t, c, name, 1)
+			got := make(chan context.Context, 1)
+			go func() {
+				w, err := other.TryLock(ctx, time.Minute, 0)
+				assert.NoError(t, err)
+				got <- w
+			}()
+			waitInspected(t, c, name, 2)
+			info, err := c.Inspect(ctx, name)
+			require.NoError(t, err)
+			dstest.Crash(dead)
+			require.ErrorIs(t, <-gone, distsync.ErrClosed)
+			dstest.WaitUnsubscribed(t, c, info.Key+":ch:"+dead.ID())
+			waitInspected(t, c, name, 2) // the dead waiter is still registered
+
+			rule := &dstest.Rule{Match: dstest.Script(k.release), Fault: fault, Delay: 300 * time.Millisecond, Times: 1}
+			if fault != dstest.LoseRequest {
+				rule.Then = func() {
+					info, err := c.Inspect(context.Background(), name)
+					assert.NoError(t, err)
+					assert.Empty(t, info.Waiters, "%s: applied, the release passed over the dead waiter and granted the live one", fc.name)
+				}
+			}
+			f.Inject(rule)
+			require.NoError(t, l.Unlock(held), "%s: the release is reported once", fc.name)
+			require.Equal(t, 1, rule.Hits())
+			f.Clear()
+			var w context.Context
+			select {
+			case w = <-got:
+			case <-time.After(20 * time.Second):
+				t.Fatalf("%s: the live waiter does not hold", fc.name)
+			}
+			n, err := other.HoldCount(w)
+			require.NoError(t, err)
+			assert.Equal(t, 1, n, "%s: the live waiter holds", fc.name)
+			waitInspected(t, c, name, 0)
+			require.NoError(t, other.Unlock(w))
+			locked, err := l.IsLocked(ctx)
+			require.NoError(t, err)
+			assert.False(t, locked, "%s: nothing else holds", fc.name)
+		}
+	})
+}
