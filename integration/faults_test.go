@@ -25,6 +25,7 @@ import (
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
 	"github.com/distsync/distsync/mutex"
+	"github.com/distsync/distsync/semaphore"
 	"github.com/distsync/distsync/watchdog"
 )
 
@@ -786,6 +787,33 @@ func TestFaultNetworkCut(t *testing.T) {
 	})
 }
 
+// releasePassingOver runs release, the release of name by script on c,
+// whose only waiters are a dead one and a live one behind it, with fault
+// injected once into the script's call (the case called what): it reports
+// the release once, and once the server applied it (for a lost request:
+// once the release returns, well within the hand-off lease a grant to the
+// dead waiter would keep) nobody waits any more, so the release itself
+// passed over the dead waiter and granted the live one.
+func releasePassingOver(t *testing.T, c *distsync.Client, f *dstest.Faulty, name, script, what string, fault dstest.Fault, release func() error) {
+	t.Helper()
+	nobodyWaits := func() {
+		info, err := c.Inspect(context.Background(), name)
+		assert.NoError(t, err)
+		assert.Empty(t, info.Waiters, "%s: applied, the release passed over the dead waiter and granted the live one", what)
+	}
+	rule := &dstest.Rule{Match: dstest.Script(script), Fault: fault, Delay: 300 * time.Millisecond, Times: 1}
+	if fault != dstest.LoseRequest {
+		rule.Then = nobodyWaits
+	}
+	f.Inject(rule)
+	require.NoError(t, release(), "%s: the release is reported once", what)
+	require.Equal(t, 1, rule.Hits())
+	f.Clear()
+	if fault == dstest.LoseRequest {
+		nobodyWaits()
+	}
+}
+
 // A release that passes over a dead waiter and hands the lock to the live
 // one behind it does both in one script: when its request is lost, its
 // reply is lost after the server applied it, or its reply comes late, the
@@ -832,18 +860,7 @@ func TestPassOverUnderReleaseFaults(t *testing.T) {
 			dstest.WaitUnsubscribed(t, c, info.Key+":ch:"+dead.ID())
 			waitInspected(t, c, name, 2) // the dead waiter is still registered
 
-			rule := &dstest.Rule{Match: dstest.Script(k.release), Fault: fault, Delay: 300 * time.Millisecond, Times: 1}
-			if fault != dstest.LoseRequest {
-				rule.Then = func() {
-					info, err := c.Inspect(context.Background(), name)
-					assert.NoError(t, err)
-					assert.Empty(t, info.Waiters, "%s: applied, the release passed over the dead waiter and granted the live one", fc.name)
-				}
-			}
-			f.Inject(rule)
-			require.NoError(t, l.Unlock(held), "%s: the release is reported once", fc.name)
-			require.Equal(t, 1, rule.Hits())
-			f.Clear()
+			releasePassingOver(t, c, f, name, k.release, fc.name, fault, func() error { return l.Unlock(held) })
 			var w context.Context
 			select {
 			case w = <-got:
@@ -860,4 +877,67 @@ func TestPassOverUnderReleaseFaults(t *testing.T) {
 			assert.False(t, locked, "%s: nothing else holds", fc.name)
 		}
 	})
+}
+
+// The permit semaphore's release that passes over a dead waiter and gives
+// the permit to the live one behind it, under a lost request, a lost reply
+// and a late reply, as TestPassOverUnderReleaseFaults for the locks: its
+// fast path finds the head's Client gone and leaves the release to the
+// full path, which passes over and grants, once.
+func TestPermitPassOverUnderReleaseFaults(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	const release = "Return a permit to the pool"
+	for _, fc := range []struct {
+		name  string
+		fault dstest.Fault
+	}{{"lost request", dstest.LoseRequest}, {"lost reply", dstest.LoseReply}, {"late reply", dstest.LateReply}} {
+		t.Run(fc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			c, f := faultyClient(t, s, 0)
+			name := dstest.Name(t)
+			ps := permitSem(t, c, name, 1)
+			p, err := ps.TryAcquire(ctx, 0, 10*time.Minute)
+			require.NoError(t, err)
+			dead := dstest.ClientOn(t, s)
+			gone := make(chan error, 1)
+			go func() {
+				ds, err := dead.PermitSemaphore(name)
+				if err == nil {
+					_, err = ds.TryAcquire(ctx, distsync.Forever, 10*time.Minute)
+				}
+				gone <- err
+			}()
+			waitInspected(t, c, name, 1)
+			ls, err := dstest.ClientOn(t, s).PermitSemaphore(name)
+			require.NoError(t, err)
+			got := make(chan *semaphore.Permit, 1)
+			go func() {
+				q, err := ls.TryAcquire(ctx, time.Minute, 0)
+				assert.NoError(t, err)
+				got <- q
+			}()
+			waitInspected(t, c, name, 2)
+			dstest.Crash(dead)
+			require.ErrorIs(t, <-gone, distsync.ErrClosed)
+			dstest.WaitUnsubscribed(t, c, ps.Key()+":ch:"+dead.ID())
+			waitInspected(t, c, name, 2) // the dead waiter is still registered
+
+			releasePassingOver(t, c, f, name, release, fc.name, fc.fault, func() error { return ps.Release(ctx, p) })
+			var q *semaphore.Permit
+			select {
+			case q = <-got:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the live waiter has no permit")
+			}
+			require.NotNil(t, q)
+			require.NoError(t, q.Context().Err(), "the live waiter holds its permit")
+			waitInspected(t, c, name, 0)
+			require.NoError(t, ls.Release(ctx, q))
+			avail, err := ps.Available(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, int64(1), avail, "nothing else holds a permit")
+		})
+	}
 }
