@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/distsync/distsync/internal/dstest"
 )
@@ -43,6 +44,33 @@ func BenchmarkUncontendedParallel(b *testing.B) {
 				return
 			}
 			if err := m.Unlock(held); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkUncontendedRequest is BenchmarkUncontendedParallel with the
+// context a request brings: one of its own per pair, with a timeout (here
+// 2 s), as a server's handler gets.
+func BenchmarkUncontendedRequest(b *testing.B) {
+	c := dstest.Client(b)
+	var seq atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		m := newMutex(b, c, dstest.Name(b)+"-"+strconv.FormatInt(seq.Add(1), 10))
+		for pb.Next() {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			held, err := m.Lock(ctx)
+			if err != nil {
+				cancel()
+				b.Error(err)
+				return
+			}
+			err = m.Unlock(held)
+			cancel()
+			if err != nil {
 				b.Error(err)
 				return
 			}

@@ -14,7 +14,8 @@ import (
 // context never ends by itself (its Done is nil: context.Background,
 // context.WithoutCancel, an owner's context on those) is bounded instead by
 // a tick: the deadlines of one boundTick share one channel, closed by one
-// timer when the tick comes.
+// timer when the tick comes. One whose context ends by then by its own
+// deadline (a request's, with a timeout) runs on that context as it is.
 
 // boundTick is the granularity of shared deadlines: a bound ends up to this
 // much before the deadline asked for, never after it.
@@ -94,10 +95,11 @@ func (b *boundCtx) String() string { return "distsync bound until " + b.t.at.Str
 // Until returns ctx bounded by deadline, as context.WithDeadline does, but
 // for a ctx that never ends by itself (Done nil) without a timer of its
 // own: the bound then ends at deadline rounded down to a boundTick (at most
-// boundTick early). Call the CancelFunc when done, as with WithDeadline.
+// boundTick early); for a ctx whose own deadline comes first, it is ctx.
+// Call the CancelFunc when done, as with WithDeadline.
 func Until(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
 	if ctx.Done() != nil {
-		return context.WithDeadline(ctx, deadline)
+		return ending(ctx, deadline)
 	}
 	return until(ctx, time.Now(), deadline)
 }
@@ -111,9 +113,20 @@ func Within(ctx context.Context, d time.Duration) (context.Context, context.Canc
 // spares one).
 func WithinAt(ctx context.Context, now time.Time, d time.Duration) (context.Context, context.CancelFunc) {
 	if ctx.Done() != nil {
-		return context.WithDeadline(ctx, now.Add(d))
+		return ending(ctx, now.Add(d))
 	}
 	return until(ctx, now, now.Add(d))
+}
+
+// ending is Until on a ctx that ends by itself (Done not nil): ctx itself
+// when its own deadline comes by deadline (a request's context with a
+// timeout, mostly: the bound then costs no context, registration on ctx nor
+// timer), else context.WithDeadline.
+func ending(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
+	if dl, ok := ctx.Deadline(); ok && !dl.After(deadline) {
+		return ctx, noCancel
+	}
+	return context.WithDeadline(ctx, deadline)
 }
 
 // until is Until on a ctx whose Done is nil, at now.

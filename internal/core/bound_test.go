@@ -74,6 +74,48 @@ func TestUntilFallsBackToWithDeadline(t *testing.T) {
 	ended(t, short, time.Minute)
 }
 
+// A bound no earlier than the context's own deadline is the context itself:
+// no context, registration on it nor timer of its own (a request's context
+// with a timeout, bounded by ReleaseTimeout), and it ends with it. A later
+// deadline of the context, or none, gets a bound of its own.
+func TestBoundAfterTheContextsDeadlineIsTheContext(t *testing.T) {
+	parent, stop := context.WithTimeout(context.Background(), time.Minute)
+	defer stop()
+	dl, _ := parent.Deadline()
+	for _, d := range []time.Duration{time.Minute, time.Hour} {
+		ctx, cancel := Within(parent, d)
+		if ctx != parent {
+			t.Fatalf("Within(%v) of a context ending within a minute: a context of its own, want the context itself", d)
+		}
+		cancel() // harmless: the context goes on
+		if parent.Err() != nil {
+			t.Fatal("the bound's cancel ended the context it was made from")
+		}
+	}
+	if ctx, cancel := Until(parent, dl); ctx != parent {
+		t.Fatal("Until the context's own deadline: a context of its own, want the context itself")
+	} else {
+		cancel()
+	}
+	ctx, cancel := Within(parent, time.Second)
+	defer cancel()
+	if ctx == parent {
+		t.Fatal("a bound before the context's deadline is the context itself: it would not end by then")
+	}
+	if got, _ := ctx.Deadline(); got.After(dl) || !got.Before(dl) {
+		t.Fatalf("deadline %v, want before the context's %v", got, dl)
+	}
+	noDeadline, stop2 := context.WithCancel(context.Background())
+	defer stop2()
+	other, cancel3 := Within(noDeadline, time.Hour)
+	defer cancel3()
+	if other == noDeadline {
+		t.Fatal("a bound on a context without a deadline is the context itself: it would never end by itself")
+	}
+	stop()
+	ended(t, parent, time.Minute)
+}
+
 // A detached bound is context.WithoutCancel's, bounded: the values of the
 // context it was made from, neither its end nor its cause, and the tick's
 // deadline. It is what releases run on, asked with a context that ended.
