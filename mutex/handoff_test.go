@@ -485,7 +485,7 @@ func TestTwoVanishedWaitersDelayNextByHandoffLease(t *testing.T) {
 	}{{"granted", starving}, {"woken", barging}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			q := behindTwoCrashed(t, tc.starve, hl)
+			q := behindCrashed(t, 2, tc.starve, hl)
 			stillListening(t, q.holder, q.m, q.ghosts[0]) // and the server cannot tell
 
 			start := time.Now()
@@ -503,8 +503,8 @@ func TestTwoVanishedWaitersDelayNextByHandoffLease(t *testing.T) {
 }
 
 // queue is a held mutex m (held by holder, released by Unlock(held)) with
-// two waiters of a Client that crashed (ghosts, oldest first) ahead of a
-// live one, of another Client, whose Lock (on mn) returns on next.
+// waiters of a Client that crashed (ghosts, oldest first) ahead of a live
+// one, of another Client, whose Lock (on mn) returns on next.
 type queue struct {
 	holder *distsync.Client
 	m, mn  *mutex.Mutex
@@ -513,10 +513,10 @@ type queue struct {
 	next   <-chan context.Context
 }
 
-// behindTwoCrashed makes a queue whose Clients release with the hand-off
-// settings starve and hl (tune): the two waiters of the crashed Client
+// behindCrashed makes a queue whose Clients release with the hand-off
+// settings starve and hl (tune): the n waiters of the crashed Client
 // registered in this order, before the live one.
-func behindTwoCrashed(t *testing.T, starve, hl time.Duration) queue {
+func behindCrashed(t *testing.T, n int, starve, hl time.Duration) queue {
 	t.Helper()
 	holder, dead, next := dstest.Client(t), dstest.Client(t), dstest.Client(t)
 	name := dstest.Name(t)
@@ -525,8 +525,8 @@ func behindTwoCrashed(t *testing.T, starve, hl time.Duration) queue {
 	ctx := context.Background()
 	held, err := m.Lock(ctx)
 	require.NoError(t, err)
-	errs := make(chan error, 2)
-	for i := range 2 {
+	errs := make(chan error, n)
+	for i := range n {
 		go func() {
 			_, err := md.Lock(ctx)
 			errs <- err
@@ -534,10 +534,10 @@ func behindTwoCrashed(t *testing.T, starve, hl time.Duration) queue {
 		waitForWaiters(t, holder, m, int64(i+1)) // registered in this order
 	}
 	q := queue{holder: holder, m: m, mn: mn, held: held, ghosts: waiters(t, holder, m)}
-	q.next = waiting(t, ctx, next, mn, 3)
+	q.next = waiting(t, ctx, next, mn, int64(n+1))
 	require.Equal(t, int64(1), listeners(t, holder, m, q.ghosts[0]), "the waiters' Client listens")
-	dstest.Crash(dead) // both stop: nothing leaves the waiter set
-	for range 2 {
+	dstest.Crash(dead) // they all stop: nothing leaves the waiter set
+	for range n {
 		require.ErrorIs(t, <-errs, distsync.ErrClosed)
 	}
 	return q
@@ -550,17 +550,26 @@ func behindTwoCrashed(t *testing.T, starve, hl time.Duration) queue {
 // hand-off lease of an hour, a release that handed the lock to a dead
 // waiter, or woke it alone, would keep the live one waiting for that hour.
 // Two dead waiters in a row: the release's common case (unlockfast.lua)
-// passes over the first, its full path (mx_next) the second.
+// passes over the first, its full path (mx_next) the second. Seventy: the
+// full path forgets every waiter of the dead Client at once (mx_forget),
+// where one a turn would stop after 64 turns and leave the live one to its
+// own timer (the holder's lease, the watchdog's 30 s).
 func TestDeadWaitersArePassedOver(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
+		dead   int
 		starve time.Duration
 		want   counts // of the live waiter, from the release on
-	}{{"granted", starving, counts{handed: 1}}, {"woken", barging, counts{attempts: 1, notified: 1}}} {
+	}{
+		{"granted", 2, starving, counts{handed: 1}},
+		{"woken", 2, barging, counts{attempts: 1, notified: 1}},
+		{"granted after 70", 70, starving, counts{handed: 1}},
+		{"woken after 70", 70, barging, counts{attempts: 1, notified: 1}},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
-			q := behindTwoCrashed(t, tc.starve, time.Hour)
+			q := behindCrashed(t, tc.dead, tc.starve, time.Hour)
 			gone(t, q.holder, q.m, q.ghosts[0])
-			require.Len(t, waiters(t, q.holder, q.m), 3, "the dead waiters are still registered")
+			require.Len(t, waiters(t, q.holder, q.m), tc.dead+1, "the dead waiters are still registered")
 
 			before := snapshot()
 			require.NoError(t, q.m.Unlock(q.held))

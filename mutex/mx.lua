@@ -88,6 +88,27 @@ local function mx_unwait(q, e, id, h)
   end
 end
 
+-- Forget every waiter of Client cid that listens (its mode ends in 'l';
+-- one without an entry too), when cid no longer listens (ds_listening):
+-- none of them can be told, so a release passes over them all at once
+-- (ds_of_client), not one in each of its turns.
+local function mx_forget(q, e, cid)
+  local ids = ds_of_client(redis.call('ZRANGE', q, 0, -1), cid)
+  for i = 1, #ids, 512 do
+    local part = {unpack(ids, i, math.min(i + 511, #ids))}
+    local es = redis.call('HMGET', e, unpack(part))
+    local gone = {}
+    for j, id in ipairs(part) do
+      local mode = string.match(es[j] or '', '^%S+ %S+ (%S+)')
+      if not mode or #mode > 1 then gone[#gone + 1] = id end
+    end
+    if #gone > 0 then
+      redis.call('ZREM', q, unpack(gone))
+      redis.call('HDEL', e, unpack(gone))
+    end
+  end
+end
+
 -- The lock h was released by its last holder (or deleted by force, starve
 -- then being inf: nobody is granted it): hand it on. With nobody
 -- waiting it is deleted (one ZRANGE more than a plain DEL). Otherwise the
@@ -123,7 +144,9 @@ local function mx_next(h, q, e, fence, channel, pub, starve, hl, window, live)
           mx_next_of(pub, channel, id, after, es[2], third, es[3], now, hl, window), 1, live) then
         return 'g'
       end
-      -- Its Client no longer listens: on to the next waiter.
+      -- Its Client no longer listens: its other waiters are forgotten too,
+      -- and on to the next waiter.
+      mx_forget(q, e, string.match(id, '^[^:]*'))
     else
       redis.call('DEL', h)
       -- Woken already and not back yet: it is on its way (as sync.Mutex
@@ -134,12 +157,13 @@ local function mx_next(h, q, e, fence, channel, pub, starve, hl, window, live)
         redis.call('HSET', e, id, entry .. ' ' .. ds_int(now))
         return 'w'
       end
-      -- Its Client no longer listens: forgotten, and on to the next waiter.
-      redis.call('ZREM', q, id)
-      redis.call('HDEL', e, id)
+      -- Its Client no longer listens: forgotten with its Client's other
+      -- waiters, and on to the next waiter.
+      mx_forget(q, e, string.match(id, '^[^:]*'))
     end
   end
-  -- Nobody live among the oldest 64: the rest wake by their own timers.
+  -- Nobody live among the oldest 64 (expired, or of 64 Clients that no
+  -- longer listen): the rest wake by their own timers.
   redis.call('DEL', h)
   return ''
 end

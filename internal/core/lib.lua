@@ -108,6 +108,19 @@ local function ds_listening(pub, channel, cid)
   return redis.pcall('PUBSUB', pub == 'SPUBLISH' and 'SHARDNUMSUB' or 'NUMSUB', channel .. ':' .. cid)[2] ~= 0
 end
 
+-- The ids among ids (a list) of waiters of Client cid: those that begin
+-- with cid .. ':', as a waiter id begins with its Client's id. For a
+-- release that found cid no longer listening (ds_listening): the waiters
+-- of cid that listen are all passed over at once, not one a turn, however
+-- many of them waited in the process that died.
+local function ds_of_client(ids, cid)
+  local p, out = cid .. ':', {}
+  for _, id in ipairs(ids) do
+    if string.sub(id, 1, #p) == p then out[#out + 1] = id end
+  end
+  return out
+end
+
 -- Tell waiter id msg on its Client's channel, channel .. ':' .. <client id>
 -- (the part of a waiter id before its first ':'), so that other Clients do
 -- not even receive it. next ('-': none) is the waiter after it, or the two
