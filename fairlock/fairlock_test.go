@@ -2,6 +2,7 @@ package fairlock_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -352,11 +353,24 @@ func channelOf(f *fairlock.FairLock, c *distsync.Client) string {
 // two in a row, and the live waiter behind them is granted the lock by that
 // release. With the hand-off lease and the dead waiters' leases of an hour,
 // it would otherwise wait for an hour, or until their windows ended.
+// Seventy: the release forgets every waiter of the dead Client at once
+// (fl_forget), where one a turn would stop after 64 turns and wake the
+// 65th, dead too.
 func TestDeadWaitersArePassedOver(t *testing.T) {
 	t.Parallel()
-	holder, dead, other := dstest.Client(t), dstest.Client(t), dstest.Client(t)
+	for _, n := range []int{2, 70} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			t.Parallel()
+			deadWaitersPassedOver(t, n)
+		})
+	}
+}
+
+// deadWaitersPassedOver is TestDeadWaitersArePassedOver with n dead waiters.
+func deadWaitersPassedOver(t *testing.T, dead int) {
+	holder, crashed, other := dstest.Client(t), dstest.Client(t), dstest.Client(t)
 	name := dstest.Name(t)
-	f, fd, fo := newFair(t, holder, name), newFair(t, dead, name), newFair(t, other, name)
+	f, fd, fo := newFair(t, holder, name), newFair(t, crashed, name), newFair(t, other, name)
 	for _, x := range []*fairlock.FairLock{f, fd, fo} {
 		fairlock.Tune(x, time.Hour)
 	}
@@ -364,21 +378,21 @@ func TestDeadWaitersArePassedOver(t *testing.T) {
 	defer cancel()
 	held, err := f.TryLock(ctx, 0, time.Hour)
 	require.NoError(t, err)
-	vanished := make(chan error, 2)
-	for i := range 2 {
+	vanished := make(chan error, dead)
+	for i := range dead {
 		go func() {
 			_, err := fd.TryLock(ctx, distsync.Forever, time.Hour)
 			vanished <- err
 		}()
 		waitForQueue(t, f, i+1) // queued in this order
 	}
-	got := lockQueued(t, fo, 3)
-	require.Equal(t, int64(1), dstest.Listeners(t, holder, channelOf(f, dead)), "the dead waiters' Client listened")
-	dstest.Crash(dead)
-	for range 2 {
+	got := lockQueued(t, fo, dead+1)
+	require.Equal(t, int64(1), dstest.Listeners(t, holder, channelOf(f, crashed)), "the dead waiters' Client listened")
+	dstest.Crash(crashed)
+	for range dead {
 		require.ErrorIs(t, <-vanished, distsync.ErrClosed)
 	}
-	dstest.WaitUnsubscribed(t, holder, channelOf(f, dead))
+	dstest.WaitUnsubscribed(t, holder, channelOf(f, crashed))
 
 	require.NoError(t, f.Unlock(held))
 	var h context.Context

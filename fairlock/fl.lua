@@ -7,12 +7,29 @@
 -- release needs to grant the acquisition directly. Each Client's waiters
 -- listen on a channel of their own, channel .. ':' .. <client id> (ds_tell).
 
+-- Forget every waiter of Client cid in the queue q (and d) that listens
+-- (its id ends in 'l'), when cid no longer listens (ds_listening): none of
+-- them can be told, so a release passes over them all at once
+-- (ds_of_client), not one in each of its turns.
+local function fl_forget(q, d, cid)
+  local gone = {}
+  for _, id in ipairs(ds_of_client(redis.call('LRANGE', q, 0, -1), cid)) do
+    if string.sub(id, -1) == 'l' then
+      redis.call('LREM', q, 1, id)
+      gone[#gone + 1] = id
+    end
+  end
+  for i = 1, #gone, 512 do
+    redis.call('ZREM', d, unpack(gone, i, math.min(i + 511, #gone)))
+  end
+end
+
 -- The lock h was released by its last holder and deleted: hand it to the
 -- head of the queue q (pruned already), now ms on the server clock: the
 -- head leaves the queue and is granted the lock (fl_give, grant.lua). A
 -- head that listens whose Client has no subscription on this server
--- (ds_listening: its process died) leaves the queue and is passed over for
--- the next. A head whose id says nothing of its acquisition is woken
+-- (ds_listening: its process died) leaves the queue, with every waiter of
+-- its Client that listens (fl_forget), and is passed over for the next. A head whose id says nothing of its acquisition is woken
 -- instead (dsq_wake). live (nil: none) is the id of a Client known to be
 -- alive, the releaser's own, whose waiters need no asking. Returns 1 when
 -- it told someone, 0 when nobody queues.
@@ -29,6 +46,7 @@ local function fl_handon(h, q, d, fence, channel, pub, hl, now, live)
       fl_give(h, fence, channel, pub, hl, ds_clock(), now, id, owner, acq, mode, lease, dsq_next(three))
       return 1
     end
+    fl_forget(q, d, cid) -- and the Client's other waiters with it
   end
   return dsq_wake(q, d, channel, pub, hl, false, true)
 end
