@@ -170,14 +170,37 @@ local function sem_ptell(id, after, third, now)
   if third ~= '-' and next == after then redis.call(ARGV[2], ARGV[1] .. ':' .. c, 'w:- ' .. third) end
 end
 
+-- Forget every waiter of the permit semaphore of Client cid that listens
+-- (its entry's lease ends in 'l'; one without an entry too), when cid no
+-- longer listens (ds_listening): none of them can be told, so a release
+-- passes over them all at once (ds_of_client), not one in each of its
+-- turns. A waiter of cid that spins stays.
+local function sem_pforget(cid)
+  local ids = ds_of_client(redis.call('ZRANGE', KEYS[3], 0, -1), cid)
+  for i = 1, #ids, 512 do
+    local part = {unpack(ids, i, math.min(i + 511, #ids))}
+    local es = redis.call('HMGET', KEYS[4], unpack(part))
+    local gone = {}
+    for j, id in ipairs(part) do
+      local l = string.match(es[j] or '', '^%d+ %d+(l?) ')
+      if l ~= '' then gone[#gone + 1] = id end
+    end
+    if #gone > 0 then
+      redis.call('ZREM', KEYS[3], unpack(gone))
+      redis.call('HDEL', KEYS[4], unpack(gone))
+    end
+  end
+end
+
 -- The permit semaphore: grant the available permits to its queued
 -- waiters, oldest first, while the oldest's need fits (a waiter whose
 -- window ended is dropped on the way, and one that listens whose Client
 -- has no subscription on this server, ds_listening, is passed over and
--- forgotten: its process died, or it learns of the permits when it has
--- subscribed again and tries). A waiter granted holds its permits
--- with a lease of at most the hand-off lease (sem_phold) and is told
--- (sem_ptell): its Client's renewal extends the lease. The two waiters
+-- forgotten, with every waiter of its Client that listens: its process
+-- died, or it learns of the permits when it has subscribed again and
+-- tries). A waiter granted holds its permits with a lease of at most the
+-- hand-off lease (sem_phold) and is told (sem_ptell): its Client's renewal
+-- extends the lease. The two waiters
 -- after it are nudged to bound their sleep by the hand-off lease: a
 -- granted waiter that vanished lets the lease end, and the next one's
 -- attempt returns its permits and is granted them; when the second
@@ -205,10 +228,14 @@ local function sem_pgrant()
         sem_ptell(id, three[2] or '-', three[3] or '-', now)
         if v <= 0 then return end
       else
-        sem_punwait(id)
+        -- Its Client no longer listens: forgotten with its Client's other
+        -- waiters that listen, and on to the next waiter.
+        sem_pforget(string.match(id, '^[^:]*'))
       end
     end
   end
+  -- Nobody granted among the oldest 64 (expired, or of 64 Clients that no
+  -- longer listen): the rest try again by their own timers.
 end
 
 -- Hand on what avail permits, released more, can satisfy: the counting

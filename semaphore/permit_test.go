@@ -534,26 +534,33 @@ func channelOf(s *semaphore.PermitSemaphore, c *distsync.Client) string {
 // are passed over by a release and forgotten, two in a row, and the live
 // waiter behind them is granted the permit by that release. With the
 // hand-off lease and the dead waiters' leases of an hour, it would
-// otherwise wait for an hour.
+// otherwise wait for an hour. Seventy: the release forgets every waiter of
+// the dead Client at once (sem_pforget), where one a turn would stop after
+// 64 turns and leave the live one to its own timer (the holder's lease).
 func TestDeadPermitWaitersArePassedOver(t *testing.T) {
 	t.Parallel()
-	q := queueBehind(t, time.Hour, 2)
-	require.Equal(t, int64(1), dstest.Listeners(t, q.holder, channelOf(q.s, q.dead)), "the dead waiters' Client listened")
-	q.crash(t)
-	waitForWaiters(t, q.holder, q.s.Key(), 3) // the dead waiters are still queued
+	for _, dead := range []int{2, 70} {
+		t.Run(fmt.Sprint(dead), func(t *testing.T) {
+			t.Parallel()
+			q := queueBehind(t, time.Hour, dead)
+			require.Equal(t, int64(1), dstest.Listeners(t, q.holder, channelOf(q.s, q.dead)), "the dead waiters' Client listened")
+			q.crash(t)
+			waitForWaiters(t, q.holder, q.s.Key(), int64(dead+1)) // the dead waiters are still queued
 
-	require.NoError(t, q.s.Release(q.ctx, q.p))
-	var p *semaphore.Permit
-	select {
-	case p = <-q.got:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the live waiter waits behind the dead ones")
+			require.NoError(t, q.s.Release(q.ctx, q.p))
+			var p *semaphore.Permit
+			select {
+			case p = <-q.got:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the live waiter waits behind the dead ones")
+			}
+			require.NotNil(t, p)
+			assert.Equal(t, int64(1), held(t, q.sn), "the live waiter holds the only permit")
+			waitForWaiters(t, q.holder, q.s.Key(), 0) // the dead waiters are forgotten
+			require.NoError(t, q.sn.Release(q.ctx, p))
+			assert.Equal(t, int64(1), available(t, q.sn), "the permit came back once")
+		})
 	}
-	require.NotNil(t, p)
-	assert.Equal(t, int64(1), held(t, q.sn), "the live waiter holds the only permit")
-	waitForWaiters(t, q.holder, q.s.Key(), 0) // the dead waiters are forgotten
-	require.NoError(t, q.sn.Release(q.ctx, p))
-	assert.Equal(t, int64(1), available(t, q.sn), "the permit came back once")
 }
 
 // A waiter that spins (WithSpin) listens on no channel, and says so: a
@@ -589,6 +596,56 @@ func TestSpinningPermitWaiterIsGranted(t *testing.T) {
 	q = <-gotNext
 	require.NotNil(t, q)
 	require.NoError(t, sn.Release(ctx, q))
+}
+
+// A release that finds a waiter's Client no longer listening forgets that
+// Client's waiters that listen (sem_pforget), not one that spins: that one
+// says it listens on no channel, so the server cannot tell whether it is
+// gone, and it is granted its permit as any spinner is (here entries of no
+// acquisition, of a Client that never subscribed, queued ahead of a live
+// waiter: one that listens, one that spins, one that listens).
+func TestSpinningPermitWaiterOfDeadClientIsKept(t *testing.T) {
+	t.Parallel()
+	holder, next := dstest.Client(t), dstest.Client(t)
+	s := setPermits(t, holder, 1)
+	sn := newPermitSem(t, next, s.Name())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := s.TryAcquire(ctx, 0, time.Hour)
+	require.NoError(t, err)
+	got := acquireLater(t, ctx, sn)
+	waitForWaiters(t, holder, s.Key(), 1)
+	rc := holder.Rueidis()
+	live, err := rc.Do(ctx, rc.B().Zrange().Key(s.Key()+":waiters").Min("0").Max("-1").Withscores().Build()).AsZScores()
+	require.NoError(t, err)
+	require.Len(t, live, 1)
+	now, err := rc.Do(ctx, rc.B().Time().Build()).AsStrSlice()
+	require.NoError(t, err)
+	sec, _ := strconv.ParseInt(now[0], 10, 64)
+	for i, listens := range []string{"l", "", "l"} { // older than the live waiter
+		id := fmt.Sprintf("gone:waiter%d", i)
+		entry := fmt.Sprintf("%d 30000%s gone:permit%d", sec*1000+time.Minute.Milliseconds(), listens, i)
+		require.NoError(t, rc.Do(ctx, rc.B().Zadd().Key(s.Key()+":waiters").ScoreMember().ScoreMember(live[0].Score-float64(3-i), id).Build()).Error())
+		require.NoError(t, rc.Do(ctx, rc.B().Hset().Key(s.Key()+":pneeds").FieldValue().FieldValue(id, entry).Build()).Error())
+	}
+	waitForWaiters(t, holder, s.Key(), 4)
+
+	require.NoError(t, s.Release(ctx, p))
+	queued, err := rc.Do(ctx, rc.B().Zrange().Key(s.Key()+":waiters").Min("0").Max("-1").Build()).AsStrSlice()
+	require.NoError(t, err)
+	assert.Equal(t, []string{live[0].Member}, queued, "the waiters that listened are forgotten, the spinner granted")
+	entries, err := rc.Do(ctx, rc.B().Hkeys().Key(s.Key()+":pneeds").Build()).AsStrSlice()
+	require.NoError(t, err)
+	assert.Equal(t, []string{live[0].Member}, entries, "only the live waiter's entry is left")
+	_, err = rc.Do(ctx, rc.B().Zscore().Key(s.Key()+":permits").Member("gone:permit1").Build()).AsFloat64()
+	require.NoError(t, err, "the spinner holds")
+
+	require.NoError(t, s.ReleaseID(ctx, "gone:permit1"))
+	q := <-got
+	require.NotNil(t, q)
+	assert.Equal(t, int64(1), held(t, sn), "the live waiter holds the only permit")
+	require.NoError(t, sn.Release(ctx, q))
+	assert.Equal(t, int64(1), available(t, sn), "the permit came back once")
 }
 
 // Two waiters that vanished ahead of a live one of the same Client (here
