@@ -63,22 +63,29 @@ func TestWriteReleaseGrantsWaitingReaders(t *testing.T) {
 // the live writer behind them is granted the lock by that release: behind
 // a dead writer, or behind a dead reader, which a write release would grant
 // first. With the hand-off lease and the dead waiters' leases of an hour,
-// the live writer would otherwise wait for an hour.
+// the live writer would otherwise wait for an hour. Seventy dead writers
+// of one Client: the first found dead takes the others with it (rw_forget),
+// where one a turn would stop after the release's 64 turns and leave the
+// live writer to its own timer. (The readers are all looked at in one
+// turn, however many.)
 func TestDeadWaitersArePassedOver(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		ghost string // the side of the waiter that dies
-	}{{"reader", "r"}, {"writer", "w"}} {
+		ghost string // the side of the waiters that die
+		n     int    // how many of them
+	}{{"reader", "r", 1}, {"writer", "w", 1}, {"70 writers", "w", 70}} {
 		t.Run(tc.name, func(t *testing.T) {
 			holder, dead, rw, rd, rn := vanishing(t, time.Hour)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			held, err := rw.Write().TryLock(ctx, 0, time.Hour)
 			require.NoError(t, err)
-			set, errc, gotNext := ghostAhead(t, ctx, holder, rw, rd, rn, tc.ghost, time.Hour)
-			require.Equal(t, int64(1), dstest.Listeners(t, holder, channelOf(rw, dead)), "the dead waiter's Client listened")
+			set, errc, gotNext := ghostAhead(t, ctx, holder, rw, rd, rn, tc.ghost, tc.n, time.Hour)
+			require.Equal(t, int64(1), dstest.Listeners(t, holder, channelOf(rw, dead)), "the dead waiters' Client listened")
 			dstest.Crash(dead)
-			require.ErrorIs(t, <-errc, distsync.ErrClosed)
+			for range tc.n {
+				require.ErrorIs(t, <-errc, distsync.ErrClosed)
+			}
 			dstest.WaitUnsubscribed(t, holder, channelOf(rw, dead))
 
 			require.NoError(t, rw.Write().Unlock(held))
@@ -86,12 +93,12 @@ func TestDeadWaitersArePassedOver(t *testing.T) {
 			select {
 			case w = <-gotNext:
 			case <-time.After(20 * time.Second):
-				t.Fatal("the live writer waits behind the dead waiter")
+				t.Fatal("the live writer waits behind the dead waiters")
 			}
 			k, err := rn.Write().HoldCount(w)
 			require.NoError(t, err)
 			assert.Equal(t, 1, k, "the live writer holds")
-			waitForWaiters(t, holder, rw, set, 0) // the dead waiter is forgotten
+			waitForWaiters(t, holder, rw, set, 0) // the dead waiters are forgotten
 			require.NoError(t, rn.Write().Unlock(w))
 		})
 	}
@@ -150,7 +157,7 @@ func TestGrantToVanishedWaiterMovesOnWithinHandoffLease(t *testing.T) {
 			// The vanished writer registers first: the oldest writer is
 			// the one a release grants. A vanished reader is granted with
 			// every other waiting reader.
-			_, errc, gotNext := ghostAhead(t, ctx, holder, rw, rg, rn, tc.ghost, 0)
+			_, errc, gotNext := ghostAhead(t, ctx, holder, rw, rg, rn, tc.ghost, 1, 0)
 			unseen(t, holder, gone, rw)
 			require.ErrorIs(t, <-errc, distsync.ErrClosed)
 
@@ -364,22 +371,25 @@ func twoWritersWait(t *testing.T, ctx context.Context, holder *distsync.Client, 
 	return held, first, second
 }
 
-// ghostAhead queues a waiter of rg of the side ghost ('r' or 'w', with the
-// explicit lease, 0 for the watchdog's), the waiter to vanish, then a
-// writer of rn behind it, whose hold arrives on gotNext. It returns the
-// waiter set of the ghost's side and where the ghost's Lock error arrives.
-func ghostAhead(t *testing.T, ctx context.Context, holder *distsync.Client, rw, rg, rn *rwlock.RWLock, ghost string, lease time.Duration) (set string, errc <-chan error, gotNext <-chan context.Context) {
+// ghostAhead queues n waiters of rg of the side ghost ('r' or 'w', with
+// the explicit lease, 0 for the watchdog's), the waiters to vanish,
+// registered in this order, then a writer of rn behind them, whose hold
+// arrives on gotNext. It returns the waiter set of the ghosts' side and
+// where each ghost's Lock error arrives.
+func ghostAhead(t *testing.T, ctx context.Context, holder *distsync.Client, rw, rg, rn *rwlock.RWLock, ghost string, n int, lease time.Duration) (set string, errc <-chan error, gotNext <-chan context.Context) {
 	t.Helper()
 	side, set, writers := rg.Read(), "rwaiters", int64(1)
 	if ghost == "w" {
-		side, set, writers = rg.Write(), "wwaiters", 2
+		side, set, writers = rg.Write(), "wwaiters", int64(n+1)
 	}
-	e := make(chan error, 1)
-	go func() {
-		_, err := side.TryLock(ctx, distsync.Forever, lease)
-		e <- err
-	}()
-	waitForWaiters(t, holder, rw, set, 1)
+	e := make(chan error, n)
+	for i := range n {
+		go func() {
+			_, err := side.TryLock(ctx, distsync.Forever, lease)
+			e <- err
+		}()
+		waitForWaiters(t, holder, rw, set, int64(i+1)) // registered in this order
+	}
 	gotNext = holdAway(t, ctx, rn.Write())
 	waitForWaiters(t, holder, rw, "wwaiters", writers)
 	return set, e, gotNext

@@ -116,11 +116,30 @@ local function rw_hand(h, l, fence, wset, id, side, now, hl, channel, pub, next,
   ds_tell(pub, channel, id, next, 'g:' .. id .. ' ' .. acq .. ' ' .. ds_int(r[1]) .. ' ' .. ds_int(now) .. ' ' .. next)
 end
 
+-- Forget every writer of Client cid that listens (its id ends in 'l')
+-- from the writers' waiter set wwait and queue q, when cid no longer
+-- listens (rw_gone): none of them can be told, so a release passes over
+-- them all at once (ds_of_client), not one in each of its turns. A writer
+-- of cid that does not say it listens stays.
+local function rw_forget(wwait, q, cid)
+  local gone = {}
+  for _, id in ipairs(ds_of_client(redis.call('ZRANGE', wwait, 0, -1), cid)) do
+    if string.sub(id, -1) == 'l' then gone[#gone + 1] = id end
+  end
+  for i = 1, #gone, 512 do
+    local part = {unpack(gone, i, math.min(i + 511, #gone))}
+    redis.call('ZREM', wwait, unpack(part))
+    redis.call('ZREM', q, unpack(part))
+  end
+end
+
 -- Whether waiter id ('...l' when it listens on its Client's channel: its
 -- Client subscribed; one that spins does not) is gone: it listens, and
 -- its Client has no subscription on this server (ds_listening: its process
 -- died, or it subscribes anew and tries when it has). A waiter gone is
--- forgotten (from the waiter set w and the writers' queue q, if given).
+-- forgotten from the waiter set w; a writer (the writers' queue q given)
+-- with every other writer of its Client that listens (rw_forget), as the
+-- writers are looked at one a turn and the readers all in one.
 -- asked caches the answers by Client id.
 local function rw_gone(w, q, id, channel, pub, asked)
   if string.sub(id, -1) ~= 'l' then return false end
@@ -128,7 +147,10 @@ local function rw_gone(w, q, id, channel, pub, asked)
   if asked[cid] == nil then asked[cid] = ds_listening(pub, channel, cid) end
   if asked[cid] then return false end
   redis.call('ZREM', w, id)
-  if q then redis.call('ZREM', q, id) end
+  if q then
+    redis.call('ZREM', q, id)
+    rw_forget(w, q, cid)
+  end
   return true
 end
 
@@ -241,7 +263,7 @@ local function rw_hand_on(h, l, fence, rwait, wwait, q, channel, pub, now, hl, p
         if prefer == '1' then rw_nudge_readers(rwait, now, channel, pub) end
         return
       end
-      -- first was passed over: look again
+      -- first was passed over, with its Client's other writers: look again
     elseif first and rw_last(l, now) <= hl then
       -- The holds left end within the hand-off lease: grants not confirmed
       -- yet, whose grantees may have vanished. The two writers first in
@@ -260,4 +282,6 @@ local function rw_hand_on(h, l, fence, rwait, wwait, q, channel, pub, now, hl, p
       return
     end
   end
+  -- The oldest writers of 64 Clients that no longer listen were passed
+  -- over: the rest wake by their own timers.
 end
