@@ -19,9 +19,7 @@ local function fl_forget(q, d, cid)
       gone[#gone + 1] = id
     end
   end
-  for i = 1, #gone, 512 do
-    redis.call('ZREM', d, unpack(gone, i, math.min(i + 511, #gone)))
-  end
+  ds_calls('ZREM', d, gone)
 end
 
 -- The lock h was released by its last holder and deleted: hand it to the

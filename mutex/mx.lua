@@ -93,20 +93,17 @@ end
 -- none of them can be told, so a release passes over them all at once
 -- (ds_of_client), not one in each of its turns.
 local function mx_forget(q, e, cid)
-  local ids = ds_of_client(redis.call('ZRANGE', q, 0, -1), cid)
+  local ids, gone = ds_of_client(redis.call('ZRANGE', q, 0, -1), cid), {}
   for i = 1, #ids, 512 do
     local part = {unpack(ids, i, math.min(i + 511, #ids))}
     local es = redis.call('HMGET', e, unpack(part))
-    local gone = {}
     for j, id in ipairs(part) do
       local mode = string.match(es[j] or '', '^%S+ %S+ (%S+)')
       if not mode or #mode > 1 then gone[#gone + 1] = id end
     end
-    if #gone > 0 then
-      redis.call('ZREM', q, unpack(gone))
-      redis.call('HDEL', e, unpack(gone))
-    end
   end
+  ds_calls('ZREM', q, gone)
+  ds_calls('HDEL', e, gone)
 end
 
 -- The lock h was released by its last holder (or deleted by force, starve

@@ -126,11 +126,8 @@ local function rw_forget(wwait, q, cid)
   for _, id in ipairs(ds_of_client(redis.call('ZRANGE', wwait, 0, -1), cid)) do
     if string.sub(id, -1) == 'l' then gone[#gone + 1] = id end
   end
-  for i = 1, #gone, 512 do
-    local part = {unpack(gone, i, math.min(i + 511, #gone))}
-    redis.call('ZREM', wwait, unpack(part))
-    redis.call('ZREM', q, unpack(part))
-  end
+  ds_calls('ZREM', wwait, gone)
+  ds_calls('ZREM', q, gone)
 end
 
 -- Whether waiter id ('...l' when it listens on its Client's channel: its

@@ -176,20 +176,17 @@ end
 -- passes over them all at once (ds_of_client), not one in each of its
 -- turns. A waiter of cid that spins stays.
 local function sem_pforget(cid)
-  local ids = ds_of_client(redis.call('ZRANGE', KEYS[3], 0, -1), cid)
+  local ids, gone = ds_of_client(redis.call('ZRANGE', KEYS[3], 0, -1), cid), {}
   for i = 1, #ids, 512 do
     local part = {unpack(ids, i, math.min(i + 511, #ids))}
     local es = redis.call('HMGET', KEYS[4], unpack(part))
-    local gone = {}
     for j, id in ipairs(part) do
       local l = string.match(es[j] or '', '^%d+ %d+(l?) ')
       if l ~= '' then gone[#gone + 1] = id end
     end
-    if #gone > 0 then
-      redis.call('ZREM', KEYS[3], unpack(gone))
-      redis.call('HDEL', KEYS[4], unpack(gone))
-    end
   end
+  ds_calls('ZREM', KEYS[3], gone)
+  ds_calls('HDEL', KEYS[4], gone)
 end
 
 -- The permit semaphore: grant the available permits to its queued

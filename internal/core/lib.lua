@@ -121,6 +121,14 @@ local function ds_of_client(ids, cid)
   return out
 end
 
+-- redis.call(cmd, key, <id>...) for every id of ids (a list), 512 at a
+-- time (unpack's bound on the Lua stack); no call when ids is empty.
+local function ds_calls(cmd, key, ids)
+  for i = 1, #ids, 512 do
+    redis.call(cmd, key, unpack(ids, i, math.min(i + 511, #ids)))
+  end
+end
+
 -- Tell waiter id msg on its Client's channel, channel .. ':' .. <client id>
 -- (the part of a waiter id before its first ':'), so that other Clients do
 -- not even receive it. next ('-': none) is the waiter after it, or the two
