@@ -553,22 +553,35 @@ func behindCrashed(t *testing.T, n int, starve, hl time.Duration) queue {
 // passes over the first, its full path (mx_next) the second. Seventy: the
 // full path forgets every waiter of the dead Client at once (mx_forget),
 // where one a turn would stop after 64 turns and leave the live one to its
-// own timer (the holder's lease, the watchdog's 30 s).
+// own timer (the holder's lease, the watchdog's 30 s). Seventy whose
+// registrations ended while the server still counts their Client as
+// listening (a process that stopped with its connections open:
+// stillListening; their registrations made to end as time would end them):
+// from the second on, every waiter whose registration ended goes at once
+// (mx_next), where one a turn would stop after 64 in the same way.
 func TestDeadWaitersArePassedOver(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		dead   int
+		ended  bool // their registrations ended, their Client seems to listen
 		starve time.Duration
 		want   counts // of the live waiter, from the release on
 	}{
-		{"granted", 2, starving, counts{handed: 1}},
-		{"woken", 2, barging, counts{attempts: 1, notified: 1}},
-		{"granted after 70", 70, starving, counts{handed: 1}},
-		{"woken after 70", 70, barging, counts{attempts: 1, notified: 1}},
+		{"granted", 2, false, starving, counts{handed: 1}},
+		{"woken", 2, false, barging, counts{attempts: 1, notified: 1}},
+		{"granted after 70", 70, false, starving, counts{handed: 1}},
+		{"woken after 70", 70, false, barging, counts{attempts: 1, notified: 1}},
+		{"granted after 70 ended", 70, true, starving, counts{handed: 1}},
+		{"woken after 70 ended", 70, true, barging, counts{attempts: 1, notified: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q := behindCrashed(t, tc.dead, tc.starve, time.Hour)
-			gone(t, q.holder, q.m, q.ghosts[0])
+			if tc.ended {
+				stillListening(t, q.holder, q.m, q.ghosts[0])
+				dstest.EndRegistrations(t, q.holder, q.m.Key()+":waiting", q.ghosts)
+			} else {
+				gone(t, q.holder, q.m, q.ghosts[0])
+			}
 			require.Len(t, waiters(t, q.holder, q.m), tc.dead+1, "the dead waiters are still registered")
 
 			before := snapshot()

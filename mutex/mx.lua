@@ -93,17 +93,23 @@ end
 -- none of them can be told, so a release passes over them all at once
 -- (ds_of_client), not one in each of its turns.
 local function mx_forget(q, e, cid)
-  local ids, gone = ds_of_client(redis.call('ZRANGE', q, 0, -1), cid), {}
-  for i = 1, #ids, 512 do
-    local part = {unpack(ids, i, math.min(i + 511, #ids))}
-    local es = redis.call('HMGET', e, unpack(part))
-    for j, id in ipairs(part) do
-      local mode = string.match(es[j] or '', '^%S+ %S+ (%S+)')
-      if not mode or #mode > 1 then gone[#gone + 1] = id end
-    end
+  ds_drop(q, e, ds_of_client(redis.call('ZRANGE', q, 0, -1), cid), function(entry)
+    local mode = string.match(entry or '', '^%S+ %S+ (%S+)')
+    return not mode or #mode > 1
+  end)
+end
+
+-- Whether the waiter whose entry (false: none) is entry is no longer
+-- registered at now ms: its registration ended, or it was woken and has not
+-- come back within the hand-off lease hl ms. Also returns the entry's
+-- acquisition id, mode, lease and when it was woken ('': not woken).
+local function mx_ended(entry, now, hl)
+  local fend, acq, mode, lease, woken
+  if entry then
+    fend, acq, mode, lease, woken = string.match(entry, '^(%S+) (%S+) (%S+) (%S+) ?(%S*)$')
   end
-  ds_calls('ZREM', q, gone)
-  ds_calls('HDEL', e, gone)
+  local ended = not fend or tonumber(fend) <= now or (woken ~= '' and tonumber(woken) + hl <= now)
+  return ended, acq, mode, lease, woken
 end
 
 -- The lock h was released by its last holder (or deleted by force, starve
@@ -116,7 +122,7 @@ end
 -- mx_nudge; live (nil: none) the id of a Client known to be alive, for
 -- mx_grant. Returns 'g', 'w' or '' (nobody was told).
 local function mx_next(h, q, e, fence, channel, pub, starve, hl, window, live)
-  local now
+  local now, ended_before
   hl = tonumber(hl)
   for _ = 1, 64 do
     local two = redis.call('ZRANGE', q, 0, 2, 'WITHSCORES') -- the oldest and the two after it
@@ -126,13 +132,18 @@ local function mx_next(h, q, e, fence, channel, pub, starve, hl, window, live)
     local after, third = two[3] or '-', two[5] or '-'
     local es = redis.call('HMGET', e, id, after, third)
     local entry = es[1]
-    local fend, acq, mode, lease, woken
-    if entry then
-      fend, acq, mode, lease, woken = string.match(entry, '^(%S+) (%S+) (%S+) (%S+) ?(%S*)$')
-    end
-    if not fend or tonumber(fend) <= now or (woken ~= '' and tonumber(woken) + hl <= now) then
+    local ended, acq, mode, lease, woken = mx_ended(entry, now, hl)
+    if ended then
       redis.call('ZREM', q, id)
       redis.call('HDEL', e, id)
+      if ended_before then
+        -- A second one: every waiter whose registration ended goes now,
+        -- however many (a process that stopped with its connections open
+        -- leaves waiters that seem to listen until their registrations
+        -- end), not one a turn, which would stop after 64.
+        ds_drop(q, e, redis.call('ZRANGE', q, 0, -1), function(v) return (mx_ended(v, now, hl)) end)
+      end
+      ended_before = true
     elseif ds_us(ds_clock()) - since >= tonumber(starve) * 1000 then
       redis.call('DEL', h)
       redis.call('ZREM', q, id)
@@ -159,8 +170,8 @@ local function mx_next(h, q, e, fence, channel, pub, starve, hl, window, live)
       mx_forget(q, e, string.match(id, '^[^:]*'))
     end
   end
-  -- Nobody live among the oldest 64 (expired, or of 64 Clients that no
-  -- longer listen): the rest wake by their own timers.
+  -- The oldest waiters of 64 Clients that no longer listen were passed
+  -- over: the rest wake by their own timers.
   redis.call('DEL', h)
   return ''
 end

@@ -67,13 +67,19 @@ func TestWriteReleaseGrantsWaitingReaders(t *testing.T) {
 // of one Client: the first found dead takes the others with it (rw_forget),
 // where one a turn would stop after the release's 64 turns and leave the
 // live writer to its own timer. (The readers are all looked at in one
-// turn, however many.)
+// turn, however many.) Seventy writers whose registrations ended while the
+// server still counts their Client as listening (a process that stopped
+// with its connections open: unseen; their registrations made to end as
+// time would end them): from the second on, every writer whose
+// registration ended leaves the queue at once (rw_first_writer), where one
+// a turn would stop after 64 in the same way.
 func TestDeadWaitersArePassedOver(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		ghost string // the side of the waiters that die
 		n     int    // how many of them
-	}{{"reader", "r", 1}, {"writer", "w", 1}, {"70 writers", "w", 70}} {
+		ended bool   // their registrations ended, their Client seems to listen
+	}{{"reader", "r", 1, false}, {"writer", "w", 1, false}, {"70 writers", "w", 70, false}, {"70 writers ended", "w", 70, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			holder, dead, rw, rd, rn := vanishing(t, time.Hour)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -82,11 +88,26 @@ func TestDeadWaitersArePassedOver(t *testing.T) {
 			require.NoError(t, err)
 			set, errc, gotNext := ghostAhead(t, ctx, holder, rw, rd, rn, tc.ghost, tc.n, time.Hour)
 			require.Equal(t, int64(1), dstest.Listeners(t, holder, channelOf(rw, dead)), "the dead waiters' Client listened")
-			dstest.Crash(dead)
+			order := set // the ghosts first: the readers' set holds them alone
+			if tc.ghost == "w" {
+				order = "wqueue" // the writers in arrival order
+			}
+			rc := holder.Rueidis()
+			ghosts, err := rc.Do(ctx, rc.B().Zrange().Key(rw.Write().Key()+":"+order).Min("0").Max(fmt.Sprint(tc.n-1)).Build()).AsStrSlice()
+			require.NoError(t, err)
+			if tc.ended {
+				unseen(t, holder, dead, rw)
+			} else {
+				dstest.Crash(dead)
+			}
 			for range tc.n {
 				require.ErrorIs(t, <-errc, distsync.ErrClosed)
 			}
-			dstest.WaitUnsubscribed(t, holder, channelOf(rw, dead))
+			if tc.ended {
+				dstest.EndRegistrations(t, holder, rw.Write().Key()+":"+set, ghosts)
+			} else {
+				dstest.WaitUnsubscribed(t, holder, channelOf(rw, dead))
+			}
 
 			require.NoError(t, rw.Write().Unlock(held))
 			var w context.Context

@@ -167,16 +167,27 @@ local function rw_queue(q, wwait, id)
 end
 
 -- The oldest writer of the queue q whose registration in wwait lives, and
--- the two after it ('-' for none); nil when none lives. The writers found
--- gone on the way leave the queue.
+-- the two after it ('-' for none); nil when none lives. A writer found
+-- gone on the way leaves the queue, and when a second is found, every
+-- writer whose registration ended does.
 local function rw_first_writer(q, wwait, now)
-  for _ = 1, 64 do
+  for turn = 1, 2 do
     local three = redis.call('ZRANGE', q, 0, 2)
     if #three == 0 then return nil end
     local e = redis.call('ZSCORE', wwait, three[1])
     if e and tonumber(e) > now then return three[1], three[2] or '-', three[3] or '-' end
     redis.call('ZREM', q, three[1])
   end
+  -- A second one: every writer whose registration ended leaves now,
+  -- however many (a process that stopped with its connections open leaves
+  -- writers that seem to listen until their registrations end). The queue
+  -- keeps those of wwait, in their order, and its expiry.
+  redis.call('ZREMRANGEBYSCORE', wwait, '-inf', ds_int(now))
+  if redis.call('ZINTERSTORE', q, 2, q, wwait, 'WEIGHTS', 1, 0) == 0 then return nil end
+  local ttl = redis.call('PTTL', wwait)
+  if ttl > 0 then redis.call('PEXPIRE', q, ttl) end
+  local three = redis.call('ZRANGE', q, 0, 2)
+  return three[1], three[2] or '-', three[3] or '-'
 end
 
 -- Writer id of the writers' waiter set wwait was nudged (rw_hand, or a

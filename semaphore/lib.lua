@@ -176,17 +176,16 @@ end
 -- passes over them all at once (ds_of_client), not one in each of its
 -- turns. A waiter of cid that spins stays.
 local function sem_pforget(cid)
-  local ids, gone = ds_of_client(redis.call('ZRANGE', KEYS[3], 0, -1), cid), {}
-  for i = 1, #ids, 512 do
-    local part = {unpack(ids, i, math.min(i + 511, #ids))}
-    local es = redis.call('HMGET', KEYS[4], unpack(part))
-    for j, id in ipairs(part) do
-      local l = string.match(es[j] or '', '^%d+ %d+(l?) ')
-      if l ~= '' then gone[#gone + 1] = id end
-    end
-  end
-  ds_calls('ZREM', KEYS[3], gone)
-  ds_calls('HDEL', KEYS[4], gone)
+  ds_drop(KEYS[3], KEYS[4], ds_of_client(redis.call('ZRANGE', KEYS[3], 0, -1), cid), function(entry)
+    return string.match(entry or '', '^%d+ %d+(l?) ') ~= ''
+  end)
+end
+
+-- The fields of the entry of a waiter of the permit semaphore (false:
+-- none): the end of its registration, the lease of its permits, 'l' when it
+-- listens, and the permit ids it waits for; nil when it has no entry.
+local function sem_pentry(entry)
+  return string.match(entry or '', '^(%d+) (%d+)(l?) (.+)$')
 end
 
 -- The permit semaphore: grant the available permits to its queued
@@ -206,14 +205,25 @@ end
 local function sem_pgrant()
   local v = sem_avail()
   if v <= 0 or redis.call('EXISTS', KEYS[4]) == 0 then return end
-  local now = ds_now_ms()
+  local now, ended_before = ds_now_ms(), false
   for _ = 1, 64 do
     local three = redis.call('ZRANGE', KEYS[3], 0, 2)
     if #three == 0 then return end
     local id = three[1]
-    local fend, lease, l, ids = string.match(redis.call('HGET', KEYS[4], id) or '', '^(%d+) (%d+)(l?) (.+)$')
+    local fend, lease, l, ids = sem_pentry(redis.call('HGET', KEYS[4], id))
     if not fend or tonumber(fend) <= now then
       sem_punwait(id)
+      if ended_before then
+        -- A second one: every waiter whose registration ended goes now,
+        -- however many (a process that stopped with its connections open
+        -- leaves waiters that seem to listen until their registrations
+        -- end), not one a turn, which would stop after 64.
+        ds_drop(KEYS[3], KEYS[4], redis.call('ZRANGE', KEYS[3], 0, -1), function(v)
+          local e = sem_pentry(v)
+          return not e or tonumber(e) <= now
+        end)
+      end
+      ended_before = true
     else
       local need = 0
       for _ in string.gmatch(ids, '%S+') do need = need + 1 end
@@ -231,8 +241,8 @@ local function sem_pgrant()
       end
     end
   end
-  -- Nobody granted among the oldest 64 (expired, or of 64 Clients that no
-  -- longer listen): the rest try again by their own timers.
+  -- The oldest waiters of 64 Clients that no longer listen were passed
+  -- over: the rest try again by their own timers.
 end
 
 -- Hand on what avail permits, released more, can satisfy: the counting

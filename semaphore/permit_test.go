@@ -537,14 +537,34 @@ func channelOf(s *semaphore.PermitSemaphore, c *distsync.Client) string {
 // otherwise wait for an hour. Seventy: the release forgets every waiter of
 // the dead Client at once (sem_pforget), where one a turn would stop after
 // 64 turns and leave the live one to its own timer (the holder's lease).
+// Seventy whose registrations ended while the server still counts their
+// Client as listening (a process that stopped with its connections open:
+// dstest.StandIn; their registrations made to end as time would end them):
+// from the second on, every waiter whose registration ended goes at once
+// (sem_pgrant), where one a turn would stop after 64 in the same way.
 func TestDeadPermitWaitersArePassedOver(t *testing.T) {
 	t.Parallel()
-	for _, dead := range []int{2, 70} {
-		t.Run(fmt.Sprint(dead), func(t *testing.T) {
+	for _, tc := range []struct {
+		dead  int
+		ended bool // their registrations ended, their Client seems to listen
+	}{{2, false}, {70, false}, {70, true}} {
+		name := fmt.Sprint(tc.dead)
+		if tc.ended {
+			name += " ended"
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
+			dead := tc.dead
 			q := queueBehind(t, time.Hour, dead)
 			require.Equal(t, int64(1), dstest.Listeners(t, q.holder, channelOf(q.s, q.dead)), "the dead waiters' Client listened")
+			rc := q.holder.Rueidis()
+			ghosts, err := rc.Do(q.ctx, rc.B().Zrange().Key(q.s.Key()+":waiters").Min("0").Max(fmt.Sprint(dead-1)).Build()).AsStrSlice()
+			require.NoError(t, err)
 			q.crash(t)
+			if tc.ended {
+				dstest.StandIn(t, q.holder, channelOf(q.s, q.dead)) // the server cannot tell
+				dstest.EndRegistrations(t, q.holder, q.s.Key()+":pneeds", ghosts)
+			}
 			waitForWaiters(t, q.holder, q.s.Key(), int64(dead+1)) // the dead waiters are still queued
 
 			require.NoError(t, q.s.Release(q.ctx, q.p))

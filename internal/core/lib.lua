@@ -129,6 +129,24 @@ local function ds_calls(cmd, key, ids)
   end
 end
 
+-- Forget the waiters among ids (a list, of the queue q, a sorted set) whose
+-- entry in the hash e (false when it has none) gone says to: they leave q
+-- and e. The entries are read 512 at a time. For a release that passes
+-- over many waiters at once: those of a Client that no longer listens, or
+-- every one whose registration ended.
+local function ds_drop(q, e, ids, gone)
+  local out = {}
+  for i = 1, #ids, 512 do
+    local part = {unpack(ids, i, math.min(i + 511, #ids))}
+    local es = redis.call('HMGET', e, unpack(part))
+    for j, id in ipairs(part) do
+      if gone(es[j]) then out[#out + 1] = id end
+    end
+  end
+  ds_calls('ZREM', q, out)
+  ds_calls('HDEL', e, out)
+end
+
 -- Tell waiter id msg on its Client's channel, channel .. ':' .. <client id>
 -- (the part of a waiter id before its first ':'), so that other Clients do
 -- not even receive it. next ('-': none) is the waiter after it, or the two

@@ -2,6 +2,7 @@ package dstest
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,5 +101,42 @@ func StandIn(tb testing.TB, c *distsync.Client, channel string) {
 			tb.Fatalf("channel %s: the stand-in does not listen", channel)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// EndRegistrations makes the registrations of the waiters ids end, as if
+// their time had passed, where the server keeps each one's end (ms on its
+// clock) at key: the member's score in a waiter set (a sorted set: the
+// read-write lock's), or the first field of the waiter's entry in a hash
+// (the mutex's and the permit semaphore's entries). That end becomes 1. A
+// test's way to stand for waiters that vanished long ago without the
+// server knowing, whose registrations a release drops.
+func EndRegistrations(tb testing.TB, c *distsync.Client, key string, ids []string) {
+	tb.Helper()
+	rc := c.Rueidis()
+	ctx := context.Background()
+	typ, err := rc.Do(ctx, rc.B().Type().Key(key).Build()).ToString()
+	if err != nil {
+		tb.Fatalf("type of %s: %v", key, err)
+	}
+	for _, id := range ids {
+		if typ == "zset" {
+			n, err := rc.Do(ctx, rc.B().Zadd().Key(key).Xx().Ch().ScoreMember().ScoreMember(1, id).Build()).AsInt64()
+			if err != nil || n != 1 {
+				tb.Fatalf("waiter %s of %s: %d changed (err %v)", id, key, n, err)
+			}
+			continue
+		}
+		e, err := rc.Do(ctx, rc.B().Hget().Key(key).Field(id).Build()).ToString()
+		if err != nil {
+			tb.Fatalf("entry %s of %s: %v", id, key, err)
+		}
+		_, rest, ok := strings.Cut(e, " ")
+		if !ok {
+			tb.Fatalf("entry %s of %s: %q has no end", id, key, e)
+		}
+		if err := rc.Do(ctx, rc.B().Hset().Key(key).FieldValue().FieldValue(id, "1 "+rest).Build()).Error(); err != nil {
+			tb.Fatalf("entry %s of %s: %v", id, key, err)
+		}
 	}
 }
