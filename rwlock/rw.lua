@@ -171,7 +171,7 @@ end
 -- gone on the way leaves the queue, and when a second is found, every
 -- writer whose registration ended does.
 local function rw_first_writer(q, wwait, now)
-  for turn = 1, 2 do
+  for _ = 1, 2 do
     local three = redis.call('ZRANGE', q, 0, 2)
     if #three == 0 then return nil end
     local e = redis.call('ZSCORE', wwait, three[1])
