@@ -93,7 +93,10 @@ func TestRenewsManyLeasesInBatches(t *testing.T) {
 	s := redistest.Start(t)
 	redistest.RequireReal(t, s, "2000 renewals every 200 ms outrun the embedded server's Lua")
 	rc := s.Client(t)
-	const lease, n = 600 * time.Millisecond, 2000
+	// A lease of 2 s: the renewals come every 667 ms, and a tick of 2000
+	// renewals may be that late on a loaded machine (at 600 ms, a lease ran
+	// out there before its renewal).
+	const lease, n = 2 * time.Second, 2000
 	w := renewal.New(rc, lease, nil)
 	defer w.Close()
 	lost := newLostLog()
