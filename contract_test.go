@@ -261,6 +261,7 @@ func TestLockContract(t *testing.T) {
 		{"explicit-lease", explicitLease},
 		{"extend", extend},
 		{"close", closeEndsHolds},
+		{"parent-ends", parentEnds},
 		{"misuse", misuse},
 	}
 	for _, k := range contractKinds {
@@ -280,6 +281,33 @@ func TestLockContract(t *testing.T) {
 			}
 		})
 	}
+}
+
+// parentEnds: a hold whose parent context ends ends with the parent's
+// cause, as any context derived from it does, and is given back in the
+// background: the rival then gets the lock. The release that the parent's
+// end starts must not end the context first with a cause of its own: many
+// re-entries of one hold (each a context derived from it), so that some of
+// their releases start before the cancellation of the hold reaches them.
+func parentEnds(c *contract) {
+	t, l := c.t, c.l
+	why := errors.New("the caller's reason")
+	parent, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	held, err := l.TryLock(parent, 0, 0)
+	require.NoError(t, err)
+	holds := []context.Context{held}
+	for range 100 {
+		in, err := l.TryLock(held, 0, 0)
+		require.NoError(t, err)
+		holds = append(holds, in)
+	}
+	cancel(why)
+	for i, h := range holds {
+		<-h.Done()
+		assert.ErrorIs(t, context.Cause(h), why, "acquisition %d of %d", i+1, len(holds))
+	}
+	c.free(10*time.Second, "given back once the parent ended")
 }
 
 // reentrancy: a hold's context re-enters while another owner waits (a fair

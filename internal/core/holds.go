@@ -285,8 +285,10 @@ func (e LateGrant) Error() string {
 // parent, carrying the acquisition, and cancelled with ErrReleased when it
 // is released, with ErrLeaseLost when the hold's lease is lost, with
 // ErrLeaseExpired when an explicit lease ends, and with a cause wrapping
-// ErrClosed at Close. When parent ends first, the acquisition is released
-// in the background: no lock outlives the context it was acquired on.
+// ErrClosed at Close. When parent ends first, the context ends with the
+// parent's cause, as any context derived from it, and the acquisition is
+// released in the background: no lock outlives the context it was acquired
+// on.
 //
 // The hold's view of a lease, explicit or the watchdog's, ends at sentAt +
 // the watchdog's Trust(lease): Drift(lease) and the safety margin before
@@ -353,6 +355,10 @@ func (h *Holds) Grant(parent context.Context, g Grant) (context.Context, *Acq, e
 	a.mu.Lock()
 	if parent.Done() != nil { // a parent that never ends needs no watch (nor its memory)
 		a.stopParent = context.AfterFunc(parent, func() {
+			// The context ends with the parent's cause, as the parent's
+			// cancellation ends it; this runs in a goroutine of its own, and
+			// the release must not end it first with ErrReleased.
+			a.cancel(context.Cause(parent))
 			h.core.Go(func(jctx context.Context) { a.unlock(jctx) })
 		})
 	}
