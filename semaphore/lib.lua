@@ -181,11 +181,13 @@ local function sem_pforget(cid)
   end)
 end
 
--- The fields of the entry of a waiter of the permit semaphore (false:
--- none): the end of its registration, the lease of its permits, 'l' when it
--- listens, and the permit ids it waits for; nil when it has no entry.
-local function sem_pentry(entry)
-  return string.match(entry or '', '^(%d+) (%d+)(l?) (.+)$')
+-- Whether the waiter of the permit semaphore whose entry (false: none) is
+-- entry is no longer registered at now ms (its registration ended, or it
+-- has no entry). Also returns the entry's lease of the permits, 'l' when it
+-- listens, and the permit ids it waits for.
+local function sem_pended(entry, now)
+  local fend, lease, l, ids = string.match(entry or '', '^(%d+) (%d+)(l?) (.+)$')
+  return not fend or tonumber(fend) <= now, lease, l, ids
 end
 
 -- The permit semaphore: grant the available permits to its queued
@@ -210,18 +212,15 @@ local function sem_pgrant()
     local three = redis.call('ZRANGE', KEYS[3], 0, 2)
     if #three == 0 then return end
     local id = three[1]
-    local fend, lease, l, ids = sem_pentry(redis.call('HGET', KEYS[4], id))
-    if not fend or tonumber(fend) <= now then
+    local ended, lease, l, ids = sem_pended(redis.call('HGET', KEYS[4], id), now)
+    if ended then
       sem_punwait(id)
       if ended_before then
         -- A second one: every waiter whose registration ended goes now,
         -- however many (a process that stopped with its connections open
         -- leaves waiters that seem to listen until their registrations
         -- end), not one a turn, which would stop after 64.
-        ds_drop(KEYS[3], KEYS[4], redis.call('ZRANGE', KEYS[3], 0, -1), function(v)
-          local e = sem_pentry(v)
-          return not e or tonumber(e) <= now
-        end)
+        ds_drop(KEYS[3], KEYS[4], redis.call('ZRANGE', KEYS[3], 0, -1), function(v) return (sem_pended(v, now)) end)
       end
       ended_before = true
     else
