@@ -814,6 +814,39 @@ func releasePassingOver(t *testing.T, c *distsync.Client, f *dstest.Faulty, name
 	}
 }
 
+// bury crashes dead, whose ghosts waiters on name (their results arrive
+// on gone) are registered ahead of a live one. Then either the server has
+// closed dead's subscription, and the dead waiters are still registered;
+// or, with ended, a stand-in listens in dead's place (dstest.StandIn: the
+// server cannot tell) and the dead waiters' registrations, whose ends the
+// kind keeps at its key and the suffix ends, have ended
+// (dstest.EndRegistrations): only the live waiter's lives.
+func bury(t *testing.T, c, dead *distsync.Client, name string, gone <-chan error, ghosts int, ends string, ended bool) {
+	t.Helper()
+	info, err := c.Inspect(context.Background(), name)
+	require.NoError(t, err)
+	var ids []string
+	for _, w := range info.Waiters {
+		if strings.HasPrefix(w.ID, dead.ID()+":") {
+			ids = append(ids, w.ID)
+		}
+	}
+	require.Len(t, ids, ghosts)
+	dstest.Crash(dead)
+	for range ghosts {
+		require.ErrorIs(t, <-gone, distsync.ErrClosed)
+	}
+	channel := info.Key + ":ch:" + dead.ID()
+	if ended {
+		dstest.StandIn(t, c, channel)
+		dstest.EndRegistrations(t, c, info.Key+ends, ids)
+		waitInspected(t, c, name, 1)
+		return
+	}
+	dstest.WaitUnsubscribed(t, c, channel)
+	waitInspected(t, c, name, ghosts+1)
+}
+
 // A release that passes over a dead waiter and hands the lock to the live
 // one behind it does both in one script: when its request is lost, its
 // reply is lost after the server applied it, or its reply comes late, the
@@ -829,36 +862,42 @@ func TestPassOverUnderReleaseFaults(t *testing.T) {
 			exclusive = append(exclusive, k)
 		}
 	}
+	// Where each kind keeps the end of a waiter's registration.
+	endsAt := map[string]string{"mutex": ":waiting", "fairlock": ":deadlines", "rwlock-write": ":wwaiters"}
 	eachKind(t, exclusive, func(t *testing.T, k lockKind, c *distsync.Client, f *dstest.Faulty, l, other lockish) {
 		ctx := context.Background()
 		name := dstest.Name(t) // l's and other's
 		for _, fc := range []struct {
 			name  string
 			fault dstest.Fault
-		}{{"lost request", dstest.LoseRequest}, {"lost reply", dstest.LoseReply}, {"late reply", dstest.LateReply}} {
-			fault := fc.fault
+			ended bool // two dead waiters whose registrations ended, their Client seeming to listen
+		}{
+			{"lost request", dstest.LoseRequest, false}, {"lost reply", dstest.LoseReply, false}, {"late reply", dstest.LateReply, false},
+			{"lost request, ended", dstest.LoseRequest, true}, {"lost reply, ended", dstest.LoseReply, true}, {"late reply, ended", dstest.LateReply, true},
+		} {
+			fault, ghosts := fc.fault, 1
+			if fc.ended {
+				ghosts = 2 // from the second, a release drops them all at once
+			}
 			held, err := l.TryLock(ctx, 0, 10*time.Minute)
 			require.NoError(t, err)
 			dead := dstest.ClientOn(t, s)
-			gone := make(chan error, 1)
-			go func() {
-				_, err := k.make(t, dead, name).TryLock(ctx, distsync.Forever, 10*time.Minute)
-				gone <- err
-			}()
-			waitInspected(t, c, name, 1)
+			gone := make(chan error, ghosts)
+			for i := range ghosts {
+				go func() {
+					_, err := k.make(t, dead, name).TryLock(ctx, distsync.Forever, 10*time.Minute)
+					gone <- err
+				}()
+				waitInspected(t, c, name, i+1)
+			}
 			got := make(chan context.Context, 1)
 			go func() {
 				w, err := other.TryLock(ctx, time.Minute, 0)
 				assert.NoError(t, err)
 				got <- w
 			}()
-			waitInspected(t, c, name, 2)
-			info, err := c.Inspect(ctx, name)
-			require.NoError(t, err)
-			dstest.Crash(dead)
-			require.ErrorIs(t, <-gone, distsync.ErrClosed)
-			dstest.WaitUnsubscribed(t, c, info.Key+":ch:"+dead.ID())
-			waitInspected(t, c, name, 2) // the dead waiter is still registered
+			waitInspected(t, c, name, ghosts+1)
+			bury(t, c, dead, name, gone, ghosts, endsAt[k.name], fc.ended)
 
 			releasePassingOver(t, c, f, name, k.release, fc.name, fault, func() error { return l.Unlock(held) })
 			var w context.Context
@@ -891,7 +930,11 @@ func TestPermitPassOverUnderReleaseFaults(t *testing.T) {
 	for _, fc := range []struct {
 		name  string
 		fault dstest.Fault
-	}{{"lost request", dstest.LoseRequest}, {"lost reply", dstest.LoseReply}, {"late reply", dstest.LateReply}} {
+		ended bool // two dead waiters whose registrations ended, their Client seeming to listen
+	}{
+		{"lost request", dstest.LoseRequest, false}, {"lost reply", dstest.LoseReply, false}, {"late reply", dstest.LateReply, false},
+		{"lost request, ended", dstest.LoseRequest, true}, {"lost reply, ended", dstest.LoseReply, true}, {"late reply, ended", dstest.LateReply, true},
+	} {
 		t.Run(fc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
@@ -901,15 +944,21 @@ func TestPermitPassOverUnderReleaseFaults(t *testing.T) {
 			p, err := ps.TryAcquire(ctx, 0, 10*time.Minute)
 			require.NoError(t, err)
 			dead := dstest.ClientOn(t, s)
-			gone := make(chan error, 1)
-			go func() {
-				ds, err := dead.PermitSemaphore(name)
-				if err == nil {
-					_, err = ds.TryAcquire(ctx, distsync.Forever, 10*time.Minute)
-				}
-				gone <- err
-			}()
-			waitInspected(t, c, name, 1)
+			ghosts := 1
+			if fc.ended {
+				ghosts = 2 // from the second, a release drops them all at once
+			}
+			gone := make(chan error, ghosts)
+			for i := range ghosts {
+				go func() {
+					ds, err := dead.PermitSemaphore(name)
+					if err == nil {
+						_, err = ds.TryAcquire(ctx, distsync.Forever, 10*time.Minute)
+					}
+					gone <- err
+				}()
+				waitInspected(t, c, name, i+1)
+			}
 			ls, err := dstest.ClientOn(t, s).PermitSemaphore(name)
 			require.NoError(t, err)
 			got := make(chan *semaphore.Permit, 1)
@@ -918,11 +967,8 @@ func TestPermitPassOverUnderReleaseFaults(t *testing.T) {
 				assert.NoError(t, err)
 				got <- q
 			}()
-			waitInspected(t, c, name, 2)
-			dstest.Crash(dead)
-			require.ErrorIs(t, <-gone, distsync.ErrClosed)
-			dstest.WaitUnsubscribed(t, c, ps.Key()+":ch:"+dead.ID())
-			waitInspected(t, c, name, 2) // the dead waiter is still registered
+			waitInspected(t, c, name, ghosts+1)
+			bury(t, c, dead, name, gone, ghosts, ":pneeds", fc.ended)
 
 			releasePassingOver(t, c, f, name, release, fc.name, fc.fault, func() error { return ps.Release(ctx, p) })
 			var q *semaphore.Permit
