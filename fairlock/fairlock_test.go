@@ -2,7 +2,6 @@ package fairlock_test
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -355,23 +354,35 @@ func channelOf(f *fairlock.FairLock, c *distsync.Client) string {
 // it would otherwise wait for an hour, or until their windows ended.
 // Seventy: the release forgets every waiter of the dead Client at once
 // (fl_forget), where one a turn would stop after 64 turns and wake the
-// 65th, dead too.
+// 65th, dead too. Seventy of seventy Clients that died (processes that died
+// at once): from the second Client found dead on, the waiters of every
+// Client that no longer listens go at once (fl_forget, ds_deaf), where one
+// Client a turn would stop in the same way.
 func TestDeadWaitersArePassedOver(t *testing.T) {
 	t.Parallel()
-	for _, n := range []int{2, 70} {
-		t.Run(fmt.Sprint(n), func(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		n, clients int // dead waiters, and their Clients
+	}{{"2", 2, 1}, {"70", 70, 1}, {"70 of 70 Clients", 70, 70}} {
+		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			deadWaitersPassedOver(t, n)
+			deadWaitersPassedOver(t, tc.n, tc.clients)
 		})
 	}
 }
 
-// deadWaitersPassedOver is TestDeadWaitersArePassedOver with n dead waiters.
-func deadWaitersPassedOver(t *testing.T, dead int) {
-	holder, crashed, other := dstest.Client(t), dstest.Client(t), dstest.Client(t)
+// deadWaitersPassedOver is TestDeadWaitersArePassedOver with dead waiters,
+// waiter i of Client i % clients.
+func deadWaitersPassedOver(t *testing.T, dead, clients int) {
+	holder, other := dstest.Client(t), dstest.Client(t)
 	name := dstest.Name(t)
-	f, fd, fo := newFair(t, holder, name), newFair(t, crashed, name), newFair(t, other, name)
-	for _, x := range []*fairlock.FairLock{f, fd, fo} {
+	f, fo := newFair(t, holder, name), newFair(t, other, name)
+	crashed, fds := make([]*distsync.Client, clients), make([]*fairlock.FairLock, clients)
+	for i := range crashed {
+		crashed[i] = dstest.Client(t)
+		fds[i] = newFair(t, crashed[i], name)
+	}
+	for _, x := range append([]*fairlock.FairLock{f, fo}, fds...) {
 		fairlock.Tune(x, time.Hour)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -381,18 +392,22 @@ func deadWaitersPassedOver(t *testing.T, dead int) {
 	vanished := make(chan error, dead)
 	for i := range dead {
 		go func() {
-			_, err := fd.TryLock(ctx, distsync.Forever, time.Hour)
+			_, err := fds[i%clients].TryLock(ctx, distsync.Forever, time.Hour)
 			vanished <- err
 		}()
 		waitForQueue(t, f, i+1) // queued in this order
 	}
 	got := lockQueued(t, fo, dead+1)
-	require.Equal(t, int64(1), dstest.Listeners(t, holder, channelOf(f, crashed)), "the dead waiters' Client listened")
-	dstest.Crash(crashed)
+	require.Equal(t, int64(1), dstest.Listeners(t, holder, channelOf(f, crashed[0])), "the dead waiters' Client listened")
+	for _, c := range crashed {
+		dstest.Crash(c)
+	}
 	for range dead {
 		require.ErrorIs(t, <-vanished, distsync.ErrClosed)
 	}
-	dstest.WaitUnsubscribed(t, holder, channelOf(f, crashed))
+	for _, c := range crashed {
+		dstest.WaitUnsubscribed(t, holder, channelOf(f, c))
+	}
 
 	require.NoError(t, f.Unlock(held))
 	var h context.Context

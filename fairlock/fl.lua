@@ -10,10 +10,17 @@
 -- Forget every waiter of Client cid in the queue q (and d) that listens
 -- (its id ends in 'l'), when cid no longer listens (ds_listening): none of
 -- them can be told, so a release passes over them all at once
--- (ds_of_client), not one in each of its turns.
-local function fl_forget(q, d, cid)
-  local gone = {}
-  for _, id in ipairs(ds_of_client(redis.call('LRANGE', q, 0, -1), cid)) do
+-- (ds_of_clients), not one in each of its turns. With all (the release
+-- met a Client no longer listening before), those of every Client of the
+-- queue but live that no longer listens (ds_deaf, on channel of the
+-- publish command pub) go too: when many processes died at once, the
+-- release passes over them all, where one Client a turn would stop after
+-- 64.
+local function fl_forget(q, d, cid, all, pub, channel, live)
+  local ids, cids, gone = redis.call('LRANGE', q, 0, -1), {}, {}
+  if all then cids = ds_deaf(pub, channel, ids, live and {[live] = true}) end
+  cids[cid] = true
+  for _, id in ipairs(ds_of_clients(ids, cids)) do
     if string.sub(id, -1) == 'l' then
       redis.call('LREM', q, 1, id)
       gone[#gone + 1] = id
@@ -27,11 +34,14 @@ end
 -- head leaves the queue and is granted the lock (fl_give, grant.lua). A
 -- head that listens whose Client has no subscription on this server
 -- (ds_listening: its process died) leaves the queue, with every waiter of
--- its Client that listens (fl_forget), and is passed over for the next. A head whose id says nothing of its acquisition is woken
--- instead (dsq_wake). live (nil: none) is the id of a Client known to be
+-- its Client that listens (fl_forget; from the second such Client on, of
+-- every Client that no longer listens), and is passed over for the next.
+-- A head whose id says nothing of its acquisition is woken instead
+-- (dsq_wake). live (nil: none) is the id of a Client known to be
 -- alive, the releaser's own, whose waiters need no asking. Returns 1 when
 -- it told someone, 0 when nobody queues.
 local function fl_handon(h, q, d, fence, channel, pub, hl, now, live)
+  local deaf_before
   for _ = 1, 64 do
     local three = redis.call('LRANGE', q, 0, 2)
     if #three == 0 then return 0 end
@@ -44,7 +54,8 @@ local function fl_handon(h, q, d, fence, channel, pub, hl, now, live)
       fl_give(h, fence, channel, pub, hl, ds_clock(), now, id, owner, acq, mode, lease, dsq_next(three))
       return 1
     end
-    fl_forget(q, d, cid) -- and the Client's other waiters with it
+    fl_forget(q, d, cid, deaf_before, pub, channel, live)
+    deaf_before = true
   end
   return dsq_wake(q, d, channel, pub, hl, false, true)
 end

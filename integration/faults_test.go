@@ -814,37 +814,73 @@ func releasePassingOver(t *testing.T, c *distsync.Client, f *dstest.Faulty, name
 	}
 }
 
-// bury crashes dead, whose ghosts waiters on name (their results arrive
-// on gone) are registered ahead of a live one. Then either the server has
-// closed dead's subscription, and the dead waiters are still registered;
-// or, with ended, a stand-in listens in dead's place (dstest.StandIn: the
-// server cannot tell) and the dead waiters' registrations, whose ends the
-// kind keeps at its key and the suffix ends, have ended
-// (dstest.EndRegistrations): only the live waiter's lives.
-func bury(t *testing.T, c, dead *distsync.Client, name string, gone <-chan error, ghosts int, ends string, ended bool) {
+// bury crashes the Clients dead, whose ghosts waiters on name (their
+// results arrive on gone) are registered ahead of a live one. Then either
+// the server has closed dead's subscriptions, and the dead waiters are
+// still registered; or, with ended, a stand-in listens in the place of each
+// of dead (dstest.StandIn: the server cannot tell) and the dead waiters'
+// registrations, whose ends the kind keeps at its key and the suffix ends,
+// have ended (dstest.EndRegistrations): only the live waiter's lives.
+func bury(t *testing.T, c *distsync.Client, dead []*distsync.Client, name string, gone <-chan error, ghosts int, ends string, ended bool) {
 	t.Helper()
 	info, err := c.Inspect(context.Background(), name)
 	require.NoError(t, err)
 	var ids []string
 	for _, w := range info.Waiters {
-		if strings.HasPrefix(w.ID, dead.ID()+":") {
-			ids = append(ids, w.ID)
+		for _, d := range dead {
+			if strings.HasPrefix(w.ID, d.ID()+":") {
+				ids = append(ids, w.ID)
+			}
 		}
 	}
 	require.Len(t, ids, ghosts)
-	dstest.Crash(dead)
+	for _, d := range dead {
+		dstest.Crash(d)
+	}
 	for range ghosts {
 		require.ErrorIs(t, <-gone, distsync.ErrClosed)
 	}
-	channel := info.Key + ":ch:" + dead.ID()
+	for _, d := range dead {
+		channel := info.Key + ":ch:" + d.ID()
+		if ended {
+			dstest.StandIn(t, c, channel)
+		} else {
+			dstest.WaitUnsubscribed(t, c, channel)
+		}
+	}
 	if ended {
-		dstest.StandIn(t, c, channel)
 		dstest.EndRegistrations(t, c, info.Key+ends, ids)
 		waitInspected(t, c, name, 1)
 		return
 	}
-	dstest.WaitUnsubscribed(t, c, channel)
 	waitInspected(t, c, name, ghosts+1)
+}
+
+// deadCases are the dead waiters ahead of a live one that the pass-over
+// fault tests release over, under each fault: one dead waiter; two whose
+// registrations ended while their Client seems to listen (from the
+// second, a release drops them all at once); three of three dead Clients
+// (from the second dead Client, a release asks about every Client of the
+// queue at once and forgets the waiters of all that no longer listen).
+func deadCases() []deadCase {
+	var out []deadCase
+	for _, f := range []struct {
+		name  string
+		fault dstest.Fault
+	}{{"lost request", dstest.LoseRequest}, {"lost reply", dstest.LoseReply}, {"late reply", dstest.LateReply}} {
+		out = append(out,
+			deadCase{f.name, f.fault, 1, 1, false},
+			deadCase{f.name + ", ended", f.fault, 2, 1, true},
+			deadCase{f.name + ", 3 dead Clients", f.fault, 3, 3, false})
+	}
+	return out
+}
+
+type deadCase struct {
+	name           string
+	fault          dstest.Fault
+	ghosts, deadCs int  // dead waiters, and their Clients (waiter i in Client i % deadCs)
+	ended          bool // their registrations ended, their Clients seeming to listen
 }
 
 // A release that passes over a dead waiter and hands the lock to the live
@@ -852,7 +888,9 @@ func bury(t *testing.T, c, dead *distsync.Client, name string, gone <-chan error
 // reply is lost after the server applied it, or its reply comes late, the
 // release is sent again or waited for, Unlock reports it once, and the live
 // waiter is handed the lock once, by that release (the Then of the rule
-// finds nobody waiting once the server applied it). Every exclusive kind.
+// finds nobody waiting once the server applied it). Every exclusive kind,
+// and each of deadCases: one dead waiter, two whose registrations ended,
+// three of three dead Clients.
 func TestPassOverUnderReleaseFaults(t *testing.T) {
 	t.Parallel()
 	s := redistest.Shared(t)
@@ -867,25 +905,18 @@ func TestPassOverUnderReleaseFaults(t *testing.T) {
 	eachKind(t, exclusive, func(t *testing.T, k lockKind, c *distsync.Client, f *dstest.Faulty, l, other lockish) {
 		ctx := context.Background()
 		name := dstest.Name(t) // l's and other's
-		for _, fc := range []struct {
-			name  string
-			fault dstest.Fault
-			ended bool // two dead waiters whose registrations ended, their Client seeming to listen
-		}{
-			{"lost request", dstest.LoseRequest, false}, {"lost reply", dstest.LoseReply, false}, {"late reply", dstest.LateReply, false},
-			{"lost request, ended", dstest.LoseRequest, true}, {"lost reply, ended", dstest.LoseReply, true}, {"late reply, ended", dstest.LateReply, true},
-		} {
-			fault, ghosts := fc.fault, 1
-			if fc.ended {
-				ghosts = 2 // from the second, a release drops them all at once
-			}
+		for _, fc := range deadCases() {
+			fault, ghosts := fc.fault, fc.ghosts
 			held, err := l.TryLock(ctx, 0, 10*time.Minute)
 			require.NoError(t, err)
-			dead := dstest.ClientOn(t, s)
+			dead := make([]*distsync.Client, fc.deadCs)
+			for i := range dead {
+				dead[i] = dstest.ClientOn(t, s)
+			}
 			gone := make(chan error, ghosts)
 			for i := range ghosts {
 				go func() {
-					_, err := k.make(t, dead, name).TryLock(ctx, distsync.Forever, 10*time.Minute)
+					_, err := k.make(t, dead[i%len(dead)], name).TryLock(ctx, distsync.Forever, 10*time.Minute)
 					gone <- err
 				}()
 				waitInspected(t, c, name, i+1)
@@ -927,14 +958,7 @@ func TestPermitPassOverUnderReleaseFaults(t *testing.T) {
 	t.Parallel()
 	s := redistest.Shared(t)
 	const release = "Return a permit to the pool"
-	for _, fc := range []struct {
-		name  string
-		fault dstest.Fault
-		ended bool // two dead waiters whose registrations ended, their Client seeming to listen
-	}{
-		{"lost request", dstest.LoseRequest, false}, {"lost reply", dstest.LoseReply, false}, {"late reply", dstest.LateReply, false},
-		{"lost request, ended", dstest.LoseRequest, true}, {"lost reply, ended", dstest.LoseReply, true}, {"late reply, ended", dstest.LateReply, true},
-	} {
+	for _, fc := range deadCases() {
 		t.Run(fc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
@@ -943,15 +967,15 @@ func TestPermitPassOverUnderReleaseFaults(t *testing.T) {
 			ps := permitSem(t, c, name, 1)
 			p, err := ps.TryAcquire(ctx, 0, 10*time.Minute)
 			require.NoError(t, err)
-			dead := dstest.ClientOn(t, s)
-			ghosts := 1
-			if fc.ended {
-				ghosts = 2 // from the second, a release drops them all at once
+			dead := make([]*distsync.Client, fc.deadCs)
+			for i := range dead {
+				dead[i] = dstest.ClientOn(t, s)
 			}
+			ghosts := fc.ghosts
 			gone := make(chan error, ghosts)
 			for i := range ghosts {
 				go func() {
-					ds, err := dead.PermitSemaphore(name)
+					ds, err := dead[i%len(dead)].PermitSemaphore(name)
 					if err == nil {
 						_, err = ds.TryAcquire(ctx, distsync.Forever, 10*time.Minute)
 					}

@@ -485,7 +485,7 @@ func TestTwoVanishedWaitersDelayNextByHandoffLease(t *testing.T) {
 	}{{"granted", starving}, {"woken", barging}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			q := behindCrashed(t, 2, tc.starve, hl)
+			q := behindCrashed(t, 2, 1, tc.starve, hl)
 			stillListening(t, q.holder, q.m, q.ghosts[0]) // and the server cannot tell
 
 			start := time.Now()
@@ -514,21 +514,27 @@ type queue struct {
 }
 
 // behindCrashed makes a queue whose Clients release with the hand-off
-// settings starve and hl (tune): the n waiters of the crashed Client
-// registered in this order, before the live one.
-func behindCrashed(t *testing.T, n int, starve, hl time.Duration) queue {
+// settings starve and hl (tune): the n waiters of the crashed Clients
+// registered in this order, before the live one; waiter i waits in Client
+// i % clients.
+func behindCrashed(t *testing.T, n, clients int, starve, hl time.Duration) queue {
 	t.Helper()
-	holder, dead, next := dstest.Client(t), dstest.Client(t), dstest.Client(t)
+	holder, next := dstest.Client(t), dstest.Client(t)
 	name := dstest.Name(t)
-	m, md, mn := newMutex(t, holder, name), newMutex(t, dead, name), newMutex(t, next, name)
-	tune(starve, hl, m, md, mn)
+	m, mn := newMutex(t, holder, name), newMutex(t, next, name)
+	dead, md := make([]*distsync.Client, clients), make([]*mutex.Mutex, clients)
+	for i := range dead {
+		dead[i] = dstest.Client(t)
+		md[i] = newMutex(t, dead[i], name)
+	}
+	tune(starve, hl, append([]*mutex.Mutex{m, mn}, md...)...)
 	ctx := context.Background()
 	held, err := m.Lock(ctx)
 	require.NoError(t, err)
 	errs := make(chan error, n)
 	for i := range n {
 		go func() {
-			_, err := md.Lock(ctx)
+			_, err := md[i%clients].Lock(ctx)
 			errs <- err
 		}()
 		waitForWaiters(t, holder, m, int64(i+1)) // registered in this order
@@ -536,7 +542,9 @@ func behindCrashed(t *testing.T, n int, starve, hl time.Duration) queue {
 	q := queue{holder: holder, m: m, mn: mn, held: held, ghosts: waiters(t, holder, m)}
 	q.next = waiting(t, ctx, next, mn, int64(n+1))
 	require.Equal(t, int64(1), listeners(t, holder, m, q.ghosts[0]), "the waiters' Client listens")
-	dstest.Crash(dead) // they all stop: nothing leaves the waiter set
+	for _, c := range dead {
+		dstest.Crash(c) // they all stop: nothing leaves the waiter set
+	}
 	for range n {
 		require.ErrorIs(t, <-errs, distsync.ErrClosed)
 	}
@@ -553,7 +561,11 @@ func behindCrashed(t *testing.T, n int, starve, hl time.Duration) queue {
 // passes over the first, its full path (mx_next) the second. Seventy: the
 // full path forgets every waiter of the dead Client at once (mx_forget),
 // where one a turn would stop after 64 turns and leave the live one to its
-// own timer (the holder's lease, the watchdog's 30 s). Seventy whose
+// own timer (the holder's lease, the watchdog's 30 s). Seventy of seventy
+// Clients that died (processes that died at once): from the second Client
+// found dead on, the waiters of every Client that no longer listens go at
+// once (mx_forget, ds_deaf), where one Client a turn would stop in the
+// same way. Seventy whose
 // registrations ended while the server still counts their Client as
 // listening (a process that stopped with its connections open:
 // stillListening; their registrations made to end as time would end them):
@@ -561,26 +573,31 @@ func behindCrashed(t *testing.T, n int, starve, hl time.Duration) queue {
 // (mx_next), where one a turn would stop after 64 in the same way.
 func TestDeadWaitersArePassedOver(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		dead   int
-		ended  bool // their registrations ended, their Client seems to listen
-		starve time.Duration
-		want   counts // of the live waiter, from the release on
+		name    string
+		dead    int
+		clients int  // the dead waiters' Clients
+		ended   bool // their registrations ended, their Client seems to listen
+		starve  time.Duration
+		want    counts // of the live waiter, from the release on
 	}{
-		{"granted", 2, false, starving, counts{handed: 1}},
-		{"woken", 2, false, barging, counts{attempts: 1, notified: 1}},
-		{"granted after 70", 70, false, starving, counts{handed: 1}},
-		{"woken after 70", 70, false, barging, counts{attempts: 1, notified: 1}},
-		{"granted after 70 ended", 70, true, starving, counts{handed: 1}},
-		{"woken after 70 ended", 70, true, barging, counts{attempts: 1, notified: 1}},
+		{"granted", 2, 1, false, starving, counts{handed: 1}},
+		{"woken", 2, 1, false, barging, counts{attempts: 1, notified: 1}},
+		{"granted after 70", 70, 1, false, starving, counts{handed: 1}},
+		{"woken after 70", 70, 1, false, barging, counts{attempts: 1, notified: 1}},
+		{"granted after 70 Clients", 70, 70, false, starving, counts{handed: 1}},
+		{"woken after 70 Clients", 70, 70, false, barging, counts{attempts: 1, notified: 1}},
+		{"granted after 70 ended", 70, 1, true, starving, counts{handed: 1}},
+		{"woken after 70 ended", 70, 1, true, barging, counts{attempts: 1, notified: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			q := behindCrashed(t, tc.dead, tc.starve, time.Hour)
+			q := behindCrashed(t, tc.dead, tc.clients, tc.starve, time.Hour)
 			if tc.ended {
 				stillListening(t, q.holder, q.m, q.ghosts[0])
 				dstest.EndRegistrations(t, q.holder, q.m.Key()+":waiting", q.ghosts)
 			} else {
-				gone(t, q.holder, q.m, q.ghosts[0])
+				for _, g := range q.ghosts {
+					gone(t, q.holder, q.m, g)
+				}
 			}
 			require.Len(t, waiters(t, q.holder, q.m), tc.dead+1, "the dead waiters are still registered")
 

@@ -91,9 +91,17 @@ end
 -- Forget every waiter of Client cid that listens (its mode ends in 'l';
 -- one without an entry too), when cid no longer listens (ds_listening):
 -- none of them can be told, so a release passes over them all at once
--- (ds_of_client), not one in each of its turns.
-local function mx_forget(q, e, cid)
-  ds_drop(q, e, ds_of_client(redis.call('ZRANGE', q, 0, -1), cid), function(entry)
+-- (ds_of_clients), not one in each of its turns. With all (the release
+-- met a Client no longer listening before), those of every Client of the
+-- waiters but live that no longer listens (ds_deaf, on channel of the
+-- publish command pub) go too: when many processes died at once, the
+-- release passes over them all, where one Client a turn would stop after
+-- 64.
+local function mx_forget(q, e, cid, all, pub, channel, live)
+  local ids, cids = redis.call('ZRANGE', q, 0, -1), {}
+  if all then cids = ds_deaf(pub, channel, ids, live and {[live] = true}) end
+  cids[cid] = true
+  ds_drop(q, e, ds_of_clients(ids, cids), function(entry)
     local mode = string.match(entry or '', '^%S+ %S+ (%S+)')
     return not mode or #mode > 1
   end)
@@ -122,7 +130,7 @@ end
 -- mx_nudge; live (nil: none) the id of a Client known to be alive, for
 -- mx_grant. Returns 'g', 'w' or '' (nobody was told).
 local function mx_next(h, q, e, fence, channel, pub, starve, hl, window, live)
-  local now, ended_before
+  local now, ended_before, deaf_before
   hl = tonumber(hl)
   for _ = 1, 64 do
     local two = redis.call('ZRANGE', q, 0, 2, 'WITHSCORES') -- the oldest and the two after it
@@ -152,9 +160,11 @@ local function mx_next(h, q, e, fence, channel, pub, starve, hl, window, live)
           mx_next_of(pub, channel, id, after, es[2], third, es[3], now, hl, window), 1, live) then
         return 'g'
       end
-      -- Its Client no longer listens: its other waiters are forgotten too,
-      -- and on to the next waiter.
-      mx_forget(q, e, string.match(id, '^[^:]*'))
+      -- Its Client no longer listens: its other waiters are forgotten too
+      -- (from the second such Client on, those of every Client that no
+      -- longer listens), and on to the next waiter.
+      mx_forget(q, e, string.match(id, '^[^:]*'), deaf_before, pub, channel, live)
+      deaf_before = true
     else
       redis.call('DEL', h)
       -- Woken already and not back yet: it is on its way (as sync.Mutex
@@ -166,12 +176,16 @@ local function mx_next(h, q, e, fence, channel, pub, starve, hl, window, live)
         return 'w'
       end
       -- Its Client no longer listens: forgotten with its Client's other
-      -- waiters, and on to the next waiter.
-      mx_forget(q, e, string.match(id, '^[^:]*'))
+      -- waiters (and from the second such Client on, with those of every
+      -- Client that no longer listens), and on to the next waiter.
+      mx_forget(q, e, string.match(id, '^[^:]*'), deaf_before, pub, channel, live)
+      deaf_before = true
     end
   end
-  -- The oldest waiters of 64 Clients that no longer listen were passed
-  -- over: the rest wake by their own timers.
+  -- A bound only: from the second waiter whose registration ended, and the
+  -- second Client no longer listening, on, all of each went at once, so
+  -- 64 turns are not reached. Past it the rest would wake by their own
+  -- timers.
   redis.call('DEL', h)
   return ''
 end

@@ -67,7 +67,11 @@ func TestWriteReleaseGrantsWaitingReaders(t *testing.T) {
 // of one Client: the first found dead takes the others with it (rw_forget),
 // where one a turn would stop after the release's 64 turns and leave the
 // live writer to its own timer. (The readers are all looked at in one
-// turn, however many.) Seventy writers whose registrations ended while the
+// turn, however many.) Seventy writers of seventy Clients that died
+// (processes that died at once): from the second Client found dead on,
+// the writers of every Client that no longer listens go at once
+// (rw_forget, ds_deaf), where one Client a turn would stop in the same
+// way. Seventy writers whose registrations ended while the
 // server still counts their Client as listening (a process that stopped
 // with its connections open: unseen; their registrations made to end as
 // time would end them): from the second on, every writer whose
@@ -75,18 +79,26 @@ func TestWriteReleaseGrantsWaitingReaders(t *testing.T) {
 // a turn would stop after 64 in the same way.
 func TestDeadWaitersArePassedOver(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		ghost string // the side of the waiters that die
-		n     int    // how many of them
-		ended bool   // their registrations ended, their Client seems to listen
-	}{{"reader", "r", 1, false}, {"writer", "w", 1, false}, {"70 writers", "w", 70, false}, {"70 writers ended", "w", 70, true}} {
+		name    string
+		ghost   string // the side of the waiters that die
+		n       int    // how many of them
+		ended   bool   // their registrations ended, their Client seems to listen
+		clients int    // the dead waiters' Clients
+	}{{"reader", "r", 1, false, 1}, {"writer", "w", 1, false, 1}, {"70 writers", "w", 70, false, 1},
+		{"70 writers of 70 Clients", "w", 70, false, 70}, {"70 writers ended", "w", 70, true, 1}} {
 		t.Run(tc.name, func(t *testing.T) {
 			holder, dead, rw, rd, rn := vanishing(t, time.Hour)
+			others, rothers := make([]*distsync.Client, tc.clients-1), make([]*rwlock.RWLock, tc.clients-1)
+			for i := range others {
+				others[i] = dstest.Client(t)
+				rothers[i] = newRW(t, others[i], rw.Name())
+				rwlock.Tune(rothers[i], time.Hour)
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			held, err := rw.Write().TryLock(ctx, 0, time.Hour)
 			require.NoError(t, err)
-			set, errc, gotNext := ghostAhead(t, ctx, holder, rw, rd, rn, tc.ghost, tc.n, time.Hour)
+			set, errc, gotNext := ghostAhead(t, ctx, holder, rw, rd, rn, tc.ghost, tc.n, time.Hour, rothers...)
 			require.Equal(t, int64(1), dstest.Listeners(t, holder, channelOf(rw, dead)), "the dead waiters' Client listened")
 			order := set // the ghosts first: the readers' set holds them alone
 			if tc.ghost == "w" {
@@ -100,13 +112,18 @@ func TestDeadWaitersArePassedOver(t *testing.T) {
 			} else {
 				dstest.Crash(dead)
 			}
+			for _, c := range others {
+				dstest.Crash(c)
+			}
 			for range tc.n {
 				require.ErrorIs(t, <-errc, distsync.ErrClosed)
 			}
 			if tc.ended {
 				dstest.EndRegistrations(t, holder, rw.Write().Key()+":"+set, ghosts)
 			} else {
-				dstest.WaitUnsubscribed(t, holder, channelOf(rw, dead))
+				for _, c := range append(others, dead) {
+					dstest.WaitUnsubscribed(t, holder, channelOf(rw, c))
+				}
 			}
 
 			require.NoError(t, rw.Write().Unlock(held))
@@ -394,17 +411,23 @@ func twoWritersWait(t *testing.T, ctx context.Context, holder *distsync.Client, 
 
 // ghostAhead queues n waiters of rg of the side ghost ('r' or 'w', with
 // the explicit lease, 0 for the watchdog's), the waiters to vanish,
-// registered in this order, then a writer of rn behind them, whose hold
+// registered in this order (with more handles, of other Clients, waiter i
+// on the i-th of rg and more, in turn), then a writer of rn behind them, whose hold
 // arrives on gotNext. It returns the waiter set of the ghosts' side and
 // where each ghost's Lock error arrives.
-func ghostAhead(t *testing.T, ctx context.Context, holder *distsync.Client, rw, rg, rn *rwlock.RWLock, ghost string, n int, lease time.Duration) (set string, errc <-chan error, gotNext <-chan context.Context) {
+func ghostAhead(t *testing.T, ctx context.Context, holder *distsync.Client, rw, rg, rn *rwlock.RWLock, ghost string, n int, lease time.Duration, more ...*rwlock.RWLock) (set string, errc <-chan error, gotNext <-chan context.Context) {
 	t.Helper()
-	side, set, writers := rg.Read(), "rwaiters", int64(1)
+	rgs := append([]*rwlock.RWLock{rg}, more...)
+	set, writers := "rwaiters", int64(1)
 	if ghost == "w" {
-		side, set, writers = rg.Write(), "wwaiters", int64(n+1)
+		set, writers = "wwaiters", int64(n+1)
 	}
 	e := make(chan error, n)
 	for i := range n {
+		side := rgs[i%len(rgs)].Read()
+		if ghost == "w" {
+			side = rgs[i%len(rgs)].Write()
+		}
 		go func() {
 			_, err := side.TryLock(ctx, distsync.Forever, lease)
 			e <- err

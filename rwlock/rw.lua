@@ -119,11 +119,17 @@ end
 -- Forget every writer of Client cid that listens (its id ends in 'l')
 -- from the writers' waiter set wwait and queue q, when cid no longer
 -- listens (rw_gone): none of them can be told, so a release passes over
--- them all at once (ds_of_client), not one in each of its turns. A writer
--- of cid that does not say it listens stays.
-local function rw_forget(wwait, q, cid)
-  local gone = {}
-  for _, id in ipairs(ds_of_client(redis.call('ZRANGE', wwait, 0, -1), cid)) do
+-- them all at once (ds_of_clients), not one in each of its turns. With all
+-- (the release met a Client no longer listening before), those of every
+-- Client of the writers that no longer listens (ds_deaf, on channel of the
+-- publish command pub) go too: when many processes died at once, the
+-- release passes over them all, where one Client a turn would stop after
+-- 64. A writer that does not say it listens stays.
+local function rw_forget(wwait, q, cid, all, pub, channel, asked)
+  local ids, cids, gone = redis.call('ZRANGE', wwait, 0, -1), {}, {}
+  if all then cids = ds_deaf(pub, channel, ids, asked) end
+  cids[cid] = true
+  for _, id in ipairs(ds_of_clients(ids, cids)) do
     if string.sub(id, -1) == 'l' then gone[#gone + 1] = id end
   end
   ds_calls('ZREM', wwait, gone)
@@ -135,19 +141,22 @@ end
 -- its Client has no subscription on this server (ds_listening: its process
 -- died, or it subscribes anew and tries when it has). A waiter gone is
 -- forgotten from the waiter set w; a writer (the writers' queue q given)
--- with every other writer of its Client that listens (rw_forget), as the
--- writers are looked at one a turn and the readers all in one.
--- asked caches the answers by Client id.
+-- with every other writer of its Client that listens (rw_forget; from the
+-- second Client found gone on, of every Client that no longer listens), as
+-- the writers are looked at one a turn and the readers all in one.
+-- asked.by caches the answers by Client id (a Client known to be alive
+-- listens), and asked.gone says that a Client was found gone before.
 local function rw_gone(w, q, id, channel, pub, asked)
   if string.sub(id, -1) ~= 'l' then return false end
   local cid = string.match(id, '^[^:]*')
-  if asked[cid] == nil then asked[cid] = ds_listening(pub, channel, cid) end
-  if asked[cid] then return false end
+  if asked.by[cid] == nil then asked.by[cid] = ds_listening(pub, channel, cid) end
+  if asked.by[cid] then return false end
   redis.call('ZREM', w, id)
   if q then
     redis.call('ZREM', q, id)
-    rw_forget(w, q, cid)
+    rw_forget(w, q, cid, asked.gone, pub, channel, asked.by)
   end
+  asked.gone = true
   return true
 end
 
@@ -246,8 +255,8 @@ end
 local function rw_hand_on(h, l, fence, rwait, wwait, q, channel, pub, now, hl, prefer, live)
   if redis.call('HEXISTS', h, '#w') == 1 then return end
   hl = tonumber(hl)
-  local asked = {}
-  if live then asked[live] = true end
+  local asked = {by = {}}
+  if live then asked.by[live] = true end
   for _ = 1, 64 do
     local first, second, third = rw_first_writer(q, wwait, now)
     local readers = {}
@@ -290,6 +299,7 @@ local function rw_hand_on(h, l, fence, rwait, wwait, q, channel, pub, now, hl, p
       return
     end
   end
-  -- The oldest writers of 64 Clients that no longer listen were passed
-  -- over: the rest wake by their own timers.
+  -- A bound only: from the second Client no longer listening on, the
+  -- writers of all went at once, so 64 turns are not reached. Past it the
+  -- rest would wake by their own timers.
 end

@@ -173,10 +173,17 @@ end
 -- Forget every waiter of the permit semaphore of Client cid that listens
 -- (its entry's lease ends in 'l'; one without an entry too), when cid no
 -- longer listens (ds_listening): none of them can be told, so a release
--- passes over them all at once (ds_of_client), not one in each of its
--- turns. A waiter of cid that spins stays.
-local function sem_pforget(cid)
-  ds_drop(KEYS[3], KEYS[4], ds_of_client(redis.call('ZRANGE', KEYS[3], 0, -1), cid), function(entry)
+-- passes over them all at once (ds_of_clients), not one in each of its
+-- turns. With all (the release met a Client no longer listening before),
+-- those of every Client of the waiters that no longer listens (ds_deaf)
+-- go too: when many processes died at once, the release passes over them
+-- all, where one Client a turn would stop after 64. A waiter that spins
+-- stays.
+local function sem_pforget(cid, all)
+  local ids, cids = redis.call('ZRANGE', KEYS[3], 0, -1), {}
+  if all then cids = ds_deaf(ARGV[2], ARGV[1], ids) end
+  cids[cid] = true
+  ds_drop(KEYS[3], KEYS[4], ds_of_clients(ids, cids), function(entry)
     return string.match(entry or '', '^%d+ %d+(l?) ') ~= ''
   end)
 end
@@ -207,7 +214,7 @@ end
 local function sem_pgrant()
   local v = sem_avail()
   if v <= 0 or redis.call('EXISTS', KEYS[4]) == 0 then return end
-  local now, ended_before = ds_now_ms(), false
+  local now, ended_before, deaf_before = ds_now_ms(), false, false
   for _ = 1, 64 do
     local three = redis.call('ZRANGE', KEYS[3], 0, 2)
     if #three == 0 then return end
@@ -235,13 +242,17 @@ local function sem_pgrant()
         if v <= 0 then return end
       else
         -- Its Client no longer listens: forgotten with its Client's other
-        -- waiters that listen, and on to the next waiter.
-        sem_pforget(string.match(id, '^[^:]*'))
+        -- waiters that listen (from the second such Client on, with those
+        -- of every Client that no longer listens), and on to the next.
+        sem_pforget(string.match(id, '^[^:]*'), deaf_before)
+        deaf_before = true
       end
     end
   end
-  -- The oldest waiters of 64 Clients that no longer listen were passed
-  -- over: the rest try again by their own timers.
+  -- A bound only: from the second waiter whose registration ended, and the
+  -- second Client no longer listening, on, all of each went at once, so 64
+  -- turns are not reached. Past it the rest would try again by their own
+  -- timers.
 end
 
 -- Hand on what avail permits, released more, can satisfy: the counting

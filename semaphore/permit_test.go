@@ -414,6 +414,7 @@ func TestPermitsAndSetPermits(t *testing.T) {
 type permitQueue struct {
 	ctx          context.Context
 	holder, dead *distsync.Client
+	others       []*distsync.Client         // more dead waiters' Clients, if any
 	s, sn        *semaphore.PermitSemaphore // of holder, of next
 	p            *semaphore.Permit
 	got          <-chan *semaphore.Permit
@@ -421,23 +422,29 @@ type permitQueue struct {
 }
 
 // queueBehind makes a permitQueue with n dead waiters, every Client's
-// hand-off lease hl.
-func queueBehind(t *testing.T, hl time.Duration, n int) permitQueue {
+// hand-off lease hl; with clients above 1, waiter i waits in the i %
+// clients-th of dead and others.
+func queueBehind(t *testing.T, hl time.Duration, n, clients int) permitQueue {
 	t.Helper()
 	holder, dead, next := dstest.Client(t), dstest.Client(t), dstest.Client(t)
 	s := setPermits(t, holder, 1)
-	sd, sn := newPermitSem(t, dead, s.Name()), newPermitSem(t, next, s.Name())
-	for _, x := range []*semaphore.PermitSemaphore{s, sd, sn} {
+	sds, sn := []*semaphore.PermitSemaphore{newPermitSem(t, dead, s.Name())}, newPermitSem(t, next, s.Name())
+	others := make([]*distsync.Client, clients-1)
+	for i := range others {
+		others[i] = dstest.Client(t)
+		sds = append(sds, newPermitSem(t, others[i], s.Name()))
+	}
+	for _, x := range append([]*semaphore.PermitSemaphore{s, sn}, sds...) {
 		semaphore.Tune(x, hl)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	p, err := s.TryAcquire(ctx, 0, time.Hour)
 	require.NoError(t, err)
-	q := permitQueue{ctx: ctx, holder: holder, dead: dead, s: s, sn: sn, p: p, ghosts: make(chan error, n)}
+	q := permitQueue{ctx: ctx, holder: holder, dead: dead, others: others, s: s, sn: sn, p: p, ghosts: make(chan error, n)}
 	for i := range n {
 		go func() {
-			_, err := sd.TryAcquire(ctx, distsync.Forever, time.Hour)
+			_, err := sds[i%clients].TryAcquire(ctx, distsync.Forever, time.Hour)
 			q.ghosts <- err
 		}()
 		waitForWaiters(t, holder, s.Key(), int64(i+1)) // queued in this order
@@ -447,15 +454,21 @@ func queueBehind(t *testing.T, hl time.Duration, n int) permitQueue {
 	return q
 }
 
-// crash kills the dead waiters' Client without their leaving the queue
-// (dstest.Crash), and waits until the server has closed its subscription.
+// crash kills the dead waiters' Clients without their leaving the queue
+// (dstest.Crash), and waits until the server has closed their
+// subscriptions.
 func (q permitQueue) crash(t *testing.T) {
 	t.Helper()
-	dstest.Crash(q.dead)
+	dead := append([]*distsync.Client{q.dead}, q.others...)
+	for _, c := range dead {
+		dstest.Crash(c)
+	}
 	for range cap(q.ghosts) {
 		require.ErrorIs(t, <-q.ghosts, distsync.ErrClosed)
 	}
-	dstest.WaitUnsubscribed(t, q.holder, channelOf(q.s, q.dead))
+	for _, c := range dead {
+		dstest.WaitUnsubscribed(t, q.holder, channelOf(q.s, c))
+	}
 }
 
 // A release grants the oldest waiter its permit; a grant to a waiter that
@@ -465,7 +478,7 @@ func (q permitQueue) crash(t *testing.T) {
 // without the nudge it would sleep until the holder's lease (an hour) ends.
 func TestGrantToVanishedPermitWaiterMovesOnWithinHandoffLease(t *testing.T) {
 	t.Parallel()
-	q := queueBehind(t, time.Second, 1)
+	q := queueBehind(t, time.Second, 1, 1)
 	q.crash(t)                                          // the oldest waiter vanishes
 	dstest.StandIn(t, q.holder, channelOf(q.s, q.dead)) // and the server cannot tell
 
@@ -496,7 +509,7 @@ func TestGrantToVanishedPermitWaiterMovesOnWithinHandoffLease(t *testing.T) {
 func TestTwoVanishedPermitWaitersDelayNextByHandoffLease(t *testing.T) {
 	t.Parallel()
 	const hl = 300 * time.Millisecond
-	q := queueBehind(t, hl, 2)
+	q := queueBehind(t, hl, 2, 1)
 	q.crash(t)                                          // both die without leaving the queue
 	dstest.StandIn(t, q.holder, channelOf(q.s, q.dead)) // and the server cannot tell
 
@@ -537,7 +550,10 @@ func channelOf(s *semaphore.PermitSemaphore, c *distsync.Client) string {
 // otherwise wait for an hour. Seventy: the release forgets every waiter of
 // the dead Client at once (sem_pforget), where one a turn would stop after
 // 64 turns and leave the live one to its own timer (the holder's lease).
-// Seventy whose registrations ended while the server still counts their
+// Seventy of seventy Clients that died (processes that died at once): from
+// the second Client found dead on, the waiters of every Client that no
+// longer listens go at once (sem_pforget, ds_deaf), where one Client a turn
+// would stop in the same way. Seventy whose registrations ended while the server still counts their
 // Client as listening (a process that stopped with its connections open:
 // dstest.StandIn; their registrations made to end as time would end them):
 // from the second on, every waiter whose registration ended goes at once
@@ -545,17 +561,21 @@ func channelOf(s *semaphore.PermitSemaphore, c *distsync.Client) string {
 func TestDeadPermitWaitersArePassedOver(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		dead  int
-		ended bool // their registrations ended, their Client seems to listen
-	}{{2, false}, {70, false}, {70, true}} {
+		dead    int
+		clients int  // the dead waiters' Clients
+		ended   bool // their registrations ended, their Client seems to listen
+	}{{2, 1, false}, {70, 1, false}, {70, 70, false}, {70, 1, true}} {
 		name := fmt.Sprint(tc.dead)
+		if tc.clients > 1 {
+			name += fmt.Sprintf(" of %d Clients", tc.clients)
+		}
 		if tc.ended {
 			name += " ended"
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			dead := tc.dead
-			q := queueBehind(t, time.Hour, dead)
+			q := queueBehind(t, time.Hour, dead, tc.clients)
 			require.Equal(t, int64(1), dstest.Listeners(t, q.holder, channelOf(q.s, q.dead)), "the dead waiters' Client listened")
 			rc := q.holder.Rueidis()
 			ghosts, err := rc.Do(q.ctx, rc.B().Zrange().Key(q.s.Key()+":waiters").Min("0").Max(fmt.Sprint(dead-1)).Build()).AsStrSlice()

@@ -108,17 +108,52 @@ local function ds_listening(pub, channel, cid)
   return redis.pcall('PUBSUB', pub == 'SPUBLISH' and 'SHARDNUMSUB' or 'NUMSUB', channel .. ':' .. cid)[2] ~= 0
 end
 
--- The ids among ids (a list) of waiters of Client cid: those that begin
--- with cid .. ':', as a waiter id begins with its Client's id. For a
--- release that found cid no longer listening (ds_listening): the waiters
--- of cid that listen are all passed over at once, not one a turn, however
--- many of them waited in the process that died.
-local function ds_of_client(ids, cid)
-  local p, out = cid .. ':', {}
+-- The ids among ids (a list) of waiters of the Clients in cids (a set of
+-- Client ids): those that begin with one of them and ':', as a waiter id
+-- begins with its Client's id. For a release that found those Clients no
+-- longer listening (ds_listening, ds_deaf): their waiters that listen are
+-- all passed over at once, not one a turn, however many of them waited in
+-- the processes that died.
+local function ds_of_clients(ids, cids)
+  local out = {}
   for _, id in ipairs(ids) do
-    if string.sub(id, 1, #p) == p then out[#out + 1] = id end
+    if cids[string.match(id, '^[^:]*')] then out[#out + 1] = id end
   end
   return out
+end
+
+-- The Clients of the waiters ids (a list) that no longer listen, as
+-- ds_listening tells one: a set of Client id -> true. known (nil: none)
+-- holds the Clients not to ask: Client id -> whether it listens, for those
+-- asked already or known to be alive (a releaser's own). One PUBSUB NUMSUB
+-- (SHARDNUMSUB for SPUBLISH) asks about 512 Clients at a time; a user the
+-- ACL refuses PUBSUB gets an empty set. For a release that met a second
+-- Client no longer listening: when many processes died at once, every one
+-- of their waiters goes in that release, not one Client a turn, which
+-- would stop after 64.
+local function ds_deaf(pub, channel, ids, known)
+  local seen, chans, deaf = {}, {}, {}
+  for cid, listens in pairs(known or {}) do
+    seen[cid] = true
+    if not listens then deaf[cid] = true end
+  end
+  for _, id in ipairs(ids) do
+    local cid = string.match(id, '^[^:]*')
+    if not seen[cid] then
+      seen[cid] = true
+      chans[#chans + 1] = channel .. ':' .. cid
+    end
+  end
+  local sub, n = pub == 'SPUBLISH' and 'SHARDNUMSUB' or 'NUMSUB', #channel + 2
+  for i = 1, #chans, 512 do
+    local r = redis.pcall('PUBSUB', sub, unpack(chans, i, math.min(i + 511, #chans)))
+    if type(r) == 'table' and not r.err then
+      for j = 1, #r, 2 do
+        if r[j + 1] == 0 then deaf[string.sub(r[j], n)] = true end
+      end
+    end
+  end
+  return deaf
 end
 
 -- redis.call(cmd, key, <id>...) for every id of ids (a list), 512 at a
