@@ -504,7 +504,10 @@ func TestWaitsByPush(t *testing.T) {
 			g, err := waiter.Grant(r.ctx)
 			require.NoError(t, err)
 			assert.Equal(t, 2, g.Rounds, "the refused round, then the wait the leader's notification ended")
-			assert.Equal(t, 3, g.Acquired)
+			// A quorum: once two granted, the grant waits 20 ms for the
+			// third (patience), which on a loaded machine may answer
+			// later (and then gives its grant back).
+			assert.GreaterOrEqual(t, g.Acquired, 2)
 			assert.Positive(t, g.Validity)
 			if _, ok := members[0].(*mutex.Mutex); ok {
 				// The wait's grants are the hold: no round re-entered them.
@@ -715,7 +718,11 @@ func TestWaitersFollowTheLeader(t *testing.T) {
 		assert.Equal(t, []int{n - 1 - i, 0, 0}, waitingOn(t, counter), "waiter %d holds, the later ones wait", i)
 		g, err := w.Grant(c)
 		require.NoError(t, err)
-		assert.Equal(t, 3, g.Acquired)
+		// A quorum: votes split between waiters would give none a quorum.
+		// The third master, which the previous holder's release may still
+		// be reaching, may answer after the 20 ms the grant waits for it
+		// once two granted (patience) on a loaded machine.
+		assert.GreaterOrEqual(t, g.Acquired, 2, "waiter %d holds a quorum", i)
 		require.NoError(t, w.Unlock(c))
 	}
 	for _, w := range waiters {
