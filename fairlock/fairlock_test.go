@@ -372,7 +372,9 @@ func TestDeadWaitersArePassedOver(t *testing.T) {
 }
 
 // deadWaitersPassedOver is TestDeadWaitersArePassedOver with dead waiters,
-// waiter i of Client i % clients.
+// waiter i of Client i % clients, and two live waiters behind them: the
+// first is granted the lock by the release, the second stays queued, with
+// the queue's expiry, and is granted it by the first's release.
 func deadWaitersPassedOver(t *testing.T, dead, clients int) {
 	holder, other := dstest.Client(t), dstest.Client(t)
 	name := dstest.Name(t)
@@ -398,6 +400,10 @@ func deadWaitersPassedOver(t *testing.T, dead, clients int) {
 		waitForQueue(t, f, i+1) // queued in this order
 	}
 	got := lockQueued(t, fo, dead+1)
+	fl := newFair(t, dstest.Client(t), name) // a live waiter behind, who stays queued
+	fairlock.Tune(fl, time.Hour)
+	gotLast := lockQueued(t, fl, dead+2)
+	last := queue(t, other, fo)[dead+1]
 	require.Equal(t, int64(1), dstest.Listeners(t, holder, channelOf(f, crashed[0])), "the dead waiters' Client listened")
 	for _, c := range crashed {
 		dstest.Crash(c)
@@ -419,8 +425,18 @@ func deadWaitersPassedOver(t *testing.T, dead, clients int) {
 	n, err := fo.HoldCount(h)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n, "the live waiter holds")
-	assert.Empty(t, queue(t, other, fo), "the dead waiters are forgotten")
+	assert.Equal(t, []string{last}, queue(t, other, fo), "the dead waiters are forgotten, the live one behind stays")
+	rc := other.Rueidis()
+	ttl, err := rc.Do(ctx, rc.B().Pttl().Key(f.Key()+":queue").Build()).AsInt64()
+	require.NoError(t, err)
+	assert.Positive(t, ttl, "the queue keeps its expiry")
 	require.NoError(t, fo.Unlock(h))
+	select {
+	case h = <-gotLast:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the live waiter behind is not granted the lock")
+	}
+	require.NoError(t, fl.Unlock(h))
 }
 
 // A waiter that spins (WithSpin) listens on no channel, and says so: a
@@ -643,24 +659,40 @@ func TestReleaseGrantsHead(t *testing.T) {
 // the lock to the waiter after it at once: the release's common case reads
 // the head's window, and a head past it goes to the full path, which drops
 // it, rather than granting it the lock for a hand-off lease.
+// Twenty such heads: the full path drops them all in one pass over the
+// queue (dsq_remove writes it anew), keeping the live waiters' order and
+// the queue's expiry.
 func TestReleaseSkipsHeadWhoseWindowEnded(t *testing.T) {
 	// Not parallel: it reads the process-wide counters of the acquire loop.
-	holder, other := dstest.Client(t), dstest.Client(t)
-	name := dstest.Name(t)
-	f, fo := newFair(t, holder, name), newFair(t, other, name)
-	held, err := f.Lock(context.Background())
-	require.NoError(t, err)
-	got := lockQueued(t, fo, 1)
-	const ghost = "ghost:1:a:w30000" // an id a release can grant from
-	pushGhost(t, holder, f, ghost, -time.Minute, true)
-	require.Equal(t, ghost, queue(t, holder, f)[0])
-	stats := acquire.Counters()
-	handed := stats.Handed.Load()
-	require.NoError(t, f.Unlock(held))
-	h := <-got
-	assert.Equal(t, handed+1, stats.Handed.Load(), "the live waiter was handed the lock")
-	assert.NotContains(t, queue(t, holder, f), ghost, "the ended head was dropped")
-	require.NoError(t, fo.Unlock(h))
+	for _, ghosts := range []int{1, 20} {
+		t.Run(strconv.Itoa(ghosts), func(t *testing.T) {
+			holder, other, last := dstest.Client(t), dstest.Client(t), dstest.Client(t)
+			name := dstest.Name(t)
+			f, fo, fl := newFair(t, holder, name), newFair(t, other, name), newFair(t, last, name)
+			held, err := f.Lock(context.Background())
+			require.NoError(t, err)
+			got := lockQueued(t, fo, 1)
+			gotLast := lockQueued(t, fl, 2)
+			behind := queue(t, holder, f)[1]
+			for i := range ghosts {
+				// an id a release can grant from
+				pushGhost(t, holder, f, "ghost:"+strconv.Itoa(i)+":a:w30000", -time.Minute, true)
+			}
+			require.Len(t, queue(t, holder, f), ghosts+2)
+			stats := acquire.Counters()
+			handed := stats.Handed.Load()
+			require.NoError(t, f.Unlock(held))
+			h := <-got
+			assert.Equal(t, handed+1, stats.Handed.Load(), "the live waiter was handed the lock")
+			assert.Equal(t, []string{behind}, queue(t, holder, f), "the ended heads were dropped, the live waiter behind stays")
+			rc := holder.Rueidis()
+			ttl, err := rc.Do(context.Background(), rc.B().Pttl().Key(f.Key()+":queue").Build()).AsInt64()
+			require.NoError(t, err)
+			assert.Positive(t, ttl, "the queue keeps its expiry")
+			require.NoError(t, fo.Unlock(h))
+			require.NoError(t, fl.Unlock(<-gotLast))
+		})
+	}
 }
 
 // A waiter that gives up while a release may be granting it the lock

@@ -21,11 +21,9 @@ local function fl_forget(q, d, cid, all, pub, channel, live)
   if all then cids = ds_deaf(pub, channel, ids, live and {[live] = true}) end
   cids[cid] = true
   for _, id in ipairs(ds_of_clients(ids, cids)) do
-    if string.sub(id, -1) == 'l' then
-      redis.call('LREM', q, 1, id)
-      gone[#gone + 1] = id
-    end
+    if string.sub(id, -1) == 'l' then gone[#gone + 1] = id end
   end
+  dsq_remove(q, gone)
   ds_calls('ZREM', d, gone)
 end
 

@@ -21,12 +21,31 @@ local function dsq_expire(q, d, now)
   redis.call('PEXPIRE', d, ttl)
 end
 
+-- Remove the waiters of the list gone from q: one LREM each when few,
+-- else q is written anew with the others, in their order and with its
+-- expiry, so that removing many costs one pass over q, not one each.
+local function dsq_remove(q, gone)
+  if #gone <= 16 then
+    for _, id in ipairs(gone) do redis.call('LREM', q, 1, id) end
+    return
+  end
+  local out, keep = {}, {}
+  for _, id in ipairs(gone) do out[id] = true end
+  for _, id in ipairs(redis.call('LRANGE', q, 0, -1)) do
+    if not out[id] then keep[#keep + 1] = id end
+  end
+  local ttl = redis.call('PTTL', q)
+  redis.call('DEL', q)
+  ds_calls('RPUSH', q, keep)
+  if ttl > 0 and #keep > 0 then redis.call('PEXPIRE', q, ttl) end
+end
+
 -- Drop the waiters whose window ended. Returns the server time in ms.
 local function dsq_prune(q, d)
   local now = ds_now_ms()
   local gone = redis.call('ZRANGEBYSCORE', d, '-inf', ds_int(now))
   if #gone > 0 then
-    for _, id in ipairs(gone) do redis.call('LREM', q, 1, id) end
+    dsq_remove(q, gone)
     redis.call('ZREMRANGEBYSCORE', d, '-inf', ds_int(now))
     dsq_expire(q, d, now)
   end
