@@ -9,18 +9,11 @@
 
 -- Forget every waiter of Client cid in the queue q (and d) that listens
 -- (its id ends in 'l'), when cid no longer listens (ds_listening): none of
--- them can be told, so a release passes over them all at once
--- (ds_of_clients), not one in each of its turns. With all (the release
--- met a Client no longer listening before), those of every Client of the
--- queue but live that no longer listens (ds_deaf, on channel of the
--- publish command pub) go too: when many processes died at once, the
--- release passes over them all, where one Client a turn would stop after
--- 64.
+-- them can be told. With all, those of every Client that no longer listens
+-- too, but live's (ds_of_deaf).
 local function fl_forget(q, d, cid, all, pub, channel, live)
-  local ids, cids, gone = redis.call('LRANGE', q, 0, -1), {}, {}
-  if all then cids = ds_deaf(pub, channel, ids, live and {[live] = true}) end
-  cids[cid] = true
-  for _, id in ipairs(ds_of_clients(ids, cids)) do
+  local gone = {}
+  for _, id in ipairs(ds_of_deaf(redis.call('LRANGE', q, 0, -1), cid, all, pub, channel, live and {[live] = true})) do
     if string.sub(id, -1) == 'l' then gone[#gone + 1] = id end
   end
   dsq_remove(q, gone)

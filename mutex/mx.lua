@@ -90,18 +90,10 @@ end
 
 -- Forget every waiter of Client cid that listens (its mode ends in 'l';
 -- one without an entry too), when cid no longer listens (ds_listening):
--- none of them can be told, so a release passes over them all at once
--- (ds_of_clients), not one in each of its turns. With all (the release
--- met a Client no longer listening before), those of every Client of the
--- waiters but live that no longer listens (ds_deaf, on channel of the
--- publish command pub) go too: when many processes died at once, the
--- release passes over them all, where one Client a turn would stop after
--- 64.
+-- none of them can be told. With all, those of every Client that no longer
+-- listens too, but live's (ds_of_deaf).
 local function mx_forget(q, e, cid, all, pub, channel, live)
-  local ids, cids = redis.call('ZRANGE', q, 0, -1), {}
-  if all then cids = ds_deaf(pub, channel, ids, live and {[live] = true}) end
-  cids[cid] = true
-  ds_drop(q, e, ds_of_clients(ids, cids), function(entry)
+  ds_drop(q, e, ds_of_deaf(redis.call('ZRANGE', q, 0, -1), cid, all, pub, channel, live and {[live] = true}), function(entry)
     local mode = string.match(entry or '', '^%S+ %S+ (%S+)')
     return not mode or #mode > 1
   end)

@@ -118,18 +118,12 @@ end
 
 -- Forget every writer of Client cid that listens (its id ends in 'l')
 -- from the writers' waiter set wwait and queue q, when cid no longer
--- listens (rw_gone): none of them can be told, so a release passes over
--- them all at once (ds_of_clients), not one in each of its turns. With all
--- (the release met a Client no longer listening before), those of every
--- Client of the writers that no longer listens (ds_deaf, on channel of the
--- publish command pub) go too: when many processes died at once, the
--- release passes over them all, where one Client a turn would stop after
--- 64. A writer that does not say it listens stays.
+-- listens (rw_gone): none of them can be told. With all, those of every
+-- Client that no longer listens too, but those asked says listen
+-- (ds_of_deaf). A writer that does not say it listens stays.
 local function rw_forget(wwait, q, cid, all, pub, channel, asked)
-  local ids, cids, gone = redis.call('ZRANGE', wwait, 0, -1), {}, {}
-  if all then cids = ds_deaf(pub, channel, ids, asked) end
-  cids[cid] = true
-  for _, id in ipairs(ds_of_clients(ids, cids)) do
+  local gone = {}
+  for _, id in ipairs(ds_of_deaf(redis.call('ZRANGE', wwait, 0, -1), cid, all, pub, channel, asked)) do
     if string.sub(id, -1) == 'l' then gone[#gone + 1] = id end
   end
   ds_calls('ZREM', wwait, gone)

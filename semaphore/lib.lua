@@ -172,18 +172,11 @@ end
 
 -- Forget every waiter of the permit semaphore of Client cid that listens
 -- (its entry's lease ends in 'l'; one without an entry too), when cid no
--- longer listens (ds_listening): none of them can be told, so a release
--- passes over them all at once (ds_of_clients), not one in each of its
--- turns. With all (the release met a Client no longer listening before),
--- those of every Client of the waiters that no longer listens (ds_deaf)
--- go too: when many processes died at once, the release passes over them
--- all, where one Client a turn would stop after 64. A waiter that spins
--- stays.
+-- longer listens (ds_listening): none of them can be told. With all, those
+-- of every Client that no longer listens too (ds_of_deaf). A waiter that
+-- spins stays.
 local function sem_pforget(cid, all)
-  local ids, cids = redis.call('ZRANGE', KEYS[3], 0, -1), {}
-  if all then cids = ds_deaf(ARGV[2], ARGV[1], ids) end
-  cids[cid] = true
-  ds_drop(KEYS[3], KEYS[4], ds_of_clients(ids, cids), function(entry)
+  ds_drop(KEYS[3], KEYS[4], ds_of_deaf(redis.call('ZRANGE', KEYS[3], 0, -1), cid, all, ARGV[2], ARGV[1]), function(entry)
     return string.match(entry or '', '^%d+ %d+(l?) ') ~= ''
   end)
 end

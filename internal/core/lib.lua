@@ -108,20 +108,6 @@ local function ds_listening(pub, channel, cid)
   return redis.pcall('PUBSUB', pub == 'SPUBLISH' and 'SHARDNUMSUB' or 'NUMSUB', channel .. ':' .. cid)[2] ~= 0
 end
 
--- The ids among ids (a list) of waiters of the Clients in cids (a set of
--- Client ids): those that begin with one of them and ':', as a waiter id
--- begins with its Client's id. For a release that found those Clients no
--- longer listening (ds_listening, ds_deaf): their waiters that listen are
--- all passed over at once, not one a turn, however many of them waited in
--- the processes that died.
-local function ds_of_clients(ids, cids)
-  local out = {}
-  for _, id in ipairs(ids) do
-    if cids[string.match(id, '^[^:]*')] then out[#out + 1] = id end
-  end
-  return out
-end
-
 -- The Clients of the waiters ids (a list) that no longer listen, as
 -- ds_listening tells one: a set of Client id -> true. known (nil: none)
 -- holds the Clients not to ask: Client id -> whether it listens, for those
@@ -154,6 +140,25 @@ local function ds_deaf(pub, channel, ids, known)
     end
   end
   return deaf
+end
+
+-- The ids among ids (a list of waiter ids, each beginning with its
+-- Client's id and ':') that a release forgets once it found Client cid no
+-- longer listening (ds_listening): cid's, and with all (it met another
+-- such Client before), those of every Client that no longer listens
+-- (ds_deaf, on channel of the publish command pub; known as there). So a
+-- release passes over the waiters of a process that died all at once, and
+-- from the second dead Client those of every dead process, not one Client
+-- a turn, which would stop after 64. The caller keeps those that do not
+-- listen (they spin): no subscription says anything of them.
+local function ds_of_deaf(ids, cid, all, pub, channel, known)
+  local cids, out = {}, {}
+  if all then cids = ds_deaf(pub, channel, ids, known) end
+  cids[cid] = true
+  for _, id in ipairs(ids) do
+    if cids[string.match(id, '^[^:]*')] then out[#out + 1] = id end
+  end
+  return out
 end
 
 -- redis.call(cmd, key, <id>...) for every id of ids (a list), 512 at a
