@@ -861,7 +861,9 @@ func bury(t *testing.T, c *distsync.Client, dead []*distsync.Client, name string
 // registrations ended while their Client seems to listen (from the
 // second, a release drops them all at once); three of three dead Clients
 // (from the second dead Client, a release asks about every Client of the
-// queue at once and forgets the waiters of all that no longer listen).
+// queue at once and forgets the waiters of all that no longer listen);
+// twenty of one dead Client (more than a fair lock's queue removes one
+// by one: it is written anew, dsq_remove).
 func deadCases() []deadCase {
 	var out []deadCase
 	for _, f := range []struct {
@@ -871,7 +873,8 @@ func deadCases() []deadCase {
 		out = append(out,
 			deadCase{f.name, f.fault, 1, 1, false},
 			deadCase{f.name + ", ended", f.fault, 2, 1, true},
-			deadCase{f.name + ", 3 dead Clients", f.fault, 3, 3, false})
+			deadCase{f.name + ", 3 dead Clients", f.fault, 3, 3, false},
+			deadCase{f.name + ", 20 of a dead Client", f.fault, 20, 1, false})
 	}
 	return out
 }
@@ -890,7 +893,7 @@ type deadCase struct {
 // waiter is handed the lock once, by that release (the Then of the rule
 // finds nobody waiting once the server applied it). Every exclusive kind,
 // and each of deadCases: one dead waiter, two whose registrations ended,
-// three of three dead Clients.
+// three of three dead Clients, twenty of one.
 func TestPassOverUnderReleaseFaults(t *testing.T) {
 	t.Parallel()
 	s := redistest.Shared(t)
