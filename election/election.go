@@ -55,7 +55,7 @@ var (
 	//go:embed state.lua
 	stateLua string
 
-	campaignScript = core.NewScript(core.QueueLib + campaignLua)
+	campaignScript = core.NewScript(core.QueueLib + queueLua + campaignLua)
 	resignScript   = core.NewScript(core.QueueLib + queueLua + resignLua)
 	leaveScript    = core.NewScript(core.QueueLib + queueLua + leaveLua)
 	renewScript    = core.NewScript(renewLua)
@@ -631,7 +631,8 @@ func (e *Election) ForceResign(ctx context.Context) (bool, error) {
 }
 
 // Candidates returns how many candidates wait, not counting those whose
-// window ended (one round trip). Candidates that vanished count until then.
+// window ended (one round trip). Candidates that vanished count until then,
+// or until a hand-on passes over them (their process died).
 func (e *Election) Candidates(ctx context.Context) (int, error) {
 	e = core.OrZero(e)
 	n, err := e.c.Waiting(ctx, core.WaiterSet, e.wins, observe.KindElection, e.key)
@@ -658,8 +659,10 @@ func (e *Election) handKeys() []string {
 }
 
 // lock is what every campaign shares: a resignation grants the leadership
-// to the head candidate, whose id carries its campaign (queue.lua).
-var lock = acquire.Lock{Script: campaignScript, Handoff: true, PerAcquisition: true, ModeInWaiter: true}
+// to the head candidate, whose id carries its campaign (queue.lua), and
+// passes over a head whose process died: a candidate that does not spin
+// listens besides on a channel of its Client's own (Presence).
+var lock = acquire.Lock{Script: campaignScript, Handoff: true, PerAcquisition: true, ModeInWaiter: true, SaysListens: true, Presence: true}
 
 // candidate is one campaign of an election, as acquire.Ops (and its
 // Handle's core.Holdable).

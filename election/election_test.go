@@ -694,6 +694,108 @@ func TestTwoVanishedHeadCandidates(t *testing.T) {
 	leadsDeposed(t, e, w, "next")
 }
 
+// presenceOf is the channel on which c's candidates of e listen while they
+// wait, beside the wake-up channel: nothing is published there.
+func presenceOf(e *election.Election, c *distsync.Client) string {
+	return e.Key() + ":wake:" + c.ID()
+}
+
+// Head candidates whose process died (their connections closed, and the
+// server closed their subscriptions) are passed over and forgotten, with
+// every candidate of their Clients, by the resignation, a deposition
+// (ForceResign) or the first campaign attempt that finds nobody leading, and
+// the live candidate behind them leads. With the hand-off lease of an hour,
+// only that passing over elects it within the guard: a grant or wake-up to
+// a dead head would lapse after an hour. From the second dead Client on,
+// every dead Client's candidates go at once ("70 Clients": one Client a
+// turn would stop after 64). A live candidate queued behind keeps its
+// place.
+func TestDeadCandidatesArePassedOver(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name          string
+		dead, clients int
+		how           string // resign, force (ForceResign from another Client) or lapse (the leader's process dies)
+	}{
+		{"resign/3 of a Client", 3, 1, "resign"},
+		{"resign/70 of 70 Clients", 70, 70, "resign"},
+		{"force/70 of 70 Clients", 70, 70, "force"},
+		{"lapse/3 of a Client", 3, 1, "lapse"},
+		{"lapse/70 of 70 Clients", 70, 70, "lapse"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			deadCandidatesPassedOver(t, tc.dead, tc.clients, tc.how)
+		})
+	}
+}
+
+func deadCandidatesPassedOver(t *testing.T, dead, clients int, how string) {
+	name := dstest.Name(t)
+	lease := time.Hour // the leader's, unless its leadership lapses
+	if how == "lapse" {
+		lease = time.Second
+	}
+	leader := dstest.Client(t, func(o *distsync.Options) { o.Watchdog.Lease = lease })
+	other := dstest.Client(t)
+	e := newElection(t, leader, name)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	l, _, err := e.Campaign(ctx, "leader")
+	require.NoError(t, err)
+	crashed, ces := make([]*distsync.Client, clients), make([]*election.Election, clients)
+	for i := range crashed {
+		crashed[i] = dstest.Client(t)
+		ces[i] = newElection(t, crashed[i], name)
+		election.Tune(ces[i], time.Hour)
+	}
+	election.Tune(e, time.Hour)
+	ghosts := make([]<-chan dstest.Campaign, dead)
+	for i := range dead {
+		ghosts[i] = campaign(ces[i%clients], ctx, "ghost")
+		dstest.AwaitCandidates(t, e, i+1) // queued in this order
+	}
+	eo := newElection(t, other, name)
+	election.Tune(eo, time.Hour)
+	next := campaign(eo, ctx, "next")
+	dstest.AwaitCandidates(t, e, dead+1)
+	el := newElection(t, dstest.Client(t), name) // a live candidate behind, who stays queued
+	election.Tune(el, time.Hour)
+	last := campaign(el, ctx, "last")
+	dstest.AwaitCandidates(t, e, dead+2)
+	require.Equal(t, int64(1), dstest.Listeners(t, other, presenceOf(e, crashed[0])), "the dead candidates' Client listened")
+	for _, c := range crashed {
+		dstest.Crash(c)
+	}
+	for _, g := range ghosts {
+		require.ErrorIs(t, (<-g).Err, distsync.ErrClosed)
+	}
+	for _, c := range crashed {
+		dstest.WaitUnsubscribed(t, other, presenceOf(e, c))
+	}
+
+	switch how {
+	case "lapse":
+		dstest.Crash(leader) // its leadership lapses within a second
+	case "force":
+		led, err := eo.ForceResign(ctx)
+		require.NoError(t, err)
+		require.True(t, led)
+	default:
+		require.NoError(t, e.Resign(l))
+	}
+	w := dstest.Elected(t, next, 20*time.Second, "the live candidate behind the dead ones")
+	n, err := eo.Candidates(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "the dead candidates are forgotten, the live one behind stays")
+	rc := other.Rueidis()
+	vals, err := rc.Do(ctx, rc.B().Hlen().Key(e.Key()+":vals").Build()).AsInt64()
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), vals, "only the live candidate's value is kept")
+	leadsDeposed(t, eo, w, "next")
+	leadsDeposed(t, el, dstest.Elected(t, last, 20*time.Second, "the live candidate behind"), "last")
+}
+
 // leadsDeposed checks that campaign w, with value, leads e, then deposes it.
 func leadsDeposed(t *testing.T, e *election.Election, w dstest.Campaign, value string) {
 	t.Helper()

@@ -15,7 +15,32 @@
 -- and two channels: one that wakes or grants the head candidate ('w:<id>',
 -- 'g:<id> ...'), one that tells observers and leaders that the state
 -- changed ('c'). A candidate id is '<owner>:<acquisition id>:<mode><lease
--- ms>' (acquire.Lock.ModeInWaiter): what a grant needs.
+-- ms>[l]' (acquire.Lock.ModeInWaiter): what a grant needs; 'l' when the
+-- candidate's Client listens, while it waits, on a channel of its own
+-- beside the wake-up channel, '<wake-up channel>:<client id>', where nothing
+-- is published (acquire.Lock.Presence): a subscription that tells whether
+-- its process lives (el_head).
+
+-- The head of the queue q (false when nobody queues), once every head that
+-- listens whose Client no longer does (its process died) left it, with
+-- every candidate of its Client that listens, and their values in v
+-- (dsq_forget; from the second such Client on, of every Client that no
+-- longer listens): a grant or a wake-up to it would only lapse, one
+-- hand-off lease a dead head. live (nil: none) is the id of a Client known
+-- to be alive (the caller's own), whose candidates need no asking. After
+-- 64 dead Clients the head is taken as it is.
+local function el_head(q, d, v, wake, pub, live)
+  local deaf_before
+  for _ = 1, 64 do
+    local id = redis.call('LINDEX', q, 0)
+    if not id or string.sub(id, -1) ~= 'l' then return id end
+    local cid = string.match(id, '^[^:]*')
+    if cid == live or ds_listening(pub, wake, cid) then return id end
+    ds_calls('HDEL', v, dsq_forget(q, d, cid, deaf_before, pub, wake, live))
+    deaf_before = true
+  end
+  return redis.call('LINDEX', q, 0)
+end
 
 -- Nobody leads any more: wake the head candidate (dsq_wake) and tell the
 -- observers. When nobody queues, wake every candidate of the election
@@ -27,7 +52,8 @@ local function el_vacant(q, d, wake, pub, hl, obs)
 end
 
 -- Nobody leads any more (H deleted, the queue pruned; now ms): grant the
--- leadership to the head candidate, as the fair lock's release does
+-- leadership to the head candidate (el_head: one whose process died is
+-- passed over; live as there), as the fair lock's release does
 -- (fl_handon): a new hold for its campaign with a fresh term from the
 -- counter fence, the value it campaigns with (from V), a lease of at most
 -- hl ms until its Client renews it, the last term (last, kept lastms), and
@@ -37,11 +63,12 @@ end
 -- and the next one campaigns for the free leadership, or, when it vanished
 -- too, the third wakes it: campaign.lua). Observers are told. A head whose id
 -- says nothing of its campaign is woken instead (el_vacant).
-local function el_handon(h, q, d, v, fence, last, lastms, wake, pub, hl, obs, now)
+local function el_handon(h, q, d, v, fence, last, lastms, wake, pub, hl, obs, now, live)
+  el_head(q, d, v, wake, pub, live)
   local three = redis.call('LRANGE', q, 0, 2)
   local id = three[1]
   local owner, acq, mode, lease
-  if id then owner, acq, mode, lease = string.match(id, '^(.*):([^:]+):([we])(%d+)$') end
+  if id then owner, acq, mode, lease = string.match(id, '^(.*):([^:]+):([we])(%d+)l?$') end
   if not owner then return el_vacant(q, d, wake, pub, hl, obs) end
   dsq_granted(q, d, id, now)
   local value = redis.call('HGET', v, id) or ''

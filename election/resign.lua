@@ -1,6 +1,7 @@
 -- The leader resigns (or a campaign granted too late is given back): release
 -- its acquisition, by id; when it was the leader's last, the leadership is
--- granted to the head candidate (el_handon), and the observers told.
+-- granted to the head candidate (el_handon; the leader's Client is alive),
+-- and the observers told.
 -- KEYS[1] H  KEYS[2] Q  KEYS[3] D  KEYS[4] the finished campaigns
 -- KEYS[5] the term counter  KEYS[6] V  KEYS[7] the last term
 -- ARGV[1] owner  ARGV[2] acquisition id  ARGV[3] the wake-up channel
@@ -13,6 +14,7 @@ local r = ds_release(KEYS[1], KEYS[4], ARGV[1], ARGV[2], now, ARGV[5])
 if r == 1 then
   redis.call('DEL', KEYS[1])
   dsq_prune(KEYS[2], KEYS[3])
-  el_handon(KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[5], KEYS[7], ARGV[8], ARGV[3], ARGV[4], ARGV[7], ARGV[6], now)
+  el_handon(KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[5], KEYS[7], ARGV[8], ARGV[3], ARGV[4], ARGV[7], ARGV[6], now,
+    string.match(ARGV[1], '^[^:]*'))
 end
 return r

@@ -353,10 +353,10 @@ func channelOf(f *fairlock.FairLock, c *distsync.Client) string {
 // release. With the hand-off lease and the dead waiters' leases of an hour,
 // it would otherwise wait for an hour, or until their windows ended.
 // Seventy: the release forgets every waiter of the dead Client at once
-// (fl_forget), where one a turn would stop after 64 turns and wake the
+// (dsq_forget), where one a turn would stop after 64 turns and wake the
 // 65th, dead too. Seventy of seventy Clients that died (processes that died
 // at once): from the second Client found dead on, the waiters of every
-// Client that no longer listens go at once (fl_forget, ds_deaf), where one
+// Client that no longer listens go at once (dsq_forget, ds_deaf), where one
 // Client a turn would stop in the same way.
 func TestDeadWaitersArePassedOver(t *testing.T) {
 	t.Parallel()

@@ -7,25 +7,12 @@
 -- release needs to grant the acquisition directly. Each Client's waiters
 -- listen on a channel of their own, channel .. ':' .. <client id> (ds_tell).
 
--- Forget every waiter of Client cid in the queue q (and d) that listens
--- (its id ends in 'l'), when cid no longer listens (ds_listening): none of
--- them can be told. With all, those of every Client that no longer listens
--- too, but live's (ds_of_deaf).
-local function fl_forget(q, d, cid, all, pub, channel, live)
-  local gone = {}
-  for _, id in ipairs(ds_of_deaf(redis.call('LRANGE', q, 0, -1), cid, all, pub, channel, live and {[live] = true})) do
-    if string.sub(id, -1) == 'l' then gone[#gone + 1] = id end
-  end
-  dsq_remove(q, gone)
-  ds_calls('ZREM', d, gone)
-end
-
 -- The lock h was released by its last holder and deleted: hand it to the
 -- head of the queue q (pruned already), now ms on the server clock: the
 -- head leaves the queue and is granted the lock (fl_give, grant.lua). A
 -- head that listens whose Client has no subscription on this server
 -- (ds_listening: its process died) leaves the queue, with every waiter of
--- its Client that listens (fl_forget; from the second such Client on, of
+-- its Client that listens (dsq_forget; from the second such Client on, of
 -- every Client that no longer listens), and is passed over for the next.
 -- A head whose id says nothing of its acquisition is woken instead
 -- (dsq_wake). live (nil: none) is the id of a Client known to be
@@ -45,7 +32,7 @@ local function fl_handon(h, q, d, fence, channel, pub, hl, now, live)
       fl_give(h, fence, channel, pub, hl, ds_clock(), now, id, owner, acq, mode, lease, dsq_next(three))
       return 1
     end
-    fl_forget(q, d, cid, deaf_before, pub, channel, live)
+    dsq_forget(q, d, cid, deaf_before, pub, channel, live)
     deaf_before = true
   end
   return dsq_wake(q, d, channel, pub, hl, false, true)

@@ -549,3 +549,89 @@ func TestElectionResignRetriedAfterLostNotHeldReply(t *testing.T) {
 	require.Equal(t, 1, notHeld.Hits(), "the attempt that found the leadership gone was sent, its reply lost")
 	assert.ErrorIs(t, err, distsync.ErrNotHeld, "a resignation that found nothing to resign")
 }
+
+// A hand-on that passes over dead candidates and grants the leadership to
+// the live one behind them, under a lost request, a lost reply and a late
+// reply, as TestPassOverUnderReleaseFaults for the locks (each of
+// deadCases), by each path that hands on and is retried: the leader's
+// resignation, and the live candidate's own attempt once the leadership
+// lapsed (its key vanished; a wake-up to every candidate makes it try).
+// The call is reported once, and the live candidate leads once, by that
+// call. (A deposition, ForceResign, is sent once: its error is the
+// caller's.)
+func TestElectionPassOverUnderFaults(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	for _, how := range []string{"resign", "lapse"} {
+		for _, fc := range deadCases() {
+			t.Run(how+"/"+fc.name, func(t *testing.T) {
+				t.Parallel()
+				electionPassOver(t, s, how, fc)
+			})
+		}
+	}
+}
+
+func electionPassOver(t *testing.T, s *redistest.Server, how string, fc deadCase) {
+	ctx := context.Background()
+	c, f := faultyClient(t, s, 0)
+	name := dstest.Name(t)
+	e := electionOf(t, c, name)
+	leader, cand := e, electionOf(t, dstest.ClientOn(t, s), name)
+	if how == "lapse" {
+		// The live candidate's attempt is the call faults hit.
+		leader, cand = cand, e
+	}
+	l, _, err := leader.Campaign(ctx, "leader")
+	require.NoError(t, err)
+	dead := make([]*distsync.Client, fc.deadCs)
+	for i := range dead {
+		dead[i] = dstest.ClientOn(t, s)
+	}
+	gone := make(chan error, fc.ghosts)
+	for i := range fc.ghosts {
+		go func() {
+			_, _, err := electionOf(t, dead[i%len(dead)], name).Campaign(ctx, "ghost")
+			gone <- err
+		}()
+		waitInspected(t, c, name, i+1)
+	}
+	next := dstest.CampaignAsync(cand, ctx, "next")
+	waitInspected(t, c, name, fc.ghosts+1)
+	bury(t, c, dead, name, gone, fc.ghosts, ":wins", fc.ended)
+
+	var w dstest.Campaign
+	switch how {
+	case "resign":
+		releasePassingOver(t, c, f, name, "The leader resigns", fc.name, fc.fault, func() error { return e.Resign(l) })
+	case "lapse":
+		nobodyWaits := func() {
+			info, err := c.Inspect(context.Background(), name)
+			assert.NoError(t, err)
+			assert.Empty(t, info.Waiters, "%s: applied, the attempt passed over the dead candidates and leads", fc.name)
+		}
+		rule := &dstest.Rule{Match: campaignLua, Fault: fc.fault, Delay: 300 * time.Millisecond, Times: 1}
+		if fc.fault != dstest.LoseRequest {
+			rule.Then = nobodyWaits
+		}
+		f.Inject(rule)
+		rc := dstest.ClientOn(t, s).Rueidis()
+		require.NoError(t, rc.Do(ctx, rc.B().Del().Key(e.Key()).Build()).Error(), "the leadership lapses")
+		require.NoError(t, rc.Do(ctx, rc.B().Publish().Channel(e.Key()+":wake").Message("v").Build()).Error())
+		w = dstest.Elected(t, next, 20*time.Second, fc.name+": the live candidate")
+		require.Equal(t, 1, rule.Hits())
+		f.Clear()
+		nobodyWaits()
+	}
+	if how != "lapse" {
+		w = dstest.Elected(t, next, 20*time.Second, fc.name+": the live candidate")
+	}
+	require.NoError(t, context.Cause(w.Lead), "the live candidate leads")
+	st, err := e.Leader(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "next", st.Value)
+	assert.Equal(t, w.Term, st.Term, "led once, by that call")
+	waitInspected(t, c, name, 0)
+	_, err = e.ForceResign(ctx)
+	require.NoError(t, err)
+}

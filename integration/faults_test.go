@@ -840,8 +840,12 @@ func bury(t *testing.T, c *distsync.Client, dead []*distsync.Client, name string
 	for range ghosts {
 		require.ErrorIs(t, <-gone, distsync.ErrClosed)
 	}
+	listens := ":ch:" // where each Client's waiters listen, after the key
+	if info.Kind == distsync.KindElection {
+		listens = ":wake:" // beside the wake-up channel (election/queue.lua)
+	}
 	for _, d := range dead {
-		channel := info.Key + ":ch:" + d.ID()
+		channel := info.Key + listens + d.ID()
 		if ended {
 			dstest.StandIn(t, c, channel)
 		} else {

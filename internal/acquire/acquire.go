@@ -66,6 +66,14 @@ type Wait struct {
 	// then pass over a waiter whose Client no longer listens
 	// (core/lib.lua, ds_listening).
 	Listening *bool
+	// Presence, when set, is a channel of this waiter's Client alone, where
+	// Channel is shared by the waiters of every Client: nothing is
+	// published on it. The waiter listens on it too (both subscriptions up,
+	// or neither), and registers only then, so that a release may ask the
+	// server whether the waiter's Client still listens (core/lib.lua,
+	// ds_listening) and pass over the waiters of a process that died
+	// (Lock.Presence).
+	Presence string
 	// att, set by attempt.hold in place of Leave and Handed, is the
 	// attempt whose leave and handed they are: no closure to allocate for
 	// each acquisition.
@@ -98,6 +106,15 @@ func (w Wait) handed(data string) bool {
 // c's back-off, when it spins), waiter window and spin settings.
 func WaitFor(c *core.Core, channel, waiter string, budget time.Duration, leave func(ctx context.Context) error) Wait {
 	return Wait{Notifier: c.Notifier, Channel: channel, Waiter: waiter, Budget: budget, Window: c.WaiterWindow, Spin: c.Spin, Leave: leave}
+}
+
+// join joins Presence when the Client listens on it already, as Do joins
+// Channel; nil when it does not, or when there is no Presence.
+func (w Wait) join() core.Subscription {
+	if w.Presence == "" {
+		return nil
+	}
+	return w.Notifier.Join(w.Presence, "")
 }
 
 // spins reports whether the waiter polls instead of subscribing, with
@@ -149,8 +166,9 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 		sctx       = ctx
 		sctxEnd    context.CancelFunc // cancels sctx, when it is ctx's own
 		sub        core.Subscription
-		waiter     string      // "" until subscribed: a refused attempt registers no waiter
-		timer      *time.Timer // made at the first sleep: most acquisitions never sleep
+		here       core.Subscription // on w.Presence, while sub is up
+		waiter     string            // "" until subscribed: a refused attempt registers no waiter
+		timer      *time.Timer       // made at the first sleep: most acquisitions never sleep
 		registered bool
 		spins      int
 		backoff    core.Backoff
@@ -169,6 +187,9 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 		if sub != nil {
 			sub.Close()
 		}
+		if here != nil {
+			here.Close()
+		}
 		if sctxEnd != nil {
 			sctxEnd()
 		}
@@ -186,7 +207,11 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 		// before the first attempt: it registers the waiter, and no release
 		// after it can be missed, so no second attempt is needed.
 		if s := w.Notifier.Join(w.Channel, w.Waiter); s != nil {
-			sub, waiter = s, w.Waiter
+			if here = w.join(); here != nil || w.Presence == "" {
+				sub, waiter = s, w.Waiter
+			} else {
+				s.Close()
+			}
 		}
 	}
 	for now := start; ; now = time.Now() {
@@ -240,6 +265,11 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 			}
 		case sub == nil:
 			s, err := w.Notifier.Subscribe(sctx, w.Channel, w.Waiter)
+			if err == nil && w.Presence != "" {
+				if here, err = w.Notifier.Subscribe(sctx, w.Presence, ""); err != nil {
+					s.Close()
+				}
+			}
 			switch {
 			case err == nil:
 				// Try again at once: a release may have come before the

@@ -50,8 +50,16 @@ type Lock struct {
 	// waiter whose Client no longer listens (rwlock/rw.lua, rw_gone;
 	// fairlock/fl.lua). Only for kinds whose waiters are told on a channel
 	// of their Client's own: on one channel for every Client, the server
-	// cannot tell one Client's subscription from another's.
+	// cannot tell one Client's subscription from another's, unless with
+	// Presence.
 	SaysListens bool
+	// Presence (with SaysListens) is for a kind whose waiters of every
+	// Client listen on one channel (the election's, where a wake-up may be
+	// for every candidate): each waiter listens besides on
+	// '<Channel>:<client id>' (Wait.Presence), where nothing is published,
+	// for a release to ask whether the waiter's Client still listens
+	// (election/queue.lua, el_head).
+	Presence bool
 	// JoinsWaiter (with PerAcquisition, not ModeInWaiter) says that the
 	// script joins the waiter id '<owner>:<acquisition id>' itself, when it
 	// needs it: its arguments are owner, lease ms, acquisition id, mode,
@@ -243,6 +251,9 @@ func (a *attempt) hold(ctx context.Context, wait time.Duration) (context.Context
 		a.waiter = joined // a.owner + ":" + a.id
 	}
 	w := WaitFor(c, h.Channel, "", wait, nil)
+	if h.Lock.Presence {
+		w.Presence = h.Channel + ":" + c.ID
+	}
 	if h.Lock.ModeInWaiter {
 		a.waiter += ":" + mode + leaseArg
 		if h.Lock.SaysListens && !w.spins(ctx) {

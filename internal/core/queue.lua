@@ -40,6 +40,21 @@ local function dsq_remove(q, gone)
   if ttl > 0 and #keep > 0 then redis.call('PEXPIRE', q, ttl) end
 end
 
+-- Forget every waiter of Client cid in q (and d) that listens (its id ends
+-- in 'l': it listens on a channel of its Client's own, channel .. ':' ..
+-- cid), when cid no longer listens there (ds_listening): none of them can be
+-- told. With all, those of every Client that no longer listens too, but
+-- live's (nil: none; ds_of_deaf). Returns the waiters forgotten.
+local function dsq_forget(q, d, cid, all, pub, channel, live)
+  local gone = {}
+  for _, id in ipairs(ds_of_deaf(redis.call('LRANGE', q, 0, -1), cid, all, pub, channel, live and {[live] = true})) do
+    if string.sub(id, -1) == 'l' then gone[#gone + 1] = id end
+  end
+  dsq_remove(q, gone)
+  ds_calls('ZREM', d, gone)
+  return gone
+end
+
 -- Drop the waiters whose window ended. Returns the server time in ms.
 local function dsq_prune(q, d)
   local now = ds_now_ms()
