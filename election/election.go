@@ -376,8 +376,13 @@ func (e *Election) track(jctx, lctx context.Context, check func()) {
 	for {
 		select {
 		case <-changed:
+			// Track the key again before reading the state: a change
+			// after the read is then told too, and one before it is read.
+			// (Read first, a deletion between the read and the EXISTS
+			// would go untold until the next renewal.)
+			err := arm(false)
 			check()
-			if arm(false) != nil {
+			if err != nil {
 				return
 			}
 		case <-closed:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -634,4 +635,46 @@ func electionPassOver(t *testing.T, s *redistest.Server, how string, fc deadCase
 	waitInspected(t, c, name, 0)
 	_, err = e.ForceResign(ctx)
 	require.NoError(t, err)
+}
+
+// A leader key deleted right after a change to it ends the leadership by
+// push too, not at the next renewal: at each change the leader tracks its
+// key again before it reads the state, so a deletion after the read (here,
+// after the server ran the read a PEXPIRE prompted, before its reply) is
+// told as well. Before, the read came first, and a deletion between the
+// read and the key's tracking went untold for a renewal interval.
+func TestElectionDeletionRightAfterAChangeIsTold(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	redistest.RequireReal(t, s, "client-side caching's invalidation messages (RESP3)")
+	const lease = time.Minute // a renewal would come after 20 s
+	c, f := dstest.FaultyClientWith(t, s, distsync.Options{Watchdog: watchdog.Config{Lease: lease}})
+	e := electionOf(t, c, dstest.Name(t))
+	ctx := context.Background()
+	rc := dstest.ClientOn(t, s).Rueidis()
+	var reads atomic.Int32
+	f.Inject(&dstest.Rule{
+		Match: func(cmd []string) bool {
+			return len(cmd) == 3 && cmd[0] == "HGET" && cmd[1] == e.Key() && cmd[2] == "#t"
+		},
+		Fault: dstest.Hook,
+		Then: func() {
+			if reads.Add(1) == 3 { // the read the PEXPIRE prompted
+				assert.NoError(t, rc.Do(ctx, rc.B().Del().Key(e.Key()).Build()).Error())
+			}
+		},
+	})
+	l, _, err := e.Campaign(ctx, "leads")
+	require.NoError(t, err)
+	// Two reads follow a grant: at the change it published on the
+	// election's channel, and once the key is tracked.
+	require.Eventually(t, func() bool { return reads.Load() >= 2 }, 10*time.Second, time.Millisecond)
+	require.NoError(t, rc.Do(ctx, rc.B().Pexpire().Key(e.Key()).Milliseconds(lease.Milliseconds()).Build()).Error())
+	select {
+	case <-l.Done():
+	case <-time.After(lease / 6): // half the time to the next renewal
+		t.Fatal("the leader whose key was deleted right after a change was not told")
+	}
+	assert.ErrorIs(t, context.Cause(l), distsync.ErrLeaseLost)
+	assert.GreaterOrEqual(t, reads.Load(), int32(3), "the deletion came after the read the PEXPIRE prompted")
 }
