@@ -32,7 +32,7 @@ if vacant and head and head ~= ARGV[3] then
   -- Another candidate heads the queue of a free leadership: one whose
   -- process died is passed over, with every candidate of its Client
   -- (el_head; this candidate's Client is alive).
-  head = el_head(KEYS[2], KEYS[3], KEYS[7], ARGV[11], ARGV[9], string.match(ARGV[1], '^[^:]*'))
+  head = el_head(KEYS[2], KEYS[3], KEYS[7], ARGV[11], ARGV[9], string.match(ARGV[1], '^[^:]*'), head)
 end
 if vacant and (not head or head == ARGV[3]) then
   if ds_finished(KEYS[5], ARGV[5]) then return {-2, 0} end

@@ -27,19 +27,20 @@
 -- (dsq_forget; from the second such Client on, of every Client that no
 -- longer listens): a grant or a wake-up to it would only lapse, one
 -- hand-off lease a dead head. live (nil: none) is the id of a Client known
--- to be alive (the caller's own), whose candidates need no asking. After
--- 64 dead Clients the head is taken as it is.
-local function el_head(q, d, v, wake, pub, live)
+-- to be alive (the caller's own), whose candidates need no asking. head is
+-- the head the caller read (false: nobody queues). After 64 dead Clients
+-- the head is taken as it is.
+local function el_head(q, d, v, wake, pub, live, head)
   local deaf_before
   for _ = 1, 64 do
-    local id = redis.call('LINDEX', q, 0)
-    if not id or string.sub(id, -1) ~= 'l' then return id end
-    local cid = string.match(id, '^[^:]*')
-    if cid == live or ds_listening(pub, wake, cid) then return id end
+    if not head or string.sub(head, -1) ~= 'l' then return head end
+    local cid = string.match(head, '^[^:]*')
+    if cid == live or ds_listening(pub, wake, cid) then return head end
     ds_calls('HDEL', v, dsq_forget(q, d, cid, deaf_before, pub, wake, live))
     deaf_before = true
+    head = redis.call('LINDEX', q, 0)
   end
-  return redis.call('LINDEX', q, 0)
+  return head
 end
 
 -- Nobody leads any more: wake the head candidate (dsq_wake) and tell the
@@ -64,8 +65,10 @@ end
 -- too, the third wakes it: campaign.lua). Observers are told. A head whose id
 -- says nothing of its campaign is woken instead (el_vacant).
 local function el_handon(h, q, d, v, fence, last, lastms, wake, pub, hl, obs, now, live)
-  el_head(q, d, v, wake, pub, live)
   local three = redis.call('LRANGE', q, 0, 2)
+  if el_head(q, d, v, wake, pub, live, three[1] or false) ~= (three[1] or false) then
+    three = redis.call('LRANGE', q, 0, 2)
+  end
   local id = three[1]
   local owner, acq, mode, lease
   if id then owner, acq, mode, lease = string.match(id, '^(.*):([^:]+):([we])(%d+)l?$') end
