@@ -4,14 +4,15 @@
 -- over (el_head, queue.lua).
 -- KEYS[1] H  KEYS[2] Q  KEYS[3] D (see queue.lua)  KEYS[4] the term counter (Core.FenceKey)
 -- KEYS[5] the finished campaigns  KEYS[6] the last term (Observe's
--- "nobody leads" state: the term counter is shared by many names)
+-- "nobody leads" state: the term counter is shared by many names), which
+-- expires ARGV[10] ms after the leader's lease, extended with it
 -- KEYS[7] V: a queued candidate's value, for a resignation that grants it
 -- the leadership (queue.lua)
 -- ARGV[1] owner  ARGV[2] lease ms  ARGV[3] candidate id ('' on the first
 -- attempt, which queues nobody)  ARGV[4] candidate window ms
 -- ARGV[5] acquisition id  ARGV[6] mode
 -- ARGV[7] value  ARGV[8] the change channel  ARGV[9] publish command
--- ARGV[10] ms to remember the last term  ARGV[11] the wake-up channel
+-- ARGV[10] ms to remember the last term after the leadership ends  ARGV[11] the wake-up channel
 -- ARGV[12] the hand-off lease ms
 -- Reply: {term, 1} when it leads, or led already (a repeated attempt: its
 --        lease is renewed from now);
@@ -24,6 +25,7 @@ if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
   if ds_finished(KEYS[5], ARGV[5]) then return {-2, 0} end
   local n = ds_enter(KEYS[1], ARGV[1], ARGV[5], ARGV[6], ARGV[2], now, true)
   ds_extend(KEYS[1], ARGV[2])
+  redis.call('PEXPIRE', KEYS[6], tonumber(ARGV[2]) + tonumber(ARGV[10]))
   return {tonumber(redis.call('HGET', KEYS[1], '#t')), n}
 end
 local head = redis.call('LINDEX', KEYS[2], 0)
@@ -44,7 +46,7 @@ if vacant and (not head or head == ARGV[3]) then
     '#v', ARGV[7], '#s', ds_int(now))
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   redis.call('HSET', KEYS[6], 't', s) -- a hash: the ACL recipe has HGET, not GET
-  redis.call('PEXPIRE', KEYS[6], ARGV[10])
+  redis.call('PEXPIRE', KEYS[6], tonumber(ARGV[2]) + tonumber(ARGV[10]))
   redis.call(ARGV[9], ARGV[8], 'c')
   return {term, 1}
 end

@@ -80,7 +80,7 @@ type Election struct {
 	cands string // candidate ids, head first
 	wins  string // candidate id -> end of its wait window
 	fence string // the term counter: the fencing counter of the name's slot
-	last  string // the last leader's term, for an hour (campaign.lua)
+	last  string // the last leader's term, kept lastTermMs after its lease (campaign.lua)
 	vals  string // queued candidates' values, for a grant (queue.lua)
 	done  string // the finished campaigns
 	wake  string // wake-ups, addressed to the head candidate
@@ -97,8 +97,9 @@ type State struct {
 	// Term is the leader's term, its fencing token. When nobody leads,
 	// Observe gives the term of the leader that ended last (the
 	// election's last term, whether or not this observer was given that
-	// leader; 0 when nobody ever led), so that states come in term order;
-	// Leader gives 0.
+	// leader, for a minute after that leadership ended; later, the last
+	// term this observer was given, or 0), so that states come in term
+	// order; Leader gives 0.
 	Term int64
 	// Since is when the leader was elected, by the server's clock; zero
 	// when nobody leads.
@@ -594,8 +595,8 @@ func (e *Election) observe(ctx, jctx context.Context, out chan<- State) {
 		}
 		backoff.Reset()
 		if !st.Leader && st.Term < last.Term {
-			// The last term was forgotten (an hour after it began): nobody leads
-			// since the last leader this observer read.
+			// The last term was forgotten (a minute after that leadership
+			// ended): nobody leads since the last leader this observer read.
 			st.Term = last.Term
 		}
 		// An older state (a replica promoted without the newest writes) is
@@ -691,10 +692,12 @@ func (h *candidate) Keys(dst []string, _ string) []string {
 }
 
 // lastTermMs is how long an election remembers its last leader's term
-// after that leader was elected, for Observe's "nobody leads" state (the
-// term counter is shared by every name of a slot): an hour, in ms. An
-// observer that reads the state later falls back to the last term it read.
-const lastTermMs = "3600000"
+// after that leadership ended (its lease, extended with it), for Observe's
+// "nobody leads" state (the term counter is shared by every name of a
+// slot): a minute, in ms, so that a name nobody leads any more leaves
+// nothing behind for long. An observer that reads the state later falls
+// back to the last term it read (0 when none).
+const lastTermMs = "60000"
 
 func (h *candidate) Release(ctx context.Context, owner, id string, life time.Duration) (int64, error) {
 	e := h.e
@@ -717,5 +720,5 @@ func (h *candidate) Renewal(owner string) core.Renewal {
 		default:
 		}
 	}
-	return core.Renewal{Script: renewScript, Keys: []string{h.e.key}, Args: []string{owner, core.Ms(h.e.lease())}}
+	return core.Renewal{Script: renewScript, Keys: []string{h.e.key, h.e.last}, Args: []string{owner, core.Ms(h.e.lease()), lastTermMs}}
 }

@@ -694,6 +694,44 @@ func TestTwoVanishedHeadCandidates(t *testing.T) {
 	leadsDeposed(t, e, w, "next")
 }
 
+// The election's last term (Observe's "nobody leads" state) outlives the
+// leader's lease by a minute, extended with it at each renewal, and is kept
+// a minute once the leadership ends: a name nobody leads any more leaves
+// nothing behind for long. Before, it was kept an hour after each grant
+// (and forgotten during a leadership longer than that).
+func TestLastTermKeptAMinuteAfterTheLeadership(t *testing.T) {
+	t.Parallel()
+	const lease = time.Second // renewed every 333 ms
+	const minute = int64(60_000)
+	c := dstest.Client(t)
+	e, err := c.Election(dstest.Name(t), election.WithLease(lease))
+	require.NoError(t, err)
+	ctx := context.Background()
+	rc := c.Rueidis()
+	pttl := func(key string) int64 {
+		ms, err := rc.Do(ctx, rc.B().Pttl().Key(key).Build()).AsInt64()
+		require.NoError(t, err)
+		return ms
+	}
+	l, _, err := e.Campaign(ctx, "leader")
+	require.NoError(t, err)
+	// Three leases later, renewed all along, the last term still ends a
+	// minute after the lease (a minute after the grant's, it would end
+	// in 58 s).
+	time.Sleep(3 * lease)
+	require.NoError(t, l.Err(), "renewed")
+	got := pttl(e.Key() + ":last")
+	assert.Greater(t, got, minute-lease.Milliseconds()/2, "the last term's expiry follows the renewals")
+	assert.LessOrEqual(t, got, minute+lease.Milliseconds())
+	require.NoError(t, e.Resign(l))
+	got = pttl(e.Key() + ":last")
+	assert.Positive(t, got, "kept after the leadership ended")
+	assert.LessOrEqual(t, got, minute, "kept a minute")
+	st := <-e.Observe(ctx)
+	assert.False(t, st.Leader)
+	assert.Positive(t, st.Term, "nobody leads, after the last term")
+}
+
 // presenceOf is the channel on which c's candidates of e listen while they
 // wait, beside the wake-up channel: nothing is published there.
 func presenceOf(e *election.Election, c *distsync.Client) string {

@@ -57,7 +57,8 @@ end
 -- passed over; live as there), as the fair lock's release does
 -- (fl_handon): a new hold for its campaign with a fresh term from the
 -- counter fence, the value it campaigns with (from V), a lease of at most
--- hl ms until its Client renews it, the last term (last, kept lastms), and
+-- hl ms until its Client renews it, the last term (last, kept lastms after
+-- that lease; lastms when nobody is granted it), and
 -- 'g:<id> <acquisition id> <term> <now> <next>' on wake: it leads when the
 -- message arrives, and the two candidates after it (dsq_next), nudged,
 -- bound their sleep by hl in case the head vanished (its grant then lapses
@@ -65,6 +66,7 @@ end
 -- too, the third wakes it: campaign.lua). Observers are told. A head whose id
 -- says nothing of its campaign is woken instead (el_vacant).
 local function el_handon(h, q, d, v, fence, last, lastms, wake, pub, hl, obs, now, live)
+  redis.call('PEXPIRE', last, lastms) -- the leadership ended: briefly, unless granted below
   local three = redis.call('LRANGE', q, 0, 2)
   if el_head(q, d, v, wake, pub, live, three[1] or false) ~= (three[1] or false) then
     three = redis.call('LRANGE', q, 0, 2)
@@ -82,7 +84,7 @@ local function el_handon(h, q, d, v, fence, last, lastms, wake, pub, hl, obs, no
     '#v', value, '#s', ds_int(now))
   redis.call('PEXPIRE', h, ds_int(ttl))
   redis.call('HSET', last, 't', s)
-  redis.call('PEXPIRE', last, lastms)
+  redis.call('PEXPIRE', last, ds_int(ttl + tonumber(lastms)))
   redis.call(pub, wake, 'g:' .. id .. ' ' .. acq .. ' ' .. s .. ' ' .. ds_int(now) .. ' ' .. dsq_next(three))
   redis.call(pub, obs, 'c')
 end

@@ -1,7 +1,8 @@
 -- Who leads (Leader, Observe). Changes nothing.
 -- KEYS[1] H  KEYS[2] the last term (campaign.lua)
 -- Reply: {'1', term, value, since ms, ms left of the lease} while someone
---        leads; {'0', the last leader's term ('0': none, or forgotten)}
+--        leads; {'0', the last leader's term ('0': none, or forgotten a
+--        minute after that leadership ended)}
 --        when nobody does.
 ds_kind(KEYS[1], 'election')
 local f = redis.call('HMGET', KEYS[1], '#t', '#v', '#s')
