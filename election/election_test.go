@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/distsync/distsync/internal/acquire"
 	"github.com/distsync/distsync/internal/dstest"
 	"github.com/distsync/distsync/internal/redistest"
+	"github.com/distsync/distsync/watchdog"
 )
 
 func TestMain(m *testing.M) {
@@ -730,6 +732,68 @@ func TestLastTermKeptAMinuteAfterTheLeadership(t *testing.T) {
 	st := <-e.Observe(ctx)
 	assert.False(t, st.Leader)
 	assert.Positive(t, st.Term, "nobody leads, after the last term")
+}
+
+// A live candidate whose presence subscription ends while it waits (here
+// the server closes it: its user loses that channel, as a dropped
+// connection would end it) is passed over by a resignation in the meantime
+// and forgotten, and the candidate behind it leads; once its Client has
+// subscribed again it is woken, tries, and queues anew. With the leader's
+// lease of an hour, its own timer would wake it only then.
+func TestCandidatePassedOverWhileResubscribingQueuesAgain(t *testing.T) {
+	s := redistest.Shared(t)
+	redistest.RequireReal(t, s, "ACL users: the embedded server has none")
+	ctx := context.Background()
+	user, acl := dstest.ACLUser(t, s, "presence")
+	hour := func(o *distsync.Options) { o.Watchdog.Lease = time.Hour }
+	lc, bc := dstest.Client(t, hour), dstest.Client(t, hour)
+	// The candidate's Client, as the user, through the fault layer: a hook
+	// tells when its attempts ran on the server.
+	opt := s.ClientOption()
+	opt.Username, opt.Password = user, "pw"
+	rc, err := rueidis.NewClient(opt)
+	require.NoError(t, err)
+	f := dstest.NewFaulty(rc)
+	wc, err := distsync.FromClient(f, distsync.Options{Watchdog: watchdog.Config{Lease: time.Hour}})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		wc.Close()
+		rc.Close()
+	})
+	name := dstest.Name(t)
+	e, eb, ew := newElection(t, lc, name), newElection(t, bc, name), newElection(t, wc, name)
+	l, _, err := e.Campaign(ctx, "leader")
+	require.NoError(t, err)
+	w := campaign(ew, ctx, "w")
+	dstest.AwaitCandidates(t, e, 1)
+	b := campaign(eb, ctx, "b")
+	dstest.AwaitCandidates(t, e, 2)
+	require.Equal(t, int64(1), dstest.Listeners(t, lc, presenceOf(e, wc)))
+
+	// The server closes the candidate's subscriptions; it may take back the
+	// election's own channels, not its presence. Back on the wake-up
+	// channel, the candidate tries once (still queued, in its place).
+	ran := make(chan struct{}, 8)
+	f.Inject(&dstest.Rule{Match: dstest.Script("A candidate's attempt to lead"), Fault: dstest.Hook, Then: func() { ran <- struct{}{} }})
+	acl("resetchannels", "&"+e.Key()+":wake", "&"+e.Key()+":obs")
+	dstest.WaitUnsubscribed(t, lc, presenceOf(e, wc))
+	select {
+	case <-ran:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the candidate did not try again once back on the wake-up channel")
+	}
+	f.Clear()
+	require.NoError(t, e.Resign(l))
+	lb := dstest.Elected(t, b, 20*time.Second, "the candidate behind the one passed over")
+	n, err := e.Candidates(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n, "the candidate, its presence gone, is passed over and forgotten")
+
+	acl("allchannels") // the Client subscribes again and wakes its candidate
+	dstest.AwaitCandidates(t, e, 1)
+	require.NoError(t, eb.Resign(lb.Lead))
+	lw := dstest.Elected(t, w, 20*time.Second, "the candidate queued again")
+	require.NoError(t, ew.Resign(lw.Lead))
 }
 
 // presenceOf is the channel on which c's candidates of e listen while they

@@ -631,13 +631,7 @@ func TestWaiterPassedOverWhileResubscribingAcquires(t *testing.T) {
 	redistest.RequireReal(t, s, "ACL users: the embedded server has none")
 	admin := s.Client(t)
 	ctx := context.Background()
-	user := "passover" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	acl := func(rules ...string) {
-		t.Helper()
-		require.NoError(t, admin.Do(ctx, admin.B().Arbitrary(append([]string{"ACL", "SETUSER", user}, rules...)...).Build()).Error())
-	}
-	acl("on", ">pw", "allkeys", "allchannels", "+@all")
-	t.Cleanup(func() { admin.Do(ctx, admin.B().AclDeluser().Username(user).Build()) })
+	user, acl := dstest.ACLUser(t, s, "passover")
 	holder := dstest.Client(t)
 	wc := dstest.Client(t, func(o *distsync.Options) { o.Username, o.Password = user, "pw" })
 	name := dstest.Name(t)

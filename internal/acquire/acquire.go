@@ -72,7 +72,8 @@ type Wait struct {
 	// or neither), and registers only then, so that a release may ask the
 	// server whether the waiter's Client still listens (core/lib.lua,
 	// ds_listening) and pass over the waiters of a process that died
-	// (Lock.Presence).
+	// (Lock.Presence). When its subscription comes back after a reconnect,
+	// the waiter tries again: it may have been passed over meanwhile.
 	Presence string
 	// att, set by attempt.hold in place of Leave and Handed, is the
 	// attempt whose leave and handed they are: no closure to allocate for
@@ -305,7 +306,7 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 		if timer == nil {
 			timer = time.NewTimer(time.Hour)
 		}
-		if err := sleepFor(ctx, w, sub, timer, sleep); err != nil {
+		if err := sleepFor(ctx, w, sub, here, timer, sleep); err != nil {
 			if errors.Is(err, errHanded) {
 				return nil
 			}
@@ -335,7 +336,7 @@ var errHanded = errors.New("handed")
 // the waiter takes (w.Handed) ends it with errHanded; a nudge bounds the
 // rest of the sleep by w.Bound; a signal that says nothing (Take took its
 // news already) is ignored.
-func sleepFor(ctx context.Context, w Wait, sub core.Subscription, timer *time.Timer, sleep time.Duration) error {
+func sleepFor(ctx context.Context, w Wait, sub, here core.Subscription, timer *time.Timer, sleep time.Duration) error {
 	if !timer.Stop() {
 		select {
 		case <-timer.C:
@@ -344,9 +345,12 @@ func sleepFor(ctx context.Context, w Wait, sub core.Subscription, timer *time.Ti
 	}
 	timer.Reset(sleep)
 	end := time.Now().Add(sleep)
-	var notified, closed <-chan struct{}
+	var notified, closed, rejoined <-chan struct{}
 	if sub != nil {
 		notified, closed = sub.C(), sub.Done()
+	}
+	if here != nil {
+		rejoined = here.C()
 	}
 	for {
 		select {
@@ -376,6 +380,13 @@ func sleepFor(ctx context.Context, w Wait, sub core.Subscription, timer *time.Ti
 				}
 				continue
 			}
+			stats.Notified.Add(1)
+		case <-rejoined:
+			// Nothing is published on Presence: its subscription came back
+			// after a reconnect, and a release may have passed over this
+			// waiter meanwhile, when its Client seemed dead. Try again,
+			// which registers it anew if so.
+			here.Take()
 			stats.Notified.Add(1)
 		case <-timer.C:
 			stats.Timer.Add(1)

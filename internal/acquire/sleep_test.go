@@ -29,7 +29,39 @@ func TestStaleSignalDoesNotEndSleep(t *testing.T) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	notified, timed := stats.Notified.Load(), stats.Timer.Load()
-	require.NoError(t, sleepFor(context.Background(), Wait{}, sub, timer, 20*time.Millisecond))
+	require.NoError(t, sleepFor(context.Background(), Wait{}, sub, nil, timer, 20*time.Millisecond))
 	assert.Equal(t, notified, stats.Notified.Load(), "not woken by the stale signal")
 	assert.Equal(t, timed+1, stats.Timer.Load(), "the sleep ran to its end")
+}
+
+// rejoined is a subscription of Presence that came back after a reconnect:
+// the notifier woke it.
+type rejoined struct {
+	c     chan struct{}
+	taken *bool
+}
+
+func (s rejoined) C() <-chan struct{} { return s.c }
+func (s rejoined) Take() (grant string, woken, nudged bool) {
+	*s.taken = true
+	return "", true, false
+}
+func (s rejoined) Done() <-chan struct{} { return nil }
+func (s rejoined) Close()                {}
+
+// A waiter whose Presence subscription comes back after a reconnect tries
+// again at once: a release may have passed over it while its Client seemed
+// dead, and the attempt registers it anew. Without it, it would sleep until
+// its retry time (here an hour).
+func TestPresenceBackEndsSleep(t *testing.T) {
+	var taken bool
+	here := rejoined{c: make(chan struct{}, 1), taken: &taken}
+	here.c <- struct{}{}
+	sub := stale{c: make(chan struct{}, 1)}
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	notified := stats.Notified.Load()
+	require.NoError(t, sleepFor(context.Background(), Wait{}, sub, here, timer, time.Hour))
+	assert.True(t, taken, "the wake-up taken")
+	assert.Equal(t, notified+1, stats.Notified.Load(), "woken to try again")
 }
