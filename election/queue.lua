@@ -66,7 +66,6 @@ end
 -- too, the third wakes it: campaign.lua). Observers are told. A head whose id
 -- says nothing of its campaign is woken instead (el_vacant).
 local function el_handon(h, q, d, v, fence, last, lastms, wake, pub, hl, obs, now, live)
-  redis.call('PEXPIRE', last, lastms) -- the leadership ended: briefly, unless granted below
   local three = redis.call('LRANGE', q, 0, 2)
   if el_head(q, d, v, wake, pub, live, three[1] or false) ~= (three[1] or false) then
     three = redis.call('LRANGE', q, 0, 2)
@@ -74,7 +73,10 @@ local function el_handon(h, q, d, v, fence, last, lastms, wake, pub, hl, obs, no
   local id = three[1]
   local owner, acq, mode, lease
   if id then owner, acq, mode, lease = string.match(id, '^(.*):([^:]+):([we])(%d+)l?$') end
-  if not owner then return el_vacant(q, d, wake, pub, hl, obs) end
+  if not owner then
+    redis.call('PEXPIRE', last, lastms) -- nobody leads: the last term is kept briefly
+    return el_vacant(q, d, wake, pub, hl, obs)
+  end
   dsq_granted(q, d, id, now)
   local value = redis.call('HGET', v, id) or ''
   redis.call('HDEL', v, id)
