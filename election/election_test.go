@@ -749,17 +749,7 @@ func TestCandidatePassedOverWhileResubscribingQueuesAgain(t *testing.T) {
 	lc, bc := dstest.Client(t, hour), dstest.Client(t, hour)
 	// The candidate's Client, as the user, through the fault layer: a hook
 	// tells when its attempts ran on the server.
-	opt := s.ClientOption()
-	opt.Username, opt.Password = user, "pw"
-	rc, err := rueidis.NewClient(opt)
-	require.NoError(t, err)
-	f := dstest.NewFaulty(rc)
-	wc, err := distsync.FromClient(f, distsync.Options{Watchdog: watchdog.Config{Lease: time.Hour}})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		wc.Close()
-		rc.Close()
-	})
+	wc, f := userClient(t, s, user)
 	name := dstest.Name(t)
 	e, eb, ew := newElection(t, lc, name), newElection(t, bc, name), newElection(t, wc, name)
 	l, _, err := e.Campaign(ctx, "leader")
@@ -794,6 +784,91 @@ func TestCandidatePassedOverWhileResubscribingQueuesAgain(t *testing.T) {
 	require.NoError(t, eb.Resign(lb.Lead))
 	lw := dstest.Elected(t, w, 20*time.Second, "the candidate queued again")
 	require.NoError(t, ew.Resign(lw.Lead))
+}
+
+// userClient is a Client of server s as user (dstest.ACLUser), through the
+// fault layer, with a watchdog lease of an hour.
+func userClient(t *testing.T, s *redistest.Server, user string) (*distsync.Client, *dstest.Faulty) {
+	t.Helper()
+	opt := s.ClientOption()
+	opt.Username, opt.Password = user, "pw"
+	rc, err := rueidis.NewClient(opt)
+	require.NoError(t, err)
+	f := dstest.NewFaulty(rc)
+	c, err := distsync.FromClient(f, distsync.Options{Watchdog: watchdog.Config{Lease: time.Hour}})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		c.Close()
+		rc.Close()
+	})
+	return c, f
+}
+
+// A candidate that gives up while a resignation grants it the leadership
+// (its context ends right after the server applied the resignation) gives
+// the grant back, by its leave or, when it took the grant first, by a
+// resignation, and that hands the leadership on past the dead candidate
+// behind it to the live one, under a lost request, a lost reply and a late
+// reply of that give-back: it is sent again or waited for, and the live
+// candidate leads once. With the hand-off lease of an hour, only that
+// passing over elects it within the guard.
+func TestGivenBackGrantPassesOverUnderFaults(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	for _, fc := range []struct {
+		name  string
+		fault dstest.Fault
+	}{{"lost request", dstest.LoseRequest}, {"lost reply", dstest.LoseReply}, {"late reply", dstest.LateReply}} {
+		t.Run(fc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			lc, lf := dstest.FaultyClient(t, s, time.Hour)
+			wc, wf := dstest.FaultyClient(t, s, time.Hour)
+			hour := func(o *distsync.Options) { o.Watchdog.Lease = time.Hour }
+			bc, gc := dstest.Client(t, hour), dstest.Client(t, hour)
+			name := dstest.Name(t)
+			e, eb, eg, ew := newElection(t, lc, name), newElection(t, bc, name), newElection(t, gc, name), newElection(t, wc, name)
+			for _, x := range []*election.Election{e, eb, eg, ew} {
+				election.Tune(x, time.Hour)
+			}
+			l, _, err := e.Campaign(ctx, "leader")
+			require.NoError(t, err)
+			wctx, giveUp := context.WithCancel(ctx)
+			defer giveUp()
+			w := campaign(ew, wctx, "w")
+			dstest.AwaitCandidates(t, e, 1)
+			ghost := campaign(eg, ctx, "ghost")
+			dstest.AwaitCandidates(t, e, 2)
+			b := campaign(eb, ctx, "b")
+			dstest.AwaitCandidates(t, e, 3)
+			dstest.Crash(gc) // the candidate after w dies
+			require.ErrorIs(t, (<-ghost).Err, distsync.ErrClosed)
+			dstest.WaitUnsubscribed(t, bc, presenceOf(e, gc))
+
+			giveBack := []func([]string) bool{dstest.Script("A candidate gives up"), dstest.Script("The leader resigns")}
+			rule := &dstest.Rule{Match: func(cmd []string) bool { return giveBack[0](cmd) || giveBack[1](cmd) }, Fault: fc.fault, Delay: 300 * time.Millisecond, Times: 1}
+			wf.Inject(rule)
+			lf.Inject(&dstest.Rule{Match: giveBack[1], Fault: dstest.Hook, Times: 1, Then: giveUp})
+			require.NoError(t, e.Resign(l)) // grants w, who gives up meanwhile
+			if c := <-w; c.Err == nil {
+				// w took the grant before it gave up: the leadership, whose
+				// parent ended, ends and is given back by a resignation.
+				<-c.Lead.Done()
+			} else {
+				require.ErrorIs(t, c.Err, context.Canceled)
+			}
+			lb := dstest.Elected(t, b, 20*time.Second, "the live candidate past the dead one")
+			require.Equal(t, 1, rule.Hits(), "the give-back met its fault")
+			st, err := e.Leader(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, "b", st.Value)
+			assert.Equal(t, lb.Term, st.Term, "led once, by that give-back")
+			n, err := e.Candidates(ctx)
+			require.NoError(t, err)
+			assert.Zero(t, n, "the dead candidate is forgotten")
+			require.NoError(t, eb.Resign(lb.Lead))
+		})
+	}
 }
 
 // presenceOf is the channel on which c's candidates of e listen while they
