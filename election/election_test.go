@@ -880,7 +880,9 @@ func presenceOf(e *election.Election, c *distsync.Client) string {
 // Head candidates whose process died (their connections closed, and the
 // server closed their subscriptions) are passed over and forgotten, with
 // every candidate of their Clients, by the resignation, a deposition
-// (ForceResign) or the first campaign attempt that finds nobody leading, and
+// (ForceResign), the first campaign attempt that finds nobody leading, or
+// the head candidate giving up while nobody leads (leave: here a candidate
+// of no process; before, it woke the next candidate only, dead or not), and
 // the live candidate behind them leads. With the hand-off lease of an hour,
 // only that passing over elects it within the guard: a grant or wake-up to
 // a dead head would lapse after an hour. From the second dead Client on,
@@ -892,13 +894,16 @@ func TestDeadCandidatesArePassedOver(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
 		dead, clients int
-		how           string // resign, force (ForceResign from another Client) or lapse (the leader's process dies)
+		how           string // resign, force (ForceResign from another Client), lapse (the leader's process dies) or leave
 	}{
 		{"resign/3 of a Client", 3, 1, "resign"},
 		{"resign/70 of 70 Clients", 70, 70, "resign"},
 		{"force/70 of 70 Clients", 70, 70, "force"},
 		{"lapse/3 of a Client", 3, 1, "lapse"},
 		{"lapse/70 of 70 Clients", 70, 70, "lapse"},
+		{"leave/none", 0, 0, "leave"},
+		{"leave/3 of a Client", 3, 1, "leave"},
+		{"leave/70 of 70 Clients", 70, 70, "leave"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -913,16 +918,27 @@ func deadCandidatesPassedOver(t *testing.T, dead, clients int, how string) {
 	if how == "lapse" {
 		lease = time.Second
 	}
-	leader := dstest.Client(t, func(o *distsync.Options) { o.Watchdog.Lease = lease })
-	other := dstest.Client(t)
+	// Long windows: a campaign attempt that finds nobody leading passes over
+	// dead heads too, and a candidate makes one half a window after its last.
+	long := func(o *distsync.Options) { o.WaiterWindow = 10 * time.Minute }
+	leader := dstest.Client(t, long, func(o *distsync.Options) { o.Watchdog.Lease = lease })
+	other := dstest.Client(t, long)
 	e := newElection(t, leader, name)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	l, _, err := e.Campaign(ctx, "leader")
-	require.NoError(t, err)
+	var l context.Context
+	ahead := 0 // candidates queued ahead of the dead ones
+	if how == "leave" {
+		queueGhost(t, other, e, 10*time.Minute)
+		ahead = 1
+	} else {
+		var err error
+		l, _, err = e.Campaign(ctx, "leader")
+		require.NoError(t, err)
+	}
 	crashed, ces := make([]*distsync.Client, clients), make([]*election.Election, clients)
 	for i := range crashed {
-		crashed[i] = dstest.Client(t)
+		crashed[i] = dstest.Client(t, long)
 		ces[i] = newElection(t, crashed[i], name)
 		election.Tune(ces[i], time.Hour)
 	}
@@ -930,17 +946,19 @@ func deadCandidatesPassedOver(t *testing.T, dead, clients int, how string) {
 	ghosts := make([]<-chan dstest.Campaign, dead)
 	for i := range dead {
 		ghosts[i] = campaign(ces[i%clients], ctx, "ghost")
-		dstest.AwaitCandidates(t, e, i+1) // queued in this order
+		dstest.AwaitCandidates(t, e, ahead+i+1) // queued in this order
 	}
 	eo := newElection(t, other, name)
 	election.Tune(eo, time.Hour)
 	next := campaign(eo, ctx, "next")
-	dstest.AwaitCandidates(t, e, dead+1)
-	el := newElection(t, dstest.Client(t), name) // a live candidate behind, who stays queued
+	dstest.AwaitCandidates(t, e, ahead+dead+1)
+	el := newElection(t, dstest.Client(t, long), name) // a live candidate behind, who stays queued
 	election.Tune(el, time.Hour)
 	last := campaign(el, ctx, "last")
-	dstest.AwaitCandidates(t, e, dead+2)
-	require.Equal(t, int64(1), dstest.Listeners(t, other, presenceOf(e, crashed[0])), "the dead candidates' Client listened")
+	dstest.AwaitCandidates(t, e, ahead+dead+2)
+	if clients > 0 {
+		require.Equal(t, int64(1), dstest.Listeners(t, other, presenceOf(e, crashed[0])), "the dead candidates' Client listened")
+	}
 	for _, c := range crashed {
 		dstest.Crash(c)
 	}
@@ -952,6 +970,8 @@ func deadCandidatesPassedOver(t *testing.T, dead, clients int, how string) {
 	}
 
 	switch how {
+	case "leave":
+		require.NoError(t, election.Leave(ctx, e, ghostCandidate))
 	case "lapse":
 		dstest.Crash(leader) // its leadership lapses within a second
 	case "force":
@@ -971,6 +991,15 @@ func deadCandidatesPassedOver(t *testing.T, dead, clients int, how string) {
 	assert.Equal(t, int64(1), vals, "only the live candidate's value is kept")
 	leadsDeposed(t, eo, w, "next")
 	leadsDeposed(t, el, dstest.Elected(t, last, 20*time.Second, "the live candidate behind"), "last")
+}
+
+// ghostCandidate is the candidate of no process that queueGhost queues.
+const ghostCandidate = "ghost:1"
+
+// queueGhost queues ghostCandidate in e at the tail, with a window of d.
+func queueGhost(t *testing.T, c *distsync.Client, e *election.Election, d time.Duration) {
+	t.Helper()
+	dstest.QueueGhost(t, c, e.Key()+":cands", e.Key()+":wins", ghostCandidate, d, false)
 }
 
 // leadsDeposed checks that campaign w, with value, leads e, then deposes it.

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -358,30 +357,42 @@ func channelOf(f *fairlock.FairLock, c *distsync.Client) string {
 // at once): from the second Client found dead on, the waiters of every
 // Client that no longer listens go at once (dsq_forget, ds_deaf), where one
 // Client a turn would stop in the same way.
+//
+// The head of the queue of a free lock that gives up (leave) hands the
+// lock on in the same way (fl_handon), as a release does: before, it woke
+// the next waiter only, dead or not, and with the dead waiters' windows of
+// 10 minutes the live one behind them waited for those to end.
 func TestDeadWaitersArePassedOver(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name       string
-		n, clients int // dead waiters, and their Clients
-	}{{"2", 2, 1}, {"70", 70, 1}, {"70 of 70 Clients", 70, 70}} {
+		n, clients int    // dead waiters, and their Clients
+		how        string // release, or leave (the head of a free lock gives up)
+	}{
+		{"2", 2, 1, "release"}, {"70", 70, 1, "release"}, {"70 of 70 Clients", 70, 70, "release"},
+		{"leave/none", 0, 0, "leave"}, {"leave/3", 3, 1, "leave"}, {"leave/70 of 70 Clients", 70, 70, "leave"},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			deadWaitersPassedOver(t, tc.n, tc.clients)
+			deadWaitersPassedOver(t, tc.n, tc.clients, tc.how)
 		})
 	}
 }
 
 // deadWaitersPassedOver is TestDeadWaitersArePassedOver with dead waiters,
 // waiter i of Client i % clients, and two live waiters behind them: the
-// first is granted the lock by the release, the second stays queued, with
-// the queue's expiry, and is granted it by the first's release.
-func deadWaitersPassedOver(t *testing.T, dead, clients int) {
-	holder, other := dstest.Client(t), dstest.Client(t)
+// first is granted the lock by the release (or the leave of the head ahead
+// of them all, a waiter of no process, while the lock is free), the second
+// stays queued, with the queue's expiry, and is granted it by the first's
+// release. Every waiter's window is 10 minutes.
+func deadWaitersPassedOver(t *testing.T, dead, clients int, how string) {
+	long := func(o *distsync.Options) { o.WaiterWindow = 10 * time.Minute }
+	holder, other := dstest.Client(t, long), dstest.Client(t, long)
 	name := dstest.Name(t)
 	f, fo := newFair(t, holder, name), newFair(t, other, name)
 	crashed, fds := make([]*distsync.Client, clients), make([]*fairlock.FairLock, clients)
 	for i := range crashed {
-		crashed[i] = dstest.Client(t)
+		crashed[i] = dstest.Client(t, long)
 		fds[i] = newFair(t, crashed[i], name)
 	}
 	for _, x := range append([]*fairlock.FairLock{f, fo}, fds...) {
@@ -389,22 +400,32 @@ func deadWaitersPassedOver(t *testing.T, dead, clients int) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	held, err := f.TryLock(ctx, 0, time.Hour)
-	require.NoError(t, err)
+	var held context.Context
+	ahead := 0 // queued ahead of the dead waiters
+	if how == "leave" {
+		queueGhost(t, other, fo, 10*time.Minute)
+		ahead = 1
+	} else {
+		var err error
+		held, err = f.TryLock(ctx, 0, time.Hour)
+		require.NoError(t, err)
+	}
 	vanished := make(chan error, dead)
 	for i := range dead {
 		go func() {
 			_, err := fds[i%clients].TryLock(ctx, distsync.Forever, time.Hour)
 			vanished <- err
 		}()
-		waitForQueue(t, f, i+1) // queued in this order
+		waitForQueue(t, f, ahead+i+1) // queued in this order
 	}
-	got := lockQueued(t, fo, dead+1)
-	fl := newFair(t, dstest.Client(t), name) // a live waiter behind, who stays queued
+	got := lockQueued(t, fo, ahead+dead+1)
+	fl := newFair(t, dstest.Client(t, long), name) // a live waiter behind, who stays queued
 	fairlock.Tune(fl, time.Hour)
-	gotLast := lockQueued(t, fl, dead+2)
-	last := queue(t, other, fo)[dead+1]
-	require.Equal(t, int64(1), dstest.Listeners(t, holder, channelOf(f, crashed[0])), "the dead waiters' Client listened")
+	gotLast := lockQueued(t, fl, ahead+dead+2)
+	last := queue(t, other, fo)[ahead+dead+1]
+	if clients > 0 {
+		require.Equal(t, int64(1), dstest.Listeners(t, holder, channelOf(f, crashed[0])), "the dead waiters' Client listened")
+	}
 	for _, c := range crashed {
 		dstest.Crash(c)
 	}
@@ -415,7 +436,11 @@ func deadWaitersPassedOver(t *testing.T, dead, clients int) {
 		dstest.WaitUnsubscribed(t, holder, channelOf(f, c))
 	}
 
-	require.NoError(t, f.Unlock(held))
+	if how == "leave" {
+		require.NoError(t, fo.Leave(ctx, queue(t, other, fo)[0]))
+	} else {
+		require.NoError(t, f.Unlock(held))
+	}
 	var h context.Context
 	select {
 	case h = <-got:
@@ -608,23 +633,7 @@ func queueGhost(t *testing.T, c *distsync.Client, f *fairlock.FairLock, d time.D
 // of the queue or, with head, ahead of every waiter.
 func pushGhost(t *testing.T, c *distsync.Client, f *fairlock.FairLock, id string, d time.Duration, head bool) {
 	t.Helper()
-	rc := c.Rueidis()
-	ctx := context.Background()
-	now, err := rc.Do(ctx, rc.B().Time().Build()).AsStrSlice()
-	require.NoError(t, err)
-	sec, err := strconv.ParseInt(now[0], 10, 64)
-	require.NoError(t, err)
-	deadline := float64(sec*1000 + d.Milliseconds())
-	push := rc.B().Rpush().Key(f.Key() + ":queue").Element(id).Build()
-	if head {
-		push = rc.B().Lpush().Key(f.Key() + ":queue").Element(id).Build()
-	}
-	for _, cmd := range []rueidis.Completed{
-		rc.B().Zadd().Key(f.Key()+":deadlines").ScoreMember().ScoreMember(deadline, id).Build(),
-		push,
-	} {
-		require.NoError(t, rc.Do(ctx, cmd).Error())
-	}
+	dstest.QueueGhost(t, c, f.Key()+":queue", f.Key()+":deadlines", id, d, head)
 }
 
 // A release grants the lock to the head of the queue: the head holds when

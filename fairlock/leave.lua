@@ -1,6 +1,8 @@
 -- A waiter gives up (its context ended or its wait budget was spent): remove
 -- it from the queue and its window, and if it was the head of the queue and
--- the lock is free, wake the new head. A grant a release handed it
+-- the lock is free, hand the lock on to the new head as a release would
+-- (fl_handon: a head whose process died is passed over). A grant a release
+-- handed it
 -- meanwhile is given back first, as Unlock would (fl_release), and its
 -- acquisition marked finished.
 -- KEYS[1] H  KEYS[2] Q  KEYS[3] D  KEYS[4] the acquisition's finished mark
@@ -12,4 +14,8 @@ local owner, acq = string.match(ARGV[1], '^(.*):([^:]+):[we]%d+l?$')
 if owner and redis.call('HEXISTS', KEYS[1], owner) == 1 then
   fl_release(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], owner, acq, ARGV[5], ARGV[2], ARGV[3], ARGV[4])
 end
-return dsq_leave(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4], true)
+local was, vacant, now = dsq_leave(KEYS[1], KEYS[2], KEYS[3], ARGV[1])
+if vacant then
+  fl_handon(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[2], ARGV[3], ARGV[4], now, string.match(ARGV[1], '^[^:]*'))
+end
+return was

@@ -599,7 +599,7 @@ func electionPassOver(t *testing.T, s *redistest.Server, how string, fc deadCase
 	}
 	next := dstest.CampaignAsync(cand, ctx, "next")
 	waitInspected(t, c, name, fc.ghosts+1)
-	bury(t, c, dead, name, gone, fc.ghosts, ":wins", fc.ended)
+	bury(t, c, dead, name, gone, fc.ghosts, 1, ":wins", fc.ended)
 
 	var w dstest.Campaign
 	switch how {

@@ -815,13 +815,14 @@ func releasePassingOver(t *testing.T, c *distsync.Client, f *dstest.Faulty, name
 }
 
 // bury crashes the Clients dead, whose ghosts waiters on name (their
-// results arrive on gone) are registered ahead of a live one. Then either
+// results arrive on gone) are registered with live waiters of live Clients
+// (one behind them, or more). Then either
 // the server has closed dead's subscriptions, and the dead waiters are
 // still registered; or, with ended, a stand-in listens in the place of each
 // of dead (dstest.StandIn: the server cannot tell) and the dead waiters'
 // registrations, whose ends the kind keeps at its key and the suffix ends,
-// have ended (dstest.EndRegistrations): only the live waiter's lives.
-func bury(t *testing.T, c *distsync.Client, dead []*distsync.Client, name string, gone <-chan error, ghosts int, ends string, ended bool) {
+// have ended (dstest.EndRegistrations): only the live waiters' live.
+func bury(t *testing.T, c *distsync.Client, dead []*distsync.Client, name string, gone <-chan error, ghosts, live int, ends string, ended bool) {
 	t.Helper()
 	info, err := c.Inspect(context.Background(), name)
 	require.NoError(t, err)
@@ -854,10 +855,10 @@ func bury(t *testing.T, c *distsync.Client, dead []*distsync.Client, name string
 	}
 	if ended {
 		dstest.EndRegistrations(t, c, info.Key+ends, ids)
-		waitInspected(t, c, name, 1)
+		waitInspected(t, c, name, live)
 		return
 	}
-	waitInspected(t, c, name, ghosts+1)
+	waitInspected(t, c, name, ghosts+live)
 }
 
 // deadCases are the dead waiters ahead of a live one that the pass-over
@@ -935,7 +936,7 @@ func TestPassOverUnderReleaseFaults(t *testing.T) {
 				got <- w
 			}()
 			waitInspected(t, c, name, ghosts+1)
-			bury(t, c, dead, name, gone, ghosts, endsAt[k.name], fc.ended)
+			bury(t, c, dead, name, gone, ghosts, 1, endsAt[k.name], fc.ended)
 
 			releasePassingOver(t, c, f, name, k.release, fc.name, fault, func() error { return l.Unlock(held) })
 			var w context.Context
@@ -999,7 +1000,7 @@ func TestPermitPassOverUnderReleaseFaults(t *testing.T) {
 				got <- q
 			}()
 			waitInspected(t, c, name, ghosts+1)
-			bury(t, c, dead, name, gone, ghosts, ":pneeds", fc.ended)
+			bury(t, c, dead, name, gone, ghosts, 1, ":pneeds", fc.ended)
 
 			releasePassingOver(t, c, f, name, release, fc.name, fc.fault, func() error { return ps.Release(ctx, p) })
 			var q *semaphore.Permit
@@ -1017,4 +1018,122 @@ func TestPermitPassOverUnderReleaseFaults(t *testing.T) {
 			assert.Equal(t, int64(1), avail, "nothing else holds a permit")
 		})
 	}
+}
+
+// The waiter at the head of a fair lock nobody holds, or the candidate at
+// the head of an election nobody leads (the holder's key vanished, and
+// nobody handed on), gives up: its leave hands on as a release would,
+// passing over the dead waiters behind it to the live one (fl_handon,
+// el_handon), in one script. Under a lost request, a lost reply and a late
+// reply (each of deadCases), the leave is sent again or waited for, the
+// wait returns its context's end, and the live waiter is granted once, by
+// that leave (the Then of the rule finds nobody waiting once the server
+// applied it).
+func TestLeavePassesOverUnderFaults(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	for _, kind := range []string{"fairlock", "election"} {
+		for _, fc := range deadCases() {
+			t.Run(kind+"/"+fc.name, func(t *testing.T) {
+				t.Parallel()
+				leavePassingOver(t, s, kind, fc)
+			})
+		}
+	}
+}
+
+// waited is the outcome of a wait of leavePassingOver.
+type waited struct {
+	ctx  context.Context
+	term int64 // a campaign's
+	err  error
+}
+
+func leavePassingOver(t *testing.T, s *redistest.Server, kind string, fc deadCase) {
+	ctx := context.Background()
+	c, f := faultyClient(t, s, 0)
+	name := dstest.Name(t)
+	// wait starts a waiter of kind on client, waiting until ctx ends, with
+	// an explicit lease of 10 minutes (the fair lock's), or campaigning
+	// with value (the election's).
+	wait := func(client *distsync.Client, ctx context.Context, value string) <-chan waited {
+		ch := make(chan waited, 1)
+		go func() {
+			var w waited
+			if kind == "election" {
+				w.ctx, w.term, w.err = electionOf(t, client, name).Campaign(ctx, value)
+			} else {
+				fl, err := client.FairLock(name)
+				require.NoError(t, err)
+				w.ctx, w.err = fl.TryLock(ctx, distsync.Forever, 10*time.Minute)
+			}
+			ch <- w
+		}()
+		return ch
+	}
+	leave, ends := "A waiter gives up (its context ended or its wait budget was spent): remove", ":deadlines"
+	if kind == "election" {
+		leave, ends = "A candidate gives up", ":wins"
+	}
+
+	held := <-wait(dstest.ClientOn(t, s), ctx, "holder")
+	require.NoError(t, held.err)
+	hctx, giveUp := context.WithCancel(ctx)
+	defer giveUp()
+	head := wait(c, hctx, "head")
+	waitInspected(t, c, name, 1)
+	dead := make([]*distsync.Client, fc.deadCs)
+	for i := range dead {
+		dead[i] = dstest.ClientOn(t, s)
+	}
+	gone := make(chan error, fc.ghosts)
+	for i := range fc.ghosts {
+		go func() { gone <- (<-wait(dead[i%len(dead)], ctx, "ghost")).err }()
+		waitInspected(t, c, name, i+2)
+	}
+	lc := dstest.ClientOn(t, s)
+	live := wait(lc, ctx, "live")
+	waitInspected(t, c, name, fc.ghosts+2)
+	bury(t, c, dead, name, gone, fc.ghosts, 2, ends, fc.ended)
+	info, err := c.Inspect(ctx, name)
+	require.NoError(t, err)
+	rc := dstest.ClientOn(t, s).Rueidis()
+	require.NoError(t, rc.Do(ctx, rc.B().Del().Key(info.Key).Build()).Error(), "the holder's key vanishes")
+
+	nobodyWaits := func() {
+		info, err := c.Inspect(context.Background(), name)
+		assert.NoError(t, err)
+		assert.Empty(t, info.Waiters, "%s: applied, the leave passed over the dead waiters and granted the live one", fc.name)
+	}
+	rule := &dstest.Rule{Match: dstest.Script(leave), Fault: fc.fault, Delay: 300 * time.Millisecond, Times: 1}
+	if fc.fault != dstest.LoseRequest {
+		rule.Then = nobodyWaits
+	}
+	f.Inject(rule)
+	giveUp()
+	require.ErrorIs(t, (<-head).err, context.Canceled, "%s: the head gave up", fc.name)
+	require.Equal(t, 1, rule.Hits())
+	f.Clear()
+	nobodyWaits()
+
+	var w waited
+	select {
+	case w = <-live:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s: the live waiter is not granted", fc.name)
+	}
+	require.NoError(t, w.err)
+	require.NoError(t, context.Cause(w.ctx), "%s: the live waiter holds", fc.name)
+	if kind == "election" {
+		st, err := electionOf(t, c, name).Leader(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, "live", st.Value)
+		assert.Equal(t, w.term, st.Term, "%s: led once, by the leave", fc.name)
+		return
+	}
+	fl, err := lc.FairLock(name)
+	require.NoError(t, err)
+	n, err := fl.HoldCount(w.ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "%s: the live waiter holds once", fc.name)
 }

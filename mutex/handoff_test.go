@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -59,9 +58,7 @@ func backdate(t *testing.T, c *distsync.Client, m *mutex.Mutex, owner string, ag
 	t.Helper()
 	rc := c.Rueidis()
 	ctx := context.Background()
-	now, err := rc.Do(ctx, rc.B().Time().Build()).AsStrSlice()
-	require.NoError(t, err)
-	sec, _ := strconv.ParseInt(now[0], 10, 64)
+	sec := dstest.ServerSecond(t, c)
 	score := float64(sec*1000000 - age.Microseconds())
 	n, err := rc.Do(ctx, rc.B().Zadd().Key(m.Key()+":waiters").Xx().Ch().ScoreMember().ScoreMember(score, owner).Build()).AsInt64()
 	require.NoError(t, err)
@@ -710,9 +707,7 @@ func TestVanishedWaitersOfOneClientDelayNextByHandoffLease(t *testing.T) {
 	require.NoError(t, err)
 	gotNext := waiting(t, ctx, next, mn, 1)
 	rc := holder.Rueidis()
-	now, err := rc.Do(ctx, rc.B().Time().Build()).AsStrSlice()
-	require.NoError(t, err)
-	sec, _ := strconv.ParseInt(now[0], 10, 64)
+	sec := dstest.ServerSecond(t, holder)
 	for i, age := range []time.Duration{2 * time.Second, time.Second} { // older than the live waiter
 		id := fmt.Sprintf("%s:ghost%d:a%d", next.ID(), i, i)
 		entry := fmt.Sprintf("%d a%d w 30000", sec*1000+time.Minute.Milliseconds(), i)

@@ -3,7 +3,6 @@ package semaphore_test
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"testing"
 	"time"
 
@@ -659,9 +658,7 @@ func TestSpinningPermitWaiterOfDeadClientIsKept(t *testing.T) {
 	live, err := rc.Do(ctx, rc.B().Zrange().Key(s.Key()+":waiters").Min("0").Max("-1").Withscores().Build()).AsZScores()
 	require.NoError(t, err)
 	require.Len(t, live, 1)
-	now, err := rc.Do(ctx, rc.B().Time().Build()).AsStrSlice()
-	require.NoError(t, err)
-	sec, _ := strconv.ParseInt(now[0], 10, 64)
+	sec := dstest.ServerSecond(t, holder)
 	for i, listens := range []string{"l", "", "l"} { // older than the live waiter
 		id := fmt.Sprintf("gone:waiter%d", i)
 		entry := fmt.Sprintf("%d 30000%s gone:permit%d", sec*1000+time.Minute.Milliseconds(), listens, i)
@@ -708,9 +705,7 @@ func TestVanishedPermitWaitersOfOneClientDelayNextByHandoffLease(t *testing.T) {
 	got := acquireLater(t, ctx, sn)
 	waitForWaiters(t, holder, s.Key(), 1)
 	rc := holder.Rueidis()
-	now, err := rc.Do(ctx, rc.B().Time().Build()).AsStrSlice()
-	require.NoError(t, err)
-	sec, _ := strconv.ParseInt(now[0], 10, 64)
+	sec := dstest.ServerSecond(t, holder)
 	for i, age := range []time.Duration{2 * time.Second, time.Second} { // older than the live waiter
 		id := fmt.Sprintf("%s:ghost%d", next.ID(), i)
 		entry := fmt.Sprintf("%d 30000 %s:permit%d", sec*1000+time.Minute.Milliseconds(), next.ID(), i)

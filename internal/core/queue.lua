@@ -143,15 +143,16 @@ local function dsq_wake(q, d, channel, pub, hl, once, each)
   return 1
 end
 
--- Waiter id leaves q and d; when it was the head and h is free, the new
--- head is woken (dsq_wake, with each). Returns 1 when id was queued, 0 when
--- it was not.
-local function dsq_leave(h, q, d, id, channel, pub, hl, each)
+-- Waiter id leaves q and d (both pruned). Returns 1 when id was queued, 0
+-- when it was not; then whether it was the head of q while h is free (the
+-- caller then hands h on to the new head, as a release would: fl_handon,
+-- el_handon, which pass over a head whose process died); then the server
+-- time in ms.
+local function dsq_leave(h, q, d, id)
   local head = redis.call('LINDEX', q, 0)
   local was = redis.call('LREM', q, 1, id)
   redis.call('ZREM', d, id)
   local now = dsq_prune(q, d)
   dsq_expire(q, d, now)
-  if head == id and redis.call('EXISTS', h) == 0 then dsq_wake(q, d, channel, pub, hl, false, each) end
-  return was
+  return was, head == id and redis.call('EXISTS', h) == 0, now
 end
