@@ -1,7 +1,7 @@
 -- A candidate's attempt to lead: one campaign, by its acquisition id, of an
 -- owner of its own. Granted when nobody leads and the candidate is the head
 -- of the queue, or nobody queues, once heads whose process died are passed
--- over (el_head, queue.lua).
+-- over (dsq_head, the queue library).
 -- KEYS[1] H  KEYS[2] Q  KEYS[3] D (see queue.lua)  KEYS[4] the term counter (Core.FenceKey)
 -- KEYS[5] the finished campaigns  KEYS[6] the last term (Observe's
 -- "nobody leads" state: the term counter is shared by many names), which
@@ -33,8 +33,8 @@ local vacant = redis.call('EXISTS', KEYS[1]) == 0
 if vacant and head and head ~= ARGV[3] then
   -- Another candidate heads the queue of a free leadership: one whose
   -- process died is passed over, with every candidate of its Client
-  -- (el_head; this candidate's Client is alive).
-  head = el_head(KEYS[2], KEYS[3], KEYS[7], ARGV[11], ARGV[9], string.match(ARGV[1], '^[^:]*'), head)
+  -- (dsq_head; this candidate's Client is alive).
+  head = dsq_head(KEYS[2], KEYS[3], ARGV[11], ARGV[9], string.match(ARGV[1], '^[^:]*'), head, KEYS[7])
 end
 if vacant and (not head or head == ARGV[3]) then
   if ds_finished(KEYS[5], ARGV[5]) then return {-2, 0} end

@@ -19,29 +19,7 @@
 -- candidate's Client listens, while it waits, on a channel of its own
 -- beside the wake-up channel, '<wake-up channel>:<client id>', where nothing
 -- is published (acquire.Lock.Presence): a subscription that tells whether
--- its process lives (el_head).
-
--- The head of the queue q (false when nobody queues), once every head that
--- listens whose Client no longer does (its process died) left it, with
--- every candidate of its Client that listens, and their values in v
--- (dsq_forget; from the second such Client on, of every Client that no
--- longer listens): a grant or a wake-up to it would only lapse, one
--- hand-off lease a dead head. live (nil: none) is the id of a Client known
--- to be alive (the caller's own), whose candidates need no asking. head is
--- the head the caller read (false: nobody queues). After 64 dead Clients
--- the head is taken as it is.
-local function el_head(q, d, v, wake, pub, live, head)
-  local deaf_before
-  for _ = 1, 64 do
-    if not head or string.sub(head, -1) ~= 'l' then return head end
-    local cid = string.match(head, '^[^:]*')
-    if cid == live or ds_listening(pub, wake, cid) then return head end
-    ds_calls('HDEL', v, dsq_forget(q, d, cid, deaf_before, pub, wake, live))
-    deaf_before = true
-    head = redis.call('LINDEX', q, 0)
-  end
-  return head
-end
+-- its process lives (dsq_head).
 
 -- Nobody leads any more: wake the head candidate (dsq_wake) and tell the
 -- observers. When nobody queues, wake every candidate of the election
@@ -53,7 +31,7 @@ local function el_vacant(q, d, wake, pub, hl, obs)
 end
 
 -- Nobody leads any more (H deleted, the queue pruned; now ms): grant the
--- leadership to the head candidate (el_head: one whose process died is
+-- leadership to the head candidate (dsq_head: one whose process died is
 -- passed over; live as there), as the fair lock's release does
 -- (fl_handon): a new hold for its campaign with a fresh term from the
 -- counter fence, the value it campaigns with (from V), a lease of at most
@@ -67,7 +45,7 @@ end
 -- says nothing of its campaign is woken instead (el_vacant).
 local function el_handon(h, q, d, v, fence, last, lastms, wake, pub, hl, obs, now, live)
   local three = redis.call('LRANGE', q, 0, 2)
-  if el_head(q, d, v, wake, pub, live, three[1] or false) ~= (three[1] or false) then
+  if dsq_head(q, d, wake, pub, live, three[1] or false, v) ~= (three[1] or false) then
     three = redis.call('LRANGE', q, 0, 2)
   end
   local id = three[1]

@@ -358,19 +358,23 @@ func channelOf(f *fairlock.FairLock, c *distsync.Client) string {
 // Client that no longer listens go at once (dsq_forget, ds_deaf), where one
 // Client a turn would stop in the same way.
 //
-// The head of the queue of a free lock that gives up (leave) hands the
-// lock on in the same way (fl_handon), as a release does: before, it woke
-// the next waiter only, dead or not, and with the dead waiters' windows of
-// 10 minutes the live one behind them waited for those to end.
+// The other paths that hand the lock on or wake the head pass over in the
+// same way (dsq_head): the head of the queue of a free lock giving up
+// (leave), a ForceUnlock from another Client (force), and the first attempt
+// that finds the lock lapsed (lapse: the holder's process died) with
+// another waiter at the head. Before, each woke the next waiter only, dead
+// or not, and with the dead waiters' windows of 10 minutes the live one
+// behind them waited for those to end.
 func TestDeadWaitersArePassedOver(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		n, clients int    // dead waiters, and their Clients
-		how        string // release, or leave (the head of a free lock gives up)
+		how        string // release, leave (the head of a free lock gives up), force or lapse
 	}{
 		{"2", 2, 1, "release"}, {"70", 70, 1, "release"}, {"70 of 70 Clients", 70, 70, "release"},
 		{"leave/none", 0, 0, "leave"}, {"leave/3", 3, 1, "leave"}, {"leave/70 of 70 Clients", 70, 70, "leave"},
+		{"force/70 of 70 Clients", 70, 70, "force"}, {"lapse/3", 3, 1, "lapse"}, {"lapse/70 of 70 Clients", 70, 70, "lapse"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -382,12 +386,18 @@ func TestDeadWaitersArePassedOver(t *testing.T) {
 // deadWaitersPassedOver is TestDeadWaitersArePassedOver with dead waiters,
 // waiter i of Client i % clients, and two live waiters behind them: the
 // first is granted the lock by the release (or the leave of the head ahead
-// of them all, a waiter of no process, while the lock is free), the second
-// stays queued, with the queue's expiry, and is granted it by the first's
+// of them all, a waiter of no process, while the lock is free; or by the
+// force unlock, or its own attempt once the lock lapsed), the second stays
+// queued, with the queue's expiry, and is granted it by the first's
 // release. Every waiter's window is 10 minutes.
 func deadWaitersPassedOver(t *testing.T, dead, clients int, how string) {
 	long := func(o *distsync.Options) { o.WaiterWindow = 10 * time.Minute }
-	holder, other := dstest.Client(t, long), dstest.Client(t, long)
+	lease := time.Hour // the holder's, unless its lock lapses
+	if how == "lapse" {
+		lease = time.Second
+	}
+	holder := dstest.Client(t, long, func(o *distsync.Options) { o.Watchdog.Lease = lease })
+	other := dstest.Client(t, long)
 	name := dstest.Name(t)
 	f, fo := newFair(t, holder, name), newFair(t, other, name)
 	crashed, fds := make([]*distsync.Client, clients), make([]*fairlock.FairLock, clients)
@@ -407,7 +417,7 @@ func deadWaitersPassedOver(t *testing.T, dead, clients int, how string) {
 		ahead = 1
 	} else {
 		var err error
-		held, err = f.TryLock(ctx, 0, time.Hour)
+		held, err = f.Lock(ctx) // renewed by the watchdog
 		require.NoError(t, err)
 	}
 	vanished := make(chan error, dead)
@@ -436,9 +446,16 @@ func deadWaitersPassedOver(t *testing.T, dead, clients int, how string) {
 		dstest.WaitUnsubscribed(t, holder, channelOf(f, c))
 	}
 
-	if how == "leave" {
+	switch how {
+	case "leave":
 		require.NoError(t, fo.Leave(ctx, queue(t, other, fo)[0]))
-	} else {
+	case "force":
+		ok, err := fo.ForceUnlock(ctx)
+		require.NoError(t, err)
+		require.True(t, ok)
+	case "lapse":
+		dstest.Crash(holder) // its lock lapses within a second
+	default:
 		require.NoError(t, f.Unlock(held))
 	}
 	var h context.Context

@@ -9,33 +9,26 @@
 
 -- The lock h was released by its last holder and deleted: hand it to the
 -- head of the queue q (pruned already), now ms on the server clock: the
--- head leaves the queue and is granted the lock (fl_give, grant.lua). A
--- head that listens whose Client has no subscription on this server
--- (ds_listening: its process died) leaves the queue, with every waiter of
--- its Client that listens (dsq_forget; from the second such Client on, of
--- every Client that no longer listens), and is passed over for the next.
--- A head whose id says nothing of its acquisition is woken instead
--- (dsq_wake). live (nil: none) is the id of a Client known to be
--- alive, the releaser's own, whose waiters need no asking. Returns 1 when
--- it told someone, 0 when nobody queues.
+-- head leaves the queue and is granted the lock (fl_give, grant.lua). Heads
+-- that listen whose Client has no subscription on this server (their
+-- process died) leave the queue first, with every waiter of their Client
+-- that listens, and are passed over for the next (dsq_head). A head whose
+-- id says nothing of its acquisition is woken instead (dsq_wake). live
+-- (nil: none) is the id of a Client known to be alive, the releaser's own,
+-- whose waiters need no asking. Returns 1 when it told someone, 0 when
+-- nobody queues.
 local function fl_handon(h, q, d, fence, channel, pub, hl, now, live)
-  local deaf_before
-  for _ = 1, 64 do
-    local three = redis.call('LRANGE', q, 0, 2)
-    if #three == 0 then return 0 end
-    local id = three[1]
-    local owner, acq, mode, lease, l = string.match(id, '^(.*):([^:]+):([we])(%d+)(l?)$')
-    if not owner then break end
-    dsq_granted(q, d, id)
-    local cid = string.match(id, '^[^:]*')
-    if l == '' or cid == live or ds_listening(pub, channel, cid) then
-      fl_give(h, fence, channel, pub, hl, ds_clock(), now, id, owner, acq, mode, lease, dsq_next(three))
-      return 1
-    end
-    dsq_forget(q, d, cid, deaf_before, pub, channel, live)
-    deaf_before = true
+  local three = redis.call('LRANGE', q, 0, 2)
+  if dsq_head(q, d, channel, pub, live, three[1] or false) ~= (three[1] or false) then
+    three = redis.call('LRANGE', q, 0, 2)
   end
-  return dsq_wake(q, d, channel, pub, hl, false, true)
+  local id = three[1]
+  if not id then return 0 end
+  local owner, acq, mode, lease = string.match(id, '^(.*):([^:]+):([we])(%d+)l?$')
+  if not owner then return dsq_wake(q, d, channel, pub, hl, false, true) end
+  dsq_granted(q, d, id)
+  fl_give(h, fence, channel, pub, hl, ds_clock(), now, id, owner, acq, mode, lease, dsq_next(three))
+  return 1
 end
 
 -- Release acquisition acq of owner in the lock h (its finished mark dk

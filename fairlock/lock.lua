@@ -20,6 +20,12 @@ if v[1] then
   return {tonumber(v[3]), n}
 end
 local head = redis.call('LINDEX', KEYS[2], 0)
+if not v[2] and head and head ~= ARGV[3] then
+  -- Another waiter heads the queue of a free lock: one whose process died
+  -- is passed over, with every waiter of its Client (dsq_head; this
+  -- caller's Client is alive).
+  head = dsq_head(KEYS[2], KEYS[3], ARGV[7], ARGV[8], string.match(ARGV[1], '^[^:]*'), head)
+end
 if not v[2] and (not head or head == ARGV[3]) then
   if redis.call('EXISTS', KEYS[5]) == 1 then return {-2, 0} end
   dsq_granted(KEYS[2], KEYS[3], head)

@@ -585,18 +585,10 @@ func electionPassOver(t *testing.T, s *redistest.Server, how string, fc deadCase
 	}
 	l, _, err := leader.Campaign(ctx, "leader")
 	require.NoError(t, err)
-	dead := make([]*distsync.Client, fc.deadCs)
-	for i := range dead {
-		dead[i] = dstest.ClientOn(t, s)
-	}
-	gone := make(chan error, fc.ghosts)
-	for i := range fc.ghosts {
-		go func() {
-			_, _, err := electionOf(t, dead[i%len(dead)], name).Campaign(ctx, "ghost")
-			gone <- err
-		}()
-		waitInspected(t, c, name, i+1)
-	}
+	dead, gone := queueDead(t, s, c, name, fc, 0, func(d *distsync.Client) error {
+		_, _, err := electionOf(t, d, name).Campaign(ctx, "ghost")
+		return err
+	})
 	next := dstest.CampaignAsync(cand, ctx, "next")
 	waitInspected(t, c, name, fc.ghosts+1)
 	bury(t, c, dead, name, gone, fc.ghosts, 1, ":wins", fc.ended)

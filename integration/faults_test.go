@@ -891,6 +891,25 @@ type deadCase struct {
 	ended          bool // their registrations ended, their Clients seeming to listen
 }
 
+// queueDead starts fc.ghosts waiters on name, waiter i on the i % fc.deadCs
+// th of fc.deadCs new Clients on s, each by wait (which returns when the
+// wait ends), and waits until each is registered, in this order, behind
+// the ahead registered before (c inspects). It returns the Clients, for
+// bury, and where their waits' errors arrive.
+func queueDead(t *testing.T, s *redistest.Server, c *distsync.Client, name string, fc deadCase, ahead int, wait func(*distsync.Client) error) ([]*distsync.Client, <-chan error) {
+	t.Helper()
+	dead := make([]*distsync.Client, fc.deadCs)
+	for i := range dead {
+		dead[i] = dstest.ClientOn(t, s)
+	}
+	gone := make(chan error, fc.ghosts)
+	for i := range fc.ghosts {
+		go func() { gone <- wait(dead[i%len(dead)]) }()
+		waitInspected(t, c, name, ahead+i+1)
+	}
+	return dead, gone
+}
+
 // A release that passes over a dead waiter and hands the lock to the live
 // one behind it does both in one script: when its request is lost, its
 // reply is lost after the server applied it, or its reply comes late, the
@@ -917,18 +936,10 @@ func TestPassOverUnderReleaseFaults(t *testing.T) {
 			fault, ghosts := fc.fault, fc.ghosts
 			held, err := l.TryLock(ctx, 0, 10*time.Minute)
 			require.NoError(t, err)
-			dead := make([]*distsync.Client, fc.deadCs)
-			for i := range dead {
-				dead[i] = dstest.ClientOn(t, s)
-			}
-			gone := make(chan error, ghosts)
-			for i := range ghosts {
-				go func() {
-					_, err := k.make(t, dead[i%len(dead)], name).TryLock(ctx, distsync.Forever, 10*time.Minute)
-					gone <- err
-				}()
-				waitInspected(t, c, name, i+1)
-			}
+			dead, gone := queueDead(t, s, c, name, fc, 0, func(d *distsync.Client) error {
+				_, err := k.make(t, d, name).TryLock(ctx, distsync.Forever, 10*time.Minute)
+				return err
+			})
 			got := make(chan context.Context, 1)
 			go func() {
 				w, err := other.TryLock(ctx, time.Minute, 0)
@@ -975,22 +986,14 @@ func TestPermitPassOverUnderReleaseFaults(t *testing.T) {
 			ps := permitSem(t, c, name, 1)
 			p, err := ps.TryAcquire(ctx, 0, 10*time.Minute)
 			require.NoError(t, err)
-			dead := make([]*distsync.Client, fc.deadCs)
-			for i := range dead {
-				dead[i] = dstest.ClientOn(t, s)
-			}
 			ghosts := fc.ghosts
-			gone := make(chan error, ghosts)
-			for i := range ghosts {
-				go func() {
-					ds, err := dead[i%len(dead)].PermitSemaphore(name)
-					if err == nil {
-						_, err = ds.TryAcquire(ctx, distsync.Forever, 10*time.Minute)
-					}
-					gone <- err
-				}()
-				waitInspected(t, c, name, i+1)
-			}
+			dead, gone := queueDead(t, s, c, name, fc, 0, func(d *distsync.Client) error {
+				ds, err := d.PermitSemaphore(name)
+				if err == nil {
+					_, err = ds.TryAcquire(ctx, distsync.Forever, 10*time.Minute)
+				}
+				return err
+			})
 			ls, err := dstest.ClientOn(t, s).PermitSemaphore(name)
 			require.NoError(t, err)
 			got := make(chan *semaphore.Permit, 1)
@@ -1082,15 +1085,7 @@ func leavePassingOver(t *testing.T, s *redistest.Server, kind string, fc deadCas
 	defer giveUp()
 	head := wait(c, hctx, "head")
 	waitInspected(t, c, name, 1)
-	dead := make([]*distsync.Client, fc.deadCs)
-	for i := range dead {
-		dead[i] = dstest.ClientOn(t, s)
-	}
-	gone := make(chan error, fc.ghosts)
-	for i := range fc.ghosts {
-		go func() { gone <- (<-wait(dead[i%len(dead)], ctx, "ghost")).err }()
-		waitInspected(t, c, name, i+2)
-	}
+	dead, gone := queueDead(t, s, c, name, fc, 1, func(d *distsync.Client) error { return (<-wait(d, ctx, "ghost")).err })
 	lc := dstest.ClientOn(t, s)
 	live := wait(lc, ctx, "live")
 	waitInspected(t, c, name, fc.ghosts+2)
@@ -1136,4 +1131,76 @@ func leavePassingOver(t *testing.T, s *redistest.Server, kind string, fc deadCas
 	n, err := fl.HoldCount(w.ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n, "%s: the live waiter holds once", fc.name)
+}
+
+// A fair lock's attempt that finds the lock lapsed (its holder's key
+// vanished, nobody handed on) with dead waiters at the head of the queue
+// passes over them (dsq_head) and takes the lock, in one script: under a
+// lost request, a lost reply and a late reply (each of deadCases), the
+// attempt is sent again or waited for, and the live waiter holds once,
+// by it (the Then of the rule finds nobody waiting once the server applied
+// it). A wake-up by hand makes it try once the lock lapsed.
+func TestFairLockLapsePassOverUnderFaults(t *testing.T) {
+	t.Parallel()
+	s := redistest.Shared(t)
+	for _, fc := range deadCases() {
+		t.Run(fc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			c, f := faultyClient(t, s, 0)
+			name := dstest.Name(t)
+			holder, err := dstest.ClientOn(t, s).FairLock(name)
+			require.NoError(t, err)
+			_, err = holder.TryLock(ctx, 0, 10*time.Minute)
+			require.NoError(t, err)
+			dead, gone := queueDead(t, s, c, name, fc, 0, func(d *distsync.Client) error {
+				fl, err := d.FairLock(name)
+				if err == nil {
+					_, err = fl.TryLock(ctx, distsync.Forever, 10*time.Minute)
+				}
+				return err
+			})
+			fl, err := c.FairLock(name)
+			require.NoError(t, err)
+			got := make(chan context.Context, 1)
+			go func() {
+				w, err := fl.TryLock(ctx, time.Minute, 0)
+				assert.NoError(t, err)
+				got <- w
+			}()
+			waitInspected(t, c, name, fc.ghosts+1)
+			bury(t, c, dead, name, gone, fc.ghosts, 1, ":deadlines", fc.ended)
+			info, err := c.Inspect(ctx, name)
+			require.NoError(t, err)
+			live := info.Waiters[len(info.Waiters)-1].ID
+			require.True(t, strings.HasPrefix(live, c.ID()+":"), "the live waiter is last")
+
+			nobodyWaits := func() {
+				info, err := c.Inspect(context.Background(), name)
+				assert.NoError(t, err)
+				assert.Empty(t, info.Waiters, "%s: applied, the attempt passed over the dead waiters and took the lock", fc.name)
+			}
+			rule := &dstest.Rule{Match: dstest.Script("A fair lock is the mutex's hash H"), Fault: fc.fault, Delay: 300 * time.Millisecond, Times: 1}
+			if fc.fault != dstest.LoseRequest {
+				rule.Then = nobodyWaits
+			}
+			f.Inject(rule)
+			rc := dstest.ClientOn(t, s).Rueidis()
+			require.NoError(t, rc.Do(ctx, rc.B().Del().Key(info.Key).Build()).Error(), "the lock lapses")
+			require.NoError(t, rc.Do(ctx, rc.B().Publish().Channel(info.Key+":ch:"+c.ID()).Message("w:"+live+" -").Build()).Error())
+			var w context.Context
+			select {
+			case w = <-got:
+			case <-time.After(20 * time.Second):
+				t.Fatalf("%s: the live waiter does not hold", fc.name)
+			}
+			require.Equal(t, 1, rule.Hits())
+			f.Clear()
+			nobodyWaits()
+			n, err := fl.HoldCount(w)
+			require.NoError(t, err)
+			assert.Equal(t, 1, n, "%s: the live waiter holds once", fc.name)
+			require.NoError(t, fl.Unlock(w))
+		})
+	}
 }

@@ -58,7 +58,7 @@ type Lock struct {
 	// for every candidate): each waiter listens besides on
 	// '<Channel>:<client id>' (Wait.Presence), where nothing is published,
 	// for a release to ask whether the waiter's Client still listens
-	// (election/queue.lua, el_head).
+	// (internal/core/queue.lua, dsq_head).
 	Presence bool
 	// JoinsWaiter (with PerAcquisition, not ModeInWaiter) says that the
 	// script joins the waiter id '<owner>:<acquisition id>' itself, when it

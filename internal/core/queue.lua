@@ -55,6 +55,30 @@ local function dsq_forget(q, d, cid, all, pub, channel, live)
   return gone
 end
 
+-- The head of q (false when nobody queues), once every head that listens
+-- whose Client no longer does (its process died: ds_listening on channel ..
+-- ':' .. <client id>) left q, with every waiter of its Client that listens
+-- (dsq_forget; from the second such Client on, of every Client that no
+-- longer listens), and their fields in the hash v (nil: none; the
+-- election's values): a grant or a wake-up to it would only lapse, one
+-- hand-off lease a dead head. live (nil: none) is the id of a Client known
+-- to be alive (the caller's own), whose waiters need no asking. head is the
+-- head the caller read (false: nobody queues). After 64 dead Clients the
+-- head is taken as it is.
+local function dsq_head(q, d, channel, pub, live, head, v)
+  local deaf_before
+  for _ = 1, 64 do
+    if not head or string.sub(head, -1) ~= 'l' then return head end
+    local cid = string.match(head, '^[^:]*')
+    if cid == live or ds_listening(pub, channel, cid) then return head end
+    local gone = dsq_forget(q, d, cid, deaf_before, pub, channel, live)
+    if v then ds_calls('HDEL', v, gone) end
+    deaf_before = true
+    head = redis.call('LINDEX', q, 0)
+  end
+  return head
+end
+
 -- Drop the waiters whose window ended. Returns the server time in ms.
 local function dsq_prune(q, d)
   local now = ds_now_ms()
