@@ -184,7 +184,9 @@ func TestTryLockNeverQueues(t *testing.T) {
 	require.NoError(t, f.Unlock(got))
 }
 
-func TestHeadLeavingWakesNext(t *testing.T) {
+// The head of the queue of a free lock gives up: the next waiter is handed
+// the lock at once (by message, not by its own timer).
+func TestHeadLeavingHandsOnToNext(t *testing.T) {
 	// Not parallel: it reads the process-wide wake-up counters.
 	c := dstest.Client(t)
 	f := newFair(t, c, dstest.Name(t))
@@ -194,10 +196,10 @@ func TestHeadLeavingWakesNext(t *testing.T) {
 	ghost := queueGhost(t, c, f, time.Minute)
 	timerBefore := acquire.Counters().Timer.Load()
 	got := lockQueued(t, f, 2)
-	f.Leave(ctx, ghost) // it gives up: the next waiter is woken at once
+	f.Leave(ctx, ghost) // it gives up: the next waiter is granted the lock at once
 	h := <-got
 	require.NoError(t, f.Unlock(h))
-	assert.Equal(t, timerBefore, acquire.Counters().Timer.Load(), "woken by notification, not by its timer")
+	assert.Equal(t, timerBefore, acquire.Counters().Timer.Load(), "granted by notification, not woken by its timer")
 }
 
 func TestVanishedWaiterSkipped(t *testing.T) {
