@@ -2,9 +2,8 @@
 -- it from the queue and its window, and if it was the head of the queue and
 -- the lock is free, hand the lock on to the new head as a release would
 -- (fl_handon: a head whose process died is passed over). A grant a release
--- handed it
--- meanwhile is given back first, as Unlock would (fl_release), and its
--- acquisition marked finished.
+-- handed it meanwhile is given back first, as Unlock would (fl_release),
+-- and its acquisition marked finished.
 -- KEYS[1] H  KEYS[2] Q  KEYS[3] D  KEYS[4] the acquisition's finished mark
 -- KEYS[5] the fencing counter
 -- ARGV[1] waiter id (fl.lua)  ARGV[2] channel  ARGV[3] publish command
