@@ -910,6 +910,20 @@ func queueDead(t *testing.T, s *redistest.Server, c *distsync.Client, name strin
 	return dead, gone
 }
 
+// eachDeadCase runs body for each of deadCases, in parallel subtests
+// named for the case, each with a Client c whose commands go through the
+// fault layer f, on the shared server s, and a name of its own.
+func eachDeadCase(t *testing.T, body func(t *testing.T, s *redistest.Server, fc deadCase, c *distsync.Client, f *dstest.Faulty, name string)) {
+	s := redistest.Shared(t)
+	for _, fc := range deadCases() {
+		t.Run(fc.name, func(t *testing.T) {
+			t.Parallel()
+			c, f := faultyClient(t, s, 0)
+			body(t, s, fc, c, f, dstest.Name(t))
+		})
+	}
+}
+
 // A release that passes over a dead waiter and hands the lock to the live
 // one behind it does both in one script: when its request is lost, its
 // reply is lost after the server applied it, or its reply comes late, the
@@ -975,52 +989,46 @@ func TestPassOverUnderReleaseFaults(t *testing.T) {
 // full path, which passes over and grants, once.
 func TestPermitPassOverUnderReleaseFaults(t *testing.T) {
 	t.Parallel()
-	s := redistest.Shared(t)
 	const release = "Return a permit to the pool"
-	for _, fc := range deadCases() {
-		t.Run(fc.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			c, f := faultyClient(t, s, 0)
-			name := dstest.Name(t)
-			ps := permitSem(t, c, name, 1)
-			p, err := ps.TryAcquire(ctx, 0, 10*time.Minute)
-			require.NoError(t, err)
-			ghosts := fc.ghosts
-			dead, gone := queueDead(t, s, c, name, fc, 0, func(d *distsync.Client) error {
-				ds, err := d.PermitSemaphore(name)
-				if err == nil {
-					_, err = ds.TryAcquire(ctx, distsync.Forever, 10*time.Minute)
-				}
-				return err
-			})
-			ls, err := dstest.ClientOn(t, s).PermitSemaphore(name)
-			require.NoError(t, err)
-			got := make(chan *semaphore.Permit, 1)
-			go func() {
-				q, err := ls.TryAcquire(ctx, time.Minute, 0)
-				assert.NoError(t, err)
-				got <- q
-			}()
-			waitInspected(t, c, name, ghosts+1)
-			bury(t, c, dead, name, gone, ghosts, 1, ":pneeds", fc.ended)
-
-			releasePassingOver(t, c, f, name, release, fc.name, fc.fault, func() error { return ps.Release(ctx, p) })
-			var q *semaphore.Permit
-			select {
-			case q = <-got:
-			case <-time.After(20 * time.Second):
-				t.Fatal("the live waiter has no permit")
+	eachDeadCase(t, func(t *testing.T, s *redistest.Server, fc deadCase, c *distsync.Client, f *dstest.Faulty, name string) {
+		ctx := context.Background()
+		ps := permitSem(t, c, name, 1)
+		p, err := ps.TryAcquire(ctx, 0, 10*time.Minute)
+		require.NoError(t, err)
+		ghosts := fc.ghosts
+		dead, gone := queueDead(t, s, c, name, fc, 0, func(d *distsync.Client) error {
+			ds, err := d.PermitSemaphore(name)
+			if err == nil {
+				_, err = ds.TryAcquire(ctx, distsync.Forever, 10*time.Minute)
 			}
-			require.NotNil(t, q)
-			require.NoError(t, q.Context().Err(), "the live waiter holds its permit")
-			waitInspected(t, c, name, 0)
-			require.NoError(t, ls.Release(ctx, q))
-			avail, err := ps.Available(ctx)
-			require.NoError(t, err)
-			assert.Equal(t, int64(1), avail, "nothing else holds a permit")
+			return err
 		})
-	}
+		ls, err := dstest.ClientOn(t, s).PermitSemaphore(name)
+		require.NoError(t, err)
+		got := make(chan *semaphore.Permit, 1)
+		go func() {
+			q, err := ls.TryAcquire(ctx, time.Minute, 0)
+			assert.NoError(t, err)
+			got <- q
+		}()
+		waitInspected(t, c, name, ghosts+1)
+		bury(t, c, dead, name, gone, ghosts, 1, ":pneeds", fc.ended)
+
+		releasePassingOver(t, c, f, name, release, fc.name, fc.fault, func() error { return ps.Release(ctx, p) })
+		var q *semaphore.Permit
+		select {
+		case q = <-got:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the live waiter has no permit")
+		}
+		require.NotNil(t, q)
+		require.NoError(t, q.Context().Err(), "the live waiter holds its permit")
+		waitInspected(t, c, name, 0)
+		require.NoError(t, ls.Release(ctx, q))
+		avail, err := ps.Available(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), avail, "nothing else holds a permit")
+	})
 }
 
 // The waiter at the head of a fair lock nobody holds, or the candidate at
@@ -1142,65 +1150,59 @@ func leavePassingOver(t *testing.T, s *redistest.Server, kind string, fc deadCas
 // it). A wake-up by hand makes it try once the lock lapsed.
 func TestFairLockLapsePassOverUnderFaults(t *testing.T) {
 	t.Parallel()
-	s := redistest.Shared(t)
-	for _, fc := range deadCases() {
-		t.Run(fc.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			c, f := faultyClient(t, s, 0)
-			name := dstest.Name(t)
-			holder, err := dstest.ClientOn(t, s).FairLock(name)
-			require.NoError(t, err)
-			_, err = holder.TryLock(ctx, 0, 10*time.Minute)
-			require.NoError(t, err)
-			dead, gone := queueDead(t, s, c, name, fc, 0, func(d *distsync.Client) error {
-				fl, err := d.FairLock(name)
-				if err == nil {
-					_, err = fl.TryLock(ctx, distsync.Forever, 10*time.Minute)
-				}
-				return err
-			})
-			fl, err := c.FairLock(name)
-			require.NoError(t, err)
-			got := make(chan context.Context, 1)
-			go func() {
-				w, err := fl.TryLock(ctx, time.Minute, 0)
-				assert.NoError(t, err)
-				got <- w
-			}()
-			waitInspected(t, c, name, fc.ghosts+1)
-			bury(t, c, dead, name, gone, fc.ghosts, 1, ":deadlines", fc.ended)
-			info, err := c.Inspect(ctx, name)
-			require.NoError(t, err)
-			live := info.Waiters[len(info.Waiters)-1].ID
-			require.True(t, strings.HasPrefix(live, c.ID()+":"), "the live waiter is last")
-
-			nobodyWaits := func() {
-				info, err := c.Inspect(context.Background(), name)
-				assert.NoError(t, err)
-				assert.Empty(t, info.Waiters, "%s: applied, the attempt passed over the dead waiters and took the lock", fc.name)
+	eachDeadCase(t, func(t *testing.T, s *redistest.Server, fc deadCase, c *distsync.Client, f *dstest.Faulty, name string) {
+		ctx := context.Background()
+		holder, err := dstest.ClientOn(t, s).FairLock(name)
+		require.NoError(t, err)
+		_, err = holder.TryLock(ctx, 0, 10*time.Minute)
+		require.NoError(t, err)
+		dead, gone := queueDead(t, s, c, name, fc, 0, func(d *distsync.Client) error {
+			fl, err := d.FairLock(name)
+			if err == nil {
+				_, err = fl.TryLock(ctx, distsync.Forever, 10*time.Minute)
 			}
-			rule := &dstest.Rule{Match: dstest.Script("A fair lock is the mutex's hash H"), Fault: fc.fault, Delay: 300 * time.Millisecond, Times: 1}
-			if fc.fault != dstest.LoseRequest {
-				rule.Then = nobodyWaits
-			}
-			f.Inject(rule)
-			rc := dstest.ClientOn(t, s).Rueidis()
-			require.NoError(t, rc.Do(ctx, rc.B().Del().Key(info.Key).Build()).Error(), "the lock lapses")
-			require.NoError(t, rc.Do(ctx, rc.B().Publish().Channel(info.Key+":ch:"+c.ID()).Message("w:"+live+" -").Build()).Error())
-			var w context.Context
-			select {
-			case w = <-got:
-			case <-time.After(20 * time.Second):
-				t.Fatalf("%s: the live waiter does not hold", fc.name)
-			}
-			require.Equal(t, 1, rule.Hits())
-			f.Clear()
-			nobodyWaits()
-			n, err := fl.HoldCount(w)
-			require.NoError(t, err)
-			assert.Equal(t, 1, n, "%s: the live waiter holds once", fc.name)
-			require.NoError(t, fl.Unlock(w))
+			return err
 		})
-	}
+		fl, err := c.FairLock(name)
+		require.NoError(t, err)
+		got := make(chan context.Context, 1)
+		go func() {
+			w, err := fl.TryLock(ctx, time.Minute, 0)
+			assert.NoError(t, err)
+			got <- w
+		}()
+		waitInspected(t, c, name, fc.ghosts+1)
+		bury(t, c, dead, name, gone, fc.ghosts, 1, ":deadlines", fc.ended)
+		info, err := c.Inspect(ctx, name)
+		require.NoError(t, err)
+		live := info.Waiters[len(info.Waiters)-1].ID
+		require.True(t, strings.HasPrefix(live, c.ID()+":"), "the live waiter is last")
+
+		nobodyWaits := func() {
+			info, err := c.Inspect(context.Background(), name)
+			assert.NoError(t, err)
+			assert.Empty(t, info.Waiters, "%s: applied, the attempt passed over the dead waiters and took the lock", fc.name)
+		}
+		rule := &dstest.Rule{Match: dstest.Script("A fair lock is the mutex's hash H"), Fault: fc.fault, Delay: 300 * time.Millisecond, Times: 1}
+		if fc.fault != dstest.LoseRequest {
+			rule.Then = nobodyWaits
+		}
+		f.Inject(rule)
+		rc := dstest.ClientOn(t, s).Rueidis()
+		require.NoError(t, rc.Do(ctx, rc.B().Del().Key(info.Key).Build()).Error(), "the lock lapses")
+		require.NoError(t, rc.Do(ctx, rc.B().Publish().Channel(info.Key+":ch:"+c.ID()).Message("w:"+live+" -").Build()).Error())
+		var w context.Context
+		select {
+		case w = <-got:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: the live waiter does not hold", fc.name)
+		}
+		require.Equal(t, 1, rule.Hits())
+		f.Clear()
+		nobodyWaits()
+		n, err := fl.HoldCount(w)
+		require.NoError(t, err)
+		assert.Equal(t, 1, n, "%s: the live waiter holds once", fc.name)
+		require.NoError(t, fl.Unlock(w))
+	})
 }
