@@ -44,6 +44,11 @@ type Wait struct {
 	// is never notified, and sleeps Spin.Min, doubling to Spin.Max, never
 	// past the retry time the attempt returned.
 	Spin core.Spin
+	// Closed, if set, reports the Client's closing (core.Core.Closed): a
+	// sleep that ends because no subscription can come back (Sub.Done)
+	// attempts to leave only when the Client closes, not when the rueidis
+	// client under it was closed first, whose requests fail.
+	Closed func() error
 	// Leave, if set, unregisters the waiter when it gives up after having
 	// registered; it is retried while it fails transiently, for at most
 	// core.ReleaseTimeout (waiter entries also expire by themselves). It
@@ -106,7 +111,7 @@ func (w Wait) handed(data string) bool {
 // WaitFor returns how a waiter of c waits on channel: c's notifier (or
 // c's back-off, when it spins), waiter window and spin settings.
 func WaitFor(c *core.Core, channel, waiter string, budget time.Duration, leave func(ctx context.Context) error) Wait {
-	return Wait{Notifier: c.Notifier, Channel: channel, Waiter: waiter, Budget: budget, Window: c.WaiterWindow, Spin: c.Spin, Leave: leave}
+	return Wait{Notifier: c.Notifier, Channel: channel, Waiter: waiter, Budget: budget, Window: c.WaiterWindow, Spin: c.Spin, Closed: c.Closed, Leave: leave}
 }
 
 // join joins Presence when the Client listens on it already, as Do joins
@@ -314,8 +319,10 @@ func Do(ctx context.Context, w Wait, try Attempt) error {
 				// The Client is closing: one bounded attempt to leave (and
 				// give back what a release handed this waiter) before its
 				// connection closes, so that the queue does not wait for
-				// this waiter's window.
-				if registered && w.leaves() {
+				// this waiter's window. When the rueidis client under it
+				// was closed instead, nothing more is sent: a release
+				// passes over this waiter, whose subscription is gone.
+				if registered && w.leaves() && (w.Closed == nil || w.Closed() != nil) {
 					lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), core.CloseGiveBack)
 					w.leave(lctx)
 					cancel()

@@ -147,7 +147,8 @@ type Subscription interface {
 	// woken to try again, and whether it was only nudged as the next in
 	// line (it then bounds its sleep by Config.HandoffLease).
 	Take() (grant string, woken, nudged bool)
-	// Done is closed when the notifier closed (its Client was closed).
+	// Done is closed when no subscription can come back: the notifier
+	// closed (its Client was closed), or the rueidis client under it.
 	Done() <-chan struct{}
 	Close()
 }

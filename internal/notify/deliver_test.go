@@ -11,7 +11,7 @@ import (
 // alone, and nudges the one it names next (every one for "*"); a waiter
 // that left gets nothing, and anonymous waiters are left alone.
 func TestDeliverAddressesWaiters(t *testing.T) {
-	n := &Notifier{chans: map[string]*channel{}, done: make(chan struct{})}
+	n := &Notifier{chans: map[string]*channel{}}
 	st := &channel{name: "ch"}
 	sub := func(waiter string) *Sub {
 		s := &Sub{n: n, ch: st, waiter: waiter, c: make(chan struct{}, 1)}
@@ -75,7 +75,7 @@ func TestDeliverAddressesWaiters(t *testing.T) {
 // not one twice. A waiter that leaves passes on a wake-up it did not take,
 // not a nudge.
 func TestBackToBackWakeUpsWakeTwoWaiters(t *testing.T) {
-	n := &Notifier{chans: map[string]*channel{}, done: make(chan struct{})}
+	n := &Notifier{chans: map[string]*channel{}}
 	st := &channel{name: "ch"}
 	sub := func() *Sub {
 		s := &Sub{n: n, ch: st, c: make(chan struct{}, 1)}

@@ -22,6 +22,7 @@ package notify
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -56,7 +57,6 @@ type Notifier struct {
 	mu     sync.Mutex
 	chans  map[string]*channel
 	closed bool
-	done   chan struct{} // closed by Close
 	wg     sync.WaitGroup
 
 	stats Stats
@@ -72,6 +72,7 @@ type channel struct {
 	err     error
 	cancel  context.CancelFunc
 	done    chan struct{} // closed when the subscription's goroutine has ended
+	ended   chan struct{} // closed (end) when no subscription can come back: the notifier closed, or the rueidis client under it
 	closing bool
 	linger  *time.Timer
 	classic bool // SUBSCRIBE even on Cluster (SubscribeClassic)
@@ -95,7 +96,7 @@ func New(c rueidis.Client, sharded bool, log *slog.Logger) *Notifier {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Notifier{client: c, sharded: sharded, log: log, chans: map[string]*channel{}, done: make(chan struct{})}
+	return &Notifier{client: c, sharded: sharded, log: log, chans: map[string]*channel{}}
 }
 
 // Stats returns the notifier's counters.
@@ -191,6 +192,7 @@ func (n *Notifier) start(name string, classic bool) *channel {
 		failed:  make(chan struct{}),
 		cancel:  cancel,
 		done:    make(chan struct{}),
+		ended:   make(chan struct{}),
 	}
 	n.chans[name] = st
 	n.wg.Add(1)
@@ -257,8 +259,21 @@ func (n *Notifier) run(ctx context.Context, st *channel) {
 			close(st.failed)
 			st.closing = true
 		}
+		if wasUp && errors.Is(err, rueidis.ErrClosing) {
+			// The rueidis client under the Client was closed (its owner
+			// closed it first, its process is going down): no subscription
+			// comes back. The channel's waiters end their sleep as at Close
+			// (Sub.Done), rather than at their timers; new ones subscribe
+			// anew (and fail).
+			st.closing = true
+			st.end()
+		}
 		n.mu.Unlock()
 		if !wasUp {
+			return
+		}
+		if errors.Is(err, rueidis.ErrClosing) {
+			n.log.Debug("distsync: subscription ended: the rueidis client is closed", "channel", st.name)
 			return
 		}
 		n.log.Warn("distsync: subscription ended, resubscribing", "channel", st.name, "err", err)
@@ -376,6 +391,15 @@ func (n *Notifier) deliver(st *channel, msg string) {
 	n.stats.Wakes.Add(woke)
 }
 
+// end closes st.ended, once; n.mu is held.
+func (st *channel) end() {
+	select {
+	case <-st.ended:
+	default:
+		close(st.ended)
+	}
+}
+
 // add registers s on the channel; n.mu is held.
 func (st *channel) add(s *Sub) {
 	st.subs = append(st.subs, s)
@@ -444,8 +468,9 @@ func (s *Sub) Take() (grant string, woken, nudged bool) {
 // C receives a value when the waiter should try again.
 func (s *Sub) C() <-chan struct{} { return s.c }
 
-// Done is closed when the notifier is closed.
-func (s *Sub) Done() <-chan struct{} { return s.n.done }
+// Done is closed when no subscription of the waiter's channel can come back:
+// the notifier was closed, or the rueidis client under it.
+func (s *Sub) Done() <-chan struct{} { return s.ch.ended }
 
 // Close removes the waiter. A wake-up it received but did not take (it
 // stopped waiting first: it acquired during an attempt, or gave up) is passed
@@ -494,12 +519,12 @@ func (n *Notifier) Close() {
 		return
 	}
 	n.closed = true
-	close(n.done)
 	for _, st := range n.chans {
 		if st.linger != nil {
 			st.linger.Stop()
 		}
 		st.closing = true
+		st.end()
 		st.cancel()
 	}
 	n.mu.Unlock()

@@ -116,3 +116,35 @@ func TestControlMessagesAccumulate(t *testing.T) {
 	grant, _, _ := sub.Take()
 	assert.Equal(t, "o1 k1 - o2 k2 a2", grant)
 }
+
+// The rueidis client under a Client is closed (its owner closed it first, or
+// its process is going down) while a waiter waits: no subscription can come
+// back, so the waiter is woken at once and returns the Client's closing,
+// rather than sleeping to its timer (here the holder's 10-minute lease).
+func TestWaiterEndsWhenTheClientUnderneathCloses(t *testing.T) {
+	s := redistest.Start(t)
+	c, holder := dstest.ClientOn(t, s), dstest.ClientOn(t, s)
+	name := dstest.Name(t)
+	hm, err := holder.Mutex(name)
+	require.NoError(t, err)
+	ctx := context.Background()
+	_, err = hm.TryLock(ctx, 0, 10*time.Minute)
+	require.NoError(t, err)
+	m, err := c.Mutex(name)
+	require.NoError(t, err)
+	timerBefore := acquire.Counters().Timer.Load()
+	got := make(chan error, 1)
+	go func() {
+		_, err := m.Lock(ctx)
+		got <- err
+	}()
+	dstest.WaitWaiters(t, holder, m.Key()+":waiters", 1)
+	c.Rueidis().Close()
+	select {
+	case err := <-got:
+		require.ErrorIs(t, err, distsync.ErrClosed)
+	case <-time.After(time.Minute):
+		t.Fatal("the waiter sleeps on after its Client's connections closed")
+	}
+	assert.Equal(t, timerBefore, acquire.Counters().Timer.Load(), "woken when the subscription could not come back, not by its timer")
+}
