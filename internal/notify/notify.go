@@ -259,12 +259,12 @@ func (n *Notifier) run(ctx context.Context, st *channel) {
 			close(st.failed)
 			st.closing = true
 		}
-		if wasUp && errors.Is(err, rueidis.ErrClosing) {
-			// The rueidis client under the Client was closed (its owner
-			// closed it first, its process is going down): no subscription
-			// comes back. The channel's waiters end their sleep as at Close
-			// (Sub.Done), rather than at their timers; new ones subscribe
-			// anew (and fail).
+		// The rueidis client under the Client was closed (its owner closed
+		// it first, its process is going down): no subscription comes back.
+		// The channel's waiters end their sleep as at Close (Sub.Done),
+		// rather than at their timers; new ones subscribe anew (and fail).
+		gone := wasUp && errors.Is(err, rueidis.ErrClosing)
+		if gone {
 			st.closing = true
 			st.end()
 		}
@@ -272,7 +272,7 @@ func (n *Notifier) run(ctx context.Context, st *channel) {
 		if !wasUp {
 			return
 		}
-		if errors.Is(err, rueidis.ErrClosing) {
+		if gone {
 			n.log.Debug("distsync: subscription ended: the rueidis client is closed", "channel", st.name)
 			return
 		}
